@@ -1,0 +1,144 @@
+/* Helpers shared by all kernels: the kernel registry, operator-naming errors, fused
+ * activations, and float32 views of (possibly quantized) constant weights. */
+#include "kernel.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const mp_kernel *const k_tables[] = {
+    mp_kernels_conv,   mp_kernels_fc,     mp_kernels_pool,   mp_kernels_binary,
+    mp_kernels_unary,  mp_kernels_softmax, mp_kernels_layout, mp_kernels_reduce,
+    mp_kernels_resize, mp_kernels_convert, mp_kernels_shape,
+};
+
+const mp_kernel *mp_kernel_find(int32_t opcode)
+{
+    for (size_t t = 0; t < sizeof k_tables / sizeof k_tables[0]; t++)
+        for (const mp_kernel *k = k_tables[t]; k->opcode >= 0; k++)
+            if (k->opcode == opcode)
+                return k;
+    return NULL;
+}
+
+mp_status mp_node_fail(mp_node *n, mp_status st, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *name = mp_op_name(n->opcode);
+    return mp_fail(n->err, st, "%s: operator #%d %s: %s", n->model_path ? n->model_path : "model",
+                   n->index, name ? name : "?", msg);
+}
+
+bool mp_activation_range(int32_t act, float *lo, float *hi)
+{
+    switch (act) {
+    case MP_ACT_NONE: *lo = -INFINITY; *hi = INFINITY; return true;
+    case MP_ACT_RELU: *lo = 0.0f; *hi = INFINITY; return true;
+    case MP_ACT_RELU_N1_TO_1: *lo = -1.0f; *hi = 1.0f; return true;
+    case MP_ACT_RELU6: *lo = 0.0f; *hi = 6.0f; return true;
+    default: return false;
+    }
+}
+
+void mp_apply_activation_f32(float *x, size_t n, int32_t act)
+{
+    switch (act) {
+    case MP_ACT_NONE:
+        return;
+    case MP_ACT_TANH:
+        for (size_t i = 0; i < n; i++)
+            x[i] = tanhf(x[i]);
+        return;
+    case MP_ACT_SIGN_BIT:
+        for (size_t i = 0; i < n; i++)
+            x[i] = signbit(x[i]) ? 1.0f : 0.0f;
+        return;
+    default: {
+        float lo = -INFINITY, hi = INFINITY;
+        if (!mp_activation_range(act, &lo, &hi))
+            return;
+        for (size_t i = 0; i < n; i++)
+            x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+    }
+    }
+}
+
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0) {
+        float f = ldexpf((float)man, -24);
+        return sign ? -f : f;
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, void **owned)
+{
+    *owned = NULL;
+    if (!t->data)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "tensor '%s' must be constant",
+                            t->info->name);
+    if (t->dtype == MP_DT_FLOAT32) {
+        *out = t->data;
+        return MP_OK;
+    }
+    size_t count = mp_tensor_elements(t);
+    float *f = mp_mem_alloc(n->mem, count * sizeof(float) + 16, 0, MP_MEM_KERNEL,
+                            MP_OWNER_OP(n->index));
+    if (!f)
+        return mp_node_fail(n, MP_ERR_NOMEM, "out of memory dequantizing '%s'", t->info->name);
+    if (t->dtype == MP_DT_FLOAT16) {
+        const uint16_t *h = t->data;
+        for (size_t i = 0; i < count; i++)
+            f[i] = half_to_float(h[i]);
+    } else if (t->dtype == MP_DT_INT8 || t->dtype == MP_DT_UINT8) {
+        const mp_quant *q = &t->info->quant;
+        if (q->count < 1) {
+            mp_mem_free(n->mem, f);
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "weights '%s' are %s without quantization parameters",
+                                t->info->name, mp_dtype_name(t->dtype));
+        }
+        /* per-channel along quantized_dimension: index -> channel */
+        size_t inner = 1, channels = 1;
+        if (q->count > 1) {
+            int32_t d = q->quantized_dimension;
+            if (d < 0 || d >= t->rank || t->dims[d] != q->count) {
+                mp_mem_free(n->mem, f);
+                return mp_node_fail(n, MP_ERR_FORMAT,
+                                    "weights '%s': %d scales do not match dimension %d",
+                                    t->info->name, q->count, d);
+            }
+            channels = (size_t)q->count;
+            for (int32_t i = d + 1; i < t->rank; i++)
+                inner *= (size_t)t->dims[i];
+        }
+        for (size_t i = 0; i < count; i++) {
+            size_t c = channels > 1 ? (i / inner) % channels : 0;
+            float scale = q->scale[c];
+            int64_t zp = q->zero_point ? q->zero_point[c] : 0;
+            int32_t v = t->dtype == MP_DT_INT8 ? ((const int8_t *)t->data)[i]
+                                               : ((const uint8_t *)t->data)[i];
+            f[i] = scale * (float)(v - zp);
+        }
+    } else {
+        mp_mem_free(n->mem, f);
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "weights '%s' have unsupported dtype %s",
+                            t->info->name, mp_dtype_name(t->dtype));
+    }
+    *out = f;
+    *owned = f;
+    return MP_OK;
+}

@@ -1,0 +1,87 @@
+/* The operator (kernel) interface, after XNNPACK's create / setup / run / delete.
+ *
+ * One mp_kernel per builtin operator. The session calls, per node:
+ *   infer   : compute output dtypes and shapes from input shapes (and from input *values*
+ *             when they are known at prepare time: constants and shape arithmetic).
+ *             Returns MP_ERR_DEFERRED when an output shape needs a value that is only
+ *             known while running; the session then calls infer again at run time.
+ *   prepare : called after infer whenever shapes or tensor storage changed: create the
+ *             backend operator once (weights packed or dequantized once), then bind
+ *             shapes and pointers (xnn_setup_*). Not called by a run whose shapes and
+ *             pointers did not change.
+ *   run     : execute. May not allocate.
+ *   release : free node->state (all of it, through the node's mp_mem).
+ * Kernels allocate only through mp_mem (kind MP_MEM_KERNEL for what they keep, MP_MEM_SCRATCH
+ * for temporaries), owner MP_OWNER_OP(node->index). Errors name the operator through
+ * mp_node_fail(). */
+#ifndef MP_KERNEL_H
+#define MP_KERNEL_H
+
+#include <pthreadpool.h>
+
+#include "../graph/tensor.h"
+#include "../memory/mem.h"
+#include "../model/model.h"
+#include "../status.h"
+
+typedef struct mp_node {
+    int32_t index;              /* operator index in execution order */
+    int32_t opcode;             /* mp_op_code */
+    const mp_op_options *opt;
+    int32_t n_in, n_out;
+    mp_tensor **in;             /* n_in entries; NULL for an omitted optional input */
+    mp_tensor **out;
+    void *state;                /* kernel-private, allocated through mem */
+    mp_mem *mem;
+    pthreadpool_t pool;         /* NULL = single-threaded */
+    mp_error *err;
+    const char *model_path;     /* for messages */
+} mp_node;
+
+typedef struct mp_kernel {
+    int32_t opcode;
+    /* Inputs that may be -1 (omitted) in the model: bit i set = input i optional. */
+    uint32_t optional_inputs;
+    int32_t min_inputs, max_inputs, n_outputs;
+    mp_status (*infer)(mp_node *n);
+    mp_status (*prepare)(mp_node *n);
+    mp_status (*run)(mp_node *n);
+    void (*release)(mp_node *n);
+} mp_kernel;
+
+/* The kernel for a builtin code, or NULL when memprof does not run that operator. */
+const mp_kernel *mp_kernel_find(int32_t opcode);
+
+/* Error naming the operator: "<model>: operator #12 CONV_2D: <message>". */
+mp_status mp_node_fail(mp_node *n, mp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Output range [lo, hi] of a fused activation; false for ones we cannot fuse (TANH,
+ * SIGN_BIT) so the caller reports it. */
+bool mp_activation_range(int32_t act, float *lo, float *hi);
+
+/* Apply a fused activation in place (for plain-C kernels). */
+void mp_apply_activation_f32(float *x, size_t n, int32_t act);
+
+/* A constant float32 view of a weight tensor: the data itself when it is float32, or a
+ * float32 copy dequantized once (int8/uint8 with per-tensor or per-channel scale along
+ * quantized_dimension; float16) allocated as MP_MEM_KERNEL for this node. *owned is set
+ * when the caller must mp_mem_free the result. */
+mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, void **owned);
+
+/* Kernel families register themselves in registry.c by exporting tables: */
+extern const mp_kernel mp_kernels_conv[];        /* CONV_2D, DEPTHWISE_CONV_2D */
+extern const mp_kernel mp_kernels_fc[];          /* FULLY_CONNECTED */
+extern const mp_kernel mp_kernels_pool[];        /* AVERAGE_POOL_2D, MAX_POOL_2D */
+extern const mp_kernel mp_kernels_binary[];      /* ADD, SUB, MUL, DIV, FLOOR_MOD */
+extern const mp_kernel mp_kernels_unary[];       /* LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1 */
+extern const mp_kernel mp_kernels_softmax[];     /* SOFTMAX */
+extern const mp_kernel mp_kernels_layout[];      /* RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD,
+                                                    SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND */
+extern const mp_kernel mp_kernels_reduce[];      /* MEAN */
+extern const mp_kernel mp_kernels_resize[];      /* RESIZE_BILINEAR */
+extern const mp_kernel mp_kernels_convert[];     /* CAST, DEQUANTIZE */
+extern const mp_kernel mp_kernels_shape[];       /* SHAPE, STRIDED_SLICE, PACK */
+/* each table ends with an entry whose opcode is -1 */
+
+#endif

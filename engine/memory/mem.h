@@ -1,0 +1,73 @@
+/* The engine's one allocation interface.
+ *
+ * Every buffer the engine needs (tensor storage, kernel scratch, packed or dequantized
+ * weights, bookkeeping) is requested here with its kind of memory and its owner, never
+ * with a bare malloc. An mp_mem keeps running totals (live bytes, peak, allocation
+ * counts) per kind; the memory issue plugs the trace recorder in at this single point. */
+#ifndef MP_MEM_H
+#define MP_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum mp_mem_kind {
+    MP_MEM_CONST = 0, /* weights mapped from the model file (counted as mapped, not heap) */
+    MP_MEM_STATIC,    /* planned arenas */
+    MP_MEM_DYNAMIC,   /* per-tensor buffers allocated while running */
+    MP_MEM_SCRATCH,   /* kernel temporaries */
+    MP_MEM_KERNEL,    /* kernel-internal: XNNPACK allocations, packed/dequantized weights */
+    MP_MEM_IO,        /* input/output buffers and copies */
+    MP_MEM_ENGINE,    /* graph, plans, bookkeeping */
+    MP_MEM_KIND_COUNT
+} mp_mem_kind;
+
+/* Who a buffer belongs to: a tensor index, an operator index, or neither (-1). */
+typedef struct mp_owner {
+    int32_t tensor;
+    int32_t op;
+} mp_owner;
+
+#define MP_OWNER_NONE ((mp_owner){-1, -1})
+#define MP_OWNER_TENSOR(t) ((mp_owner){(t), -1})
+#define MP_OWNER_OP(o) ((mp_owner){-1, (o)})
+
+typedef struct mp_mem_stats {
+    uint64_t live[MP_MEM_KIND_COUNT];   /* bytes currently allocated per kind */
+    uint64_t peak[MP_MEM_KIND_COUNT];   /* high-water mark per kind */
+    uint64_t live_total, peak_total;    /* over all heap kinds */
+    uint64_t n_alloc, n_free;           /* calls */
+    uint64_t bytes_alloc, bytes_free;   /* cumulative */
+} mp_mem_stats;
+
+typedef struct mp_mem mp_mem;
+
+/* Default alignment of engine buffers: a cache line (also what XNNPACK prefers). */
+#define MP_MEM_ALIGN 64
+
+mp_mem *mp_mem_create(void);
+void mp_mem_destroy(mp_mem *m);
+
+/* Allocate `bytes` (0 allowed: returns a valid unique pointer) aligned to `align`
+ * (a power of two; 0 means MP_MEM_ALIGN). Returns NULL when out of memory. */
+void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner);
+/* Zero-filled variant. */
+void *mp_mem_calloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner);
+/* Resize keeping contents (alignment and kind of the original). NULL ptr = alloc. */
+void *mp_mem_realloc(mp_mem *m, void *ptr, size_t bytes, mp_mem_kind kind, mp_owner owner);
+/* Free a buffer from mp_mem_alloc (NULL is a no-op). */
+void mp_mem_free(mp_mem *m, void *ptr);
+/* Bytes originally requested for a live buffer. */
+size_t mp_mem_size(const void *ptr);
+
+/* Record bytes that are used in place without a heap allocation (mapped constants). */
+void mp_mem_note_mapped(mp_mem *m, uint64_t bytes);
+
+const mp_mem_stats *mp_mem_get_stats(const mp_mem *m);
+const char *mp_mem_kind_name(mp_mem_kind kind);
+
+/* XNNPACK is process-global: its allocator hook forwards to the mp_mem made current
+ * here (and attributes to `op`). mp_mem_xnn_init() calls xnn_initialize once. */
+int mp_mem_xnn_init(void);
+void mp_mem_set_current(mp_mem *m, int32_t op);
+
+#endif

@@ -1,0 +1,147 @@
+/* The in-memory form of a TensorFlow Lite model, produced by the .tflite reader.
+ *
+ * An mp_model is immutable after loading. Constant tensor data points straight into the
+ * mapped file (never copied). Every index in it has been verified: tensor indices are in
+ * range (or -1 where the operator allows an optional input), buffers fit the file, shapes
+ * times dtype size match their constant data. Code above the reader can trust it. */
+#ifndef MP_MODEL_H
+#define MP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../status.h"
+#include "ops.h"
+
+#define MP_MAX_RANK 8
+
+/* TensorFlow Lite TensorType numbering. */
+typedef enum mp_dtype {
+    MP_DT_FLOAT32 = 0,
+    MP_DT_FLOAT16 = 1,
+    MP_DT_INT32 = 2,
+    MP_DT_UINT8 = 3,
+    MP_DT_INT64 = 4,
+    MP_DT_STRING = 5,
+    MP_DT_BOOL = 6,
+    MP_DT_INT16 = 7,
+    MP_DT_COMPLEX64 = 8,
+    MP_DT_INT8 = 9,
+    MP_DT_FLOAT64 = 10,
+    MP_DT_COMPLEX128 = 11,
+    MP_DT_UINT64 = 12,
+    MP_DT_RESOURCE = 13,
+    MP_DT_VARIANT = 14,
+    MP_DT_UINT32 = 15,
+    MP_DT_UINT16 = 16,
+    MP_DT_INT4 = 17,
+    MP_DT_COUNT
+} mp_dtype;
+
+/* Bytes per element; 0 for types without a fixed size (string, resource, variant, int4). */
+size_t mp_dtype_size(mp_dtype dt);
+/* Short name: "f32", "i32", "u8", ... ("?" when out of range). */
+const char *mp_dtype_name(mp_dtype dt);
+
+/* Quantization parameters (per-tensor when count == 1, per-channel otherwise). Arrays
+ * point into the mapped file when the file stores them aligned, else into model memory. */
+typedef struct mp_quant {
+    int32_t count;             /* number of scales (0: not quantized) */
+    const float *scale;
+    const int64_t *zero_point; /* count entries, or NULL when absent (all zero) */
+    int32_t quantized_dimension;
+} mp_quant;
+
+typedef struct mp_tensor_info {
+    const char *name;          /* NUL-terminated copy, never NULL ("" when absent) */
+    mp_dtype dtype;
+    int32_t rank;
+    int32_t shape[MP_MAX_RANK];
+    bool has_signature;        /* shape_signature present */
+    int32_t signature[MP_MAX_RANK]; /* -1 = dynamic dimension */
+    int32_t buffer;            /* buffer index (0 = none) */
+    const void *data;          /* constant data in the mapped file, or NULL */
+    size_t data_bytes;         /* size of that data */
+    bool is_variable;
+    mp_quant quant;
+} mp_tensor_info;
+
+/* Flattened builtin options. Only the fields an operator's options table defines are
+ * meaningful for it; the reader fills schema defaults for absent fields. */
+typedef enum { MP_PAD_SAME = 0, MP_PAD_VALID = 1 } mp_padding;
+typedef enum {
+    MP_ACT_NONE = 0,
+    MP_ACT_RELU = 1,
+    MP_ACT_RELU_N1_TO_1 = 2,
+    MP_ACT_RELU6 = 3,
+    MP_ACT_TANH = 4,
+    MP_ACT_SIGN_BIT = 5
+} mp_activation;
+
+typedef struct mp_op_options {
+    int32_t padding;           /* mp_padding: CONV_2D, DEPTHWISE_CONV_2D, pools */
+    int32_t stride_w, stride_h;
+    int32_t dilation_w, dilation_h;   /* default 1 */
+    int32_t filter_w, filter_h;       /* pools */
+    int32_t depth_multiplier;         /* DEPTHWISE_CONV_2D */
+    int32_t activation;        /* mp_activation: fused activation of any op that has one */
+    float beta;                /* SOFTMAX */
+    int32_t axis;              /* CONCATENATION, PACK */
+    int32_t values_count;      /* PACK */
+    bool keep_dims;            /* MEAN and other reducers */
+    bool keep_num_dims;        /* FULLY_CONNECTED */
+    int32_t weights_format;    /* FULLY_CONNECTED: 0 = DEFAULT */
+    bool align_corners, half_pixel_centers; /* RESIZE_BILINEAR */
+    int32_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask; /* STRIDED_SLICE */
+    bool offset;               /* STRIDED_SLICE */
+    int32_t out_type;          /* SHAPE: mp_dtype of the output (default INT32) */
+    int32_t in_data_type, out_data_type; /* CAST (may be absent: -1) */
+    bool has_new_shape;        /* RESHAPE: new_shape option present */
+    int32_t n_new_shape;
+    int32_t new_shape[MP_MAX_RANK];
+    int32_t n_squeeze_dims;    /* SQUEEZE */
+    int32_t squeeze_dims[MP_MAX_RANK];
+} mp_op_options;
+
+typedef struct mp_op_info {
+    int32_t opcode;            /* builtin code (mp_op_code), resolved from the operator code table */
+    int32_t version;
+    const char *custom_code;   /* non-NULL for CUSTOM operators */
+    int32_t n_inputs, n_outputs, n_intermediates;
+    const int32_t *inputs;     /* tensor indices, -1 = optional input omitted */
+    const int32_t *outputs;
+    mp_op_options opt;
+} mp_op_info;
+
+typedef struct mp_model {
+    const char *path;          /* file name for messages ("<memory>" when loaded from bytes) */
+    uint32_t version;          /* schema version */
+    const char *description;
+    int32_t n_tensors;
+    mp_tensor_info *tensors;
+    int32_t n_ops;
+    mp_op_info *ops;           /* in execution order */
+    int32_t n_inputs, n_outputs;
+    const int32_t *inputs;     /* subgraph input tensor indices */
+    const int32_t *outputs;
+    const char *subgraph_name;
+    size_t file_bytes;
+    size_t const_bytes;        /* sum of constant tensor data used in place */
+    void *impl;                /* reader-private: mapping and owned arrays */
+} mp_model;
+
+/* Load and verify a .tflite file (mapped read-only; constants stay in the mapping).
+ * Errors: MP_ERR_IO (cannot open/map), MP_ERR_FORMAT (malformed, truncated, empty model,
+ * several subgraphs), MP_ERR_UNSUPPORTED (custom or unknown builtin operator, unsupported
+ * feature such as sparse tensors). The message names the file and the fault. */
+mp_status mp_model_load_file(const char *path, mp_model **out, mp_error *err);
+/* Same from bytes in memory; the bytes are copied once into an owned aligned buffer. */
+mp_status mp_model_load_memory(const void *bytes, size_t size, const char *label, mp_model **out,
+                               mp_error *err);
+void mp_model_free(mp_model *m);
+
+/* Element count of a shape (returns false on overflow or negative dims). */
+bool mp_shape_elements(int32_t rank, const int32_t *shape, size_t *out);
+
+#endif

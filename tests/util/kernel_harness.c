@@ -1,0 +1,131 @@
+/* Kernel test harness implementation (see kernel_harness.h). */
+#include "kernel_harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xnnpack.h>
+
+#include "testutil.h"
+
+void kh_init(kh_case *c, int32_t opcode, pthreadpool_t pool)
+{
+    memset(c, 0, sizeof *c);
+    assert_int_equal(mp_mem_xnn_init(), 0);
+    c->mem = mp_mem_create();
+    mp_mem_set_current(c->mem, 0);
+    c->opt.stride_w = c->opt.stride_h = 1;
+    c->opt.dilation_w = c->opt.dilation_h = 1;
+    c->opt.depth_multiplier = 1;
+    c->opt.beta = 1.0f;
+    c->opt.out_type = MP_DT_INT32;
+    c->opt.in_data_type = c->opt.out_data_type = -1;
+    c->node.index = 0;
+    c->node.opcode = opcode;
+    c->node.opt = &c->opt;
+    c->node.in = c->in;
+    c->node.out = c->out;
+    c->node.mem = c->mem;
+    c->node.pool = pool;
+    c->node.err = &c->err;
+    c->node.model_path = "test";
+    c->kernel = mp_kernel_find(opcode);
+}
+
+static mp_tensor *new_tensor(kh_case *c, mp_dtype dt)
+{
+    assert_true(c->n_tensors < KH_MAX_TENSORS);
+    int i = c->n_tensors++;
+    mp_tensor *t = &c->tensors[i];
+    mp_tensor_info *info = &c->infos[i];
+    static const char *names[KH_MAX_TENSORS] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7",
+                                                "t8", "t9", "t10", "t11", "t12", "t13", "t14", "t15"};
+    info->name = names[i];
+    info->dtype = dt;
+    t->index = i;
+    t->info = info;
+    t->dtype = dt;
+    return t;
+}
+
+mp_tensor *kh_input(kh_case *c, mp_dtype dt, int32_t rank, const int32_t *dims, const void *data)
+{
+    mp_tensor *t = new_tensor(c, dt);
+    assert_true(mp_tensor_set_shape(t, rank, dims));
+    mp_tensor_info *info = (mp_tensor_info *)t->info;
+    info->rank = rank;
+    if (rank)
+        memcpy(info->shape, dims, sizeof(int32_t) * (size_t)rank);
+    if (data) {
+        t->data = (void *)data;
+        t->is_const = true;
+        t->value_known = true;
+        info->data = data;
+        info->data_bytes = t->bytes;
+    } else {
+        t->data = calloc(1, t->bytes + XNN_EXTRA_BYTES);
+    }
+    c->in[c->node.n_in++] = t;
+    return t;
+}
+
+void kh_omit_input(kh_case *c)
+{
+    c->in[c->node.n_in++] = NULL;
+}
+
+mp_tensor *kh_output(kh_case *c, mp_dtype dt)
+{
+    mp_tensor *t = new_tensor(c, dt);
+    c->out[c->node.n_out++] = t;
+    return t;
+}
+
+void kh_quant(kh_case *c, mp_tensor *t, int32_t count, const float *scale, const int64_t *zp,
+              int32_t dim)
+{
+    (void)c;
+    mp_tensor_info *info = (mp_tensor_info *)t->info;
+    info->quant.count = count;
+    info->quant.scale = scale;
+    info->quant.zero_point = zp;
+    info->quant.quantized_dimension = dim;
+}
+
+mp_status kh_run(kh_case *c)
+{
+    if (!c->kernel)
+        return mp_fail(&c->err, MP_ERR_UNSUPPORTED, "no kernel for opcode %d", c->node.opcode);
+    mp_status st = c->kernel->infer(&c->node);
+    if (st != MP_OK)
+        return st;
+    for (int i = 0; i < c->node.n_out; i++) {
+        mp_tensor *t = c->out[i];
+        free(t->data);
+        t->data = calloc(1, t->bytes + XNN_EXTRA_BYTES);
+        assert_non_null(t->data);
+    }
+    return kh_rerun(c, true);
+}
+
+mp_status kh_rerun(kh_case *c, bool reprepare)
+{
+    mp_status st = MP_OK;
+    if (reprepare && c->kernel->prepare)
+        st = c->kernel->prepare(&c->node);
+    if (st == MP_OK)
+        st = c->kernel->run(&c->node);
+    return st;
+}
+
+void kh_free(kh_case *c)
+{
+    if (c->kernel && c->kernel->release)
+        c->kernel->release(&c->node);
+    for (int i = 0; i < c->n_tensors; i++)
+        if (!c->tensors[i].is_const)
+            free(c->tensors[i].data);
+    const mp_mem_stats *s = mp_mem_get_stats(c->mem);
+    assert_int_equal(s->bytes_alloc, s->bytes_free);
+    mp_mem_set_current(NULL, -1);
+    mp_mem_destroy(c->mem);
+}

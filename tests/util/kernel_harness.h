@@ -1,0 +1,45 @@
+/* A small harness for kernel tests: build one operator node by hand (tensors with shapes,
+ * dtypes, optional constant data, options), then infer / allocate outputs / prepare / run it
+ * the way the session does, so each kernel can be checked against a plain reference. */
+#ifndef MP_KERNEL_HARNESS_H
+#define MP_KERNEL_HARNESS_H
+
+#include "engine/kernels/kernel.h"
+
+#define KH_MAX_TENSORS 16
+
+typedef struct kh_case {
+    mp_node node;
+    mp_op_options opt;
+    mp_tensor tensors[KH_MAX_TENSORS];
+    mp_tensor_info infos[KH_MAX_TENSORS];
+    mp_tensor *in[KH_MAX_TENSORS], *out[KH_MAX_TENSORS];
+    int n_tensors;
+    mp_mem *mem;
+    mp_error err;
+    const mp_kernel *kernel;
+} kh_case;
+
+/* Start a case for a builtin operator (options zeroed, then schema defaults: dilation 1,
+ * stride 1, beta 1, out_type INT32, in/out_data_type -1). pool may be NULL. */
+void kh_init(kh_case *c, int32_t opcode, pthreadpool_t pool);
+/* Add an input. data != NULL makes it constant (value known, data used in place);
+ * data == NULL allocates a zeroed buffer the test fills through ->data.
+ * Pass NULL dims for rank 0. Returns the tensor. */
+mp_tensor *kh_input(kh_case *c, mp_dtype dt, int32_t rank, const int32_t *dims, const void *data);
+/* Add an omitted optional input (-1). */
+void kh_omit_input(kh_case *c);
+/* Add an output of the given dtype (shape comes from infer). */
+mp_tensor *kh_output(kh_case *c, mp_dtype dt);
+/* Attach per-tensor quantization to a tensor added before (count scales / zero points). */
+void kh_quant(kh_case *c, mp_tensor *t, int32_t count, const float *scale, const int64_t *zp,
+              int32_t dim);
+/* infer, allocate outputs (with XNN_EXTRA_BYTES slack), prepare, run. Returns the first
+ * failing status; the message is in c->err.msg. */
+mp_status kh_run(kh_case *c);
+/* Run again (prepare only when `reprepare`), e.g. after changing input data. */
+mp_status kh_rerun(kh_case *c, bool reprepare);
+/* Release kernel state and all buffers; asserts every byte allocated was freed. */
+void kh_free(kh_case *c);
+
+#endif
