@@ -1,8 +1,49 @@
-/* memprof entry point (placeholder until the CLI lands). */
+/* memprof: entry point. Dispatches to one subcommand per cli/cmd_*.c file. */
 #include <stdio.h>
+#include <string.h>
 
-int main(void)
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} k_cmds[] = {
+    {"inspect", mp_cmd_inspect, "show a model's inputs, outputs, operators and tensors"},
+    {"run", mp_cmd_run, "run a model once (or N times) and print outputs and times"},
+    {"zoo", mp_cmd_zoo, "list or write the built-in models"},
+};
+
+static void usage(FILE *f)
 {
-    puts("memprof");
-    return 0;
+    fprintf(f, "memprof: a memory profiler for neural-network inference (TensorFlow Lite models)\n\n"
+               "Usage: memprof COMMAND [ARGS...]\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++)
+        fprintf(f, "  %-10s %s\n", k_cmds[i].name, k_cmds[i].summary);
+    fprintf(f, "\nA MODEL is a .tflite file or zoo:NAME for a built-in model (see 'memprof zoo list').\n"
+               "Run 'memprof COMMAND --help' for a command's options.\n\n"
+               "Exit codes: 0 ok, 1 limit exceeded (check), 2 usage error, 3 file cannot be read\n"
+               "or written, 4 malformed model or input, 5 unsupported operator or dtype,\n"
+               "6 impossible shape, 7 runtime failure (out of memory, backend).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return MP_EXIT_USAGE;
+    }
+    if (mp_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return MP_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("memprof 0.1.0\n");
+        return MP_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++)
+        if (strcmp(argv[1], k_cmds[i].name) == 0)
+            return k_cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "memprof: unknown command '%s'\nTry 'memprof --help'.\n", argv[1]);
+    return MP_EXIT_USAGE;
 }

@@ -20,8 +20,12 @@
 typedef struct mp_session mp_session;
 
 typedef struct mp_session_options {
-    int threads; /* 1 = no thread pool */
+    int threads;             /* 1 = no thread pool */
+    size_t max_tensor_bytes; /* refuse a tensor larger than this (0 = MP_DEFAULT_MAX_TENSOR) */
 } mp_session_options;
+
+/* A model asking for a bigger tensor is refused with MP_ERR_SHAPE instead of exhausting memory. */
+#define MP_DEFAULT_MAX_TENSOR ((size_t)4 << 30)
 
 mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_error *err);
 void mp_session_destroy(mp_session *s);

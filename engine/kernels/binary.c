@@ -1,4 +1,436 @@
-/* Kernels: binary family (placeholder until implemented). */
+/* Kernels: elementwise binary arithmetic with NumPy broadcasting (ADD, SUB, MUL, DIV,
+ * FLOOR_MOD).
+ *
+ * float32 ADD/SUB/MUL/DIV run on XNNPACK's *_nd_f32 operators, with NONE/RELU/RELU6/
+ * RELU_N1_TO_1 fused into the operator's output range. Everything else runs in plain C
+ * over one shared broadcast plan: int32 and int64 (shape arithmetic in dynamic-shape
+ * graphs), FLOOR_MOD, and float32 shapes whose broadcast pattern needs more dimensions
+ * than XNNPACK takes (XNN_MAX_TENSOR_DIMS).
+ *
+ * Integer semantics follow TensorFlow Lite: DIV truncates toward zero, FLOOR_MOD takes the
+ * sign of the divisor (like Python's %), a zero divisor is an error at run time (as in
+ * TFLite) rather than a crash. Overflow wraps (two's complement) instead of being undefined:
+ * INT_MIN / -1 gives INT_MIN and INT_MIN mod -1 gives 0. */
 #include "kernel.h"
 
-const mp_kernel mp_kernels_binary[] = {{.opcode = -1}};
+#include <math.h>
+#include <string.h>
+#include <xnnpack.h>
+
+/* Broadcast plan over the output: unit dimensions dropped and neighbouring dimensions
+ * that broadcast the same way merged, so equal shapes become one contiguous run and
+ * "tensor op scalar" or "NHWC op per-channel vector" need one or two dimensions. */
+typedef struct bc_plan {
+    int32_t rank;                          /* >= 1 */
+    size_t dims[MP_MAX_RANK];              /* output extent per merged dimension */
+    size_t sa[MP_MAX_RANK], sb[MP_MAX_RANK]; /* element strides of a and b (0 = broadcast) */
+    bool a_bc[MP_MAX_RANK], b_bc[MP_MAX_RANK]; /* input is broadcast along the dimension */
+    size_t elements;                       /* output elements (0: nothing to do) */
+} bc_plan;
+
+/* Build the plan for inputs a and b; their shapes must already be broadcast-compatible
+ * (checked by infer). */
+static void bc_plan_init(bc_plan *p, const mp_tensor *a, const mp_tensor *b)
+{
+    int32_t r = a->rank > b->rank ? a->rank : b->rank;
+    p->rank = 0;
+    p->elements = 1;
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
+        size_t da = ia >= 0 ? (size_t)a->dims[ia] : 1;
+        size_t db = ib >= 0 ? (size_t)b->dims[ib] : 1;
+        size_t d = da == 1 ? db : da;
+        p->elements *= d;
+        if (d == 1)
+            continue;
+        bool abc = da == 1, bbc = db == 1;
+        int32_t k = p->rank - 1;
+        if (k >= 0 && p->a_bc[k] == abc && p->b_bc[k] == bbc) {
+            p->dims[k] *= d;
+        } else {
+            p->dims[p->rank] = d;
+            p->a_bc[p->rank] = abc;
+            p->b_bc[p->rank] = bbc;
+            p->rank++;
+        }
+    }
+    if (p->rank == 0) { /* every dimension is 1: a single element */
+        p->rank = 1;
+        p->dims[0] = 1;
+        p->a_bc[0] = p->b_bc[0] = false;
+    }
+    size_t ka = 1, kb = 1;
+    for (int32_t i = p->rank - 1; i >= 0; i--) {
+        p->sa[i] = p->a_bc[i] ? 0 : ka;
+        p->sb[i] = p->b_bc[i] ? 0 : kb;
+        if (!p->a_bc[i])
+            ka *= p->dims[i];
+        if (!p->b_bc[i])
+            kb *= p->dims[i];
+    }
+}
+
+/* The broadcast loop: rows of the innermost merged dimension (where at most one input is
+ * broadcast, so its element is hoisted), outer dimensions walked with an odometer.
+ * EXPR computes the result from x (element of a) and w (element of b). */
+#define BC_LOOP(T, EXPR)                                                                  \
+    do {                                                                                  \
+        const int32_t last = p->rank - 1;                                                 \
+        const size_t len = p->dims[last];                                                 \
+        const size_t rows = p->elements / len;                                            \
+        size_t idx[MP_MAX_RANK] = {0};                                                    \
+        size_t oa = 0, ob = 0;                                                            \
+        for (size_t row = 0; row < rows; row++) {                                         \
+            const T *ra = a + oa, *rb = b + ob;                                           \
+            if (p->sa[last] && p->sb[last]) {                                             \
+                for (size_t i = 0; i < len; i++) {                                        \
+                    const T x = ra[i], w = rb[i];                                         \
+                    y[i] = (EXPR);                                                        \
+                }                                                                         \
+            } else if (p->sa[last]) {                                                     \
+                const T w = rb[0];                                                        \
+                for (size_t i = 0; i < len; i++) {                                        \
+                    const T x = ra[i];                                                    \
+                    y[i] = (EXPR);                                                        \
+                }                                                                         \
+            } else {                                                                      \
+                const T x = ra[0];                                                        \
+                for (size_t i = 0; i < len; i++) {                                        \
+                    const T w = rb[i];                                                    \
+                    y[i] = (EXPR);                                                        \
+                }                                                                         \
+            }                                                                             \
+            y += len;                                                                     \
+            for (int32_t d = last - 1; d >= 0; d--) {                                     \
+                oa += p->sa[d];                                                           \
+                ob += p->sb[d];                                                           \
+                if (++idx[d] < p->dims[d])                                                \
+                    break;                                                                \
+                oa -= p->sa[d] * p->dims[d];                                              \
+                ob -= p->sb[d] * p->dims[d];                                              \
+                idx[d] = 0;                                                               \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
+#define DEFINE_BC_KERNEL(NAME, T, EXPR)                                                   \
+    static void NAME(const bc_plan *p, const T *restrict a, const T *restrict b,          \
+                     T *restrict y)                                                       \
+    {                                                                                     \
+        BC_LOOP(T, EXPR);                                                                 \
+    }
+
+/* Wrapping integer arithmetic: computed on unsigned types so overflow is defined. */
+static inline int32_t i32_wrap(uint32_t v) { return (int32_t)v; }
+static inline int64_t i64_wrap(uint64_t v) { return (int64_t)v; }
+
+/* Divisors are checked for zero before these run. -1 is special-cased because
+ * INT_MIN / -1 and INT_MIN % -1 overflow (undefined behaviour in C). */
+static inline int32_t div_i32(int32_t x, int32_t w)
+{
+    return w == -1 ? i32_wrap(0u - (uint32_t)x) : x / w;
+}
+static inline int64_t div_i64(int64_t x, int64_t w)
+{
+    return w == -1 ? i64_wrap(0u - (uint64_t)x) : x / w;
+}
+static inline int32_t fmod_i32(int32_t x, int32_t w)
+{
+    if (w == -1)
+        return 0;
+    int32_t r = x % w;
+    return (r != 0 && ((w < 0) != (r < 0))) ? r + w : r;
+}
+static inline int64_t fmod_i64(int64_t x, int64_t w)
+{
+    if (w == -1)
+        return 0;
+    int64_t r = x % w;
+    return (r != 0 && ((w < 0) != (r < 0))) ? r + w : r;
+}
+static inline float fmod_f32(float x, float w)
+{
+    float r = fmodf(x, w);
+    return (r != 0.0f && ((w < 0.0f) != (r < 0.0f))) ? r + w : r;
+}
+
+DEFINE_BC_KERNEL(add_f32, float, x + w)
+DEFINE_BC_KERNEL(sub_f32, float, x - w)
+DEFINE_BC_KERNEL(mul_f32, float, x * w)
+DEFINE_BC_KERNEL(div_f32, float, x / w)
+DEFINE_BC_KERNEL(mod_f32, float, fmod_f32(x, w))
+DEFINE_BC_KERNEL(add_i32, int32_t, i32_wrap((uint32_t)x + (uint32_t)w))
+DEFINE_BC_KERNEL(sub_i32, int32_t, i32_wrap((uint32_t)x - (uint32_t)w))
+DEFINE_BC_KERNEL(mul_i32, int32_t, i32_wrap((uint32_t)x * (uint32_t)w))
+DEFINE_BC_KERNEL(div_i32k, int32_t, div_i32(x, w))
+DEFINE_BC_KERNEL(mod_i32, int32_t, fmod_i32(x, w))
+DEFINE_BC_KERNEL(add_i64, int64_t, i64_wrap((uint64_t)x + (uint64_t)w))
+DEFINE_BC_KERNEL(sub_i64, int64_t, i64_wrap((uint64_t)x - (uint64_t)w))
+DEFINE_BC_KERNEL(mul_i64, int64_t, i64_wrap((uint64_t)x * (uint64_t)w))
+DEFINE_BC_KERNEL(div_i64k, int64_t, div_i64(x, w))
+DEFINE_BC_KERNEL(mod_i64, int64_t, fmod_i64(x, w))
+
+typedef struct binary_state {
+    xnn_operator_t op; /* float32 ADD/SUB/MUL/DIV; created once (the activation is fixed) */
+    bool use_xnn;      /* the current shapes run on op (else plain C) */
+    bc_plan plan;
+} binary_state;
+
+static bool binary_dtype_ok(mp_dtype dt)
+{
+    return dt == MP_DT_FLOAT32 || dt == MP_DT_INT32 || dt == MP_DT_INT64;
+}
+
+/* The fused activation of this node (FLOOR_MOD has none). */
+static int32_t binary_activation(const mp_node *n)
+{
+    return n->opcode == MP_OP_FLOOR_MOD ? MP_ACT_NONE : n->opt->activation;
+}
+
+static mp_status binary_infer(mp_node *n)
+{
+    if (n->n_in != 2 || n->n_out != 1)
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects 2 inputs and 1 output, got %d and %d",
+                            n->n_in, n->n_out);
+    if (!n->in[0] || !n->in[1] || !n->out[0])
+        return mp_node_fail(n, MP_ERR_FORMAT, "an input or the output is omitted (-1)");
+    const mp_tensor *a = n->in[0], *b = n->in[1];
+    mp_tensor *out = n->out[0];
+    if (a->dtype != b->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "inputs '%s' (%s) and '%s' (%s) differ in dtype",
+                            a->info->name, mp_dtype_name(a->dtype), b->info->name,
+                            mp_dtype_name(b->dtype));
+    if (!binary_dtype_ok(a->dtype))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' has dtype %s (supported: f32, i32, i64)", a->info->name,
+                            mp_dtype_name(a->dtype));
+    if (out->dtype != a->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but the inputs are %s",
+                            out->info->name, mp_dtype_name(out->dtype), mp_dtype_name(a->dtype));
+    int32_t act = binary_activation(n);
+    if (act < MP_ACT_NONE || act > MP_ACT_SIGN_BIT)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "unknown fused activation %d", act);
+    if (a->dtype != MP_DT_FLOAT32 && (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "fused activation %s on integer tensors is not supported",
+                            act == MP_ACT_TANH ? "TANH" : "SIGN_BIT");
+
+    /* NumPy broadcasting: align trailing dimensions; each pair equal or one of them 1. */
+    int32_t r = a->rank > b->rank ? a->rank : b->rank;
+    int32_t dims[MP_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
+        int32_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) {
+            char sa[96], sb[96];
+            return mp_node_fail(n, MP_ERR_SHAPE, "cannot broadcast '%s' %s with '%s' %s",
+                                a->info->name, mp_shape_str(a->rank, a->dims, sa, sizeof sa),
+                                b->info->name, mp_shape_str(b->rank, b->dims, sb, sizeof sb));
+        }
+        dims[i] = da == 1 ? db : da;
+    }
+    if (!mp_tensor_set_shape(out, r, dims)) {
+        char so[96];
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' shape %s is too large", out->info->name,
+                            mp_shape_str(r, dims, so, sizeof so));
+    }
+    return MP_OK;
+}
+
+static mp_status binary_prepare(mp_node *n)
+{
+    binary_state *s = n->state;
+    if (!s) {
+        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
+        if (!s)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
+        n->state = s;
+    }
+    const mp_tensor *a = n->in[0], *b = n->in[1];
+    mp_tensor *out = n->out[0];
+    bc_plan_init(&s->plan, a, b);
+    s->use_xnn = false;
+    if (a->dtype != MP_DT_FLOAT32 || n->opcode == MP_OP_FLOOR_MOD || s->plan.elements == 0 ||
+        s->plan.rank > XNN_MAX_TENSOR_DIMS)
+        return MP_OK; /* plain C */
+
+    if (!s->op) {
+        float lo, hi;
+        if (!mp_activation_range(binary_activation(n), &lo, &hi)) {
+            lo = -INFINITY; /* TANH / SIGN_BIT: applied after the operator in run */
+            hi = INFINITY;
+        }
+        enum xnn_status xs;
+        switch (n->opcode) {
+        case MP_OP_ADD: xs = xnn_create_add_nd_f32(lo, hi, 0, &s->op); break;
+        case MP_OP_SUB: xs = xnn_create_subtract_nd_f32(lo, hi, 0, &s->op); break;
+        case MP_OP_MUL: xs = xnn_create_multiply_nd_f32(lo, hi, 0, &s->op); break;
+        case MP_OP_DIV: xs = xnn_create_divide_nd_f32(lo, hi, 0, &s->op); break;
+        default: return mp_node_fail(n, MP_ERR_UNSUPPORTED, "no XNNPACK operator");
+        }
+        if (xs != xnn_status_success) {
+            s->op = NULL;
+            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK create failed (status %d)", (int)xs);
+        }
+    }
+    /* Hand XNNPACK the merged shapes: the same broadcast, in at most 6 dimensions. */
+    size_t sha[XNN_MAX_TENSOR_DIMS], shb[XNN_MAX_TENSOR_DIMS];
+    for (int32_t i = 0; i < s->plan.rank; i++) {
+        sha[i] = s->plan.a_bc[i] ? 1 : s->plan.dims[i];
+        shb[i] = s->plan.b_bc[i] ? 1 : s->plan.dims[i];
+    }
+    size_t r = (size_t)s->plan.rank;
+    enum xnn_status xs;
+    switch (n->opcode) {
+    case MP_OP_ADD:
+        xs = xnn_setup_add_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data, n->pool);
+        break;
+    case MP_OP_SUB:
+        xs = xnn_setup_subtract_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data,
+                                       n->pool);
+        break;
+    case MP_OP_MUL:
+        xs = xnn_setup_multiply_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data,
+                                       n->pool);
+        break;
+    default:
+        xs = xnn_setup_divide_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data,
+                                     n->pool);
+        break;
+    }
+    if (xs != xnn_status_success)
+        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK setup failed (status %d)", (int)xs);
+    s->use_xnn = true;
+    return MP_OK;
+}
+
+/* TFLite refuses integer division by zero at run time; so do we (checked once over the
+ * divisor before the loop, so the loop itself has no test for it). */
+static mp_status check_divisor(mp_node *n, const mp_tensor *t)
+{
+    size_t count = mp_tensor_elements(t);
+    if (t->dtype == MP_DT_INT32) {
+        const int32_t *v = t->data;
+        for (size_t i = 0; i < count; i++)
+            if (v[i] == 0)
+                goto zero;
+    } else if (t->dtype == MP_DT_INT64) {
+        const int64_t *v = t->data;
+        for (size_t i = 0; i < count; i++)
+            if (v[i] == 0)
+                goto zero;
+    }
+    return MP_OK;
+zero:
+    return mp_node_fail(n, MP_ERR_ARG, "integer division by zero: divisor '%s' contains 0",
+                        t->info->name);
+}
+
+/* Clamp integer results to a fused RELU / RELU6 / RELU_N1_TO_1 range. */
+static void clamp_int(void *data, mp_dtype dt, size_t count, int32_t act)
+{
+    int64_t lo, hi;
+    switch (act) {
+    case MP_ACT_RELU: lo = 0; hi = INT64_MAX; break;
+    case MP_ACT_RELU6: lo = 0; hi = 6; break;
+    case MP_ACT_RELU_N1_TO_1: lo = -1; hi = 1; break;
+    default: return;
+    }
+    if (dt == MP_DT_INT32) {
+        int32_t *v = data;
+        for (size_t i = 0; i < count; i++)
+            v[i] = v[i] < lo ? (int32_t)lo : (v[i] > hi ? (int32_t)hi : v[i]);
+    } else {
+        int64_t *v = data;
+        for (size_t i = 0; i < count; i++)
+            v[i] = v[i] < lo ? lo : (v[i] > hi ? hi : v[i]);
+    }
+}
+
+static mp_status binary_run(mp_node *n)
+{
+    binary_state *s = n->state;
+    if (!s)
+        return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
+    const bc_plan *p = &s->plan;
+    if (p->elements == 0)
+        return MP_OK;
+    const mp_tensor *in_a = n->in[0], *in_b = n->in[1];
+    mp_tensor *out = n->out[0];
+    int32_t act = binary_activation(n);
+
+    if (s->use_xnn) {
+        enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+        if (xs != xnn_status_success)
+            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK run failed (status %d)", (int)xs);
+        if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
+            mp_apply_activation_f32(out->data, p->elements, act);
+        return MP_OK;
+    }
+
+    if (in_a->dtype == MP_DT_FLOAT32) {
+        const float *a = in_a->data, *b = in_b->data;
+        float *y = out->data;
+        switch (n->opcode) {
+        case MP_OP_ADD: add_f32(p, a, b, y); break;
+        case MP_OP_SUB: sub_f32(p, a, b, y); break;
+        case MP_OP_MUL: mul_f32(p, a, b, y); break;
+        case MP_OP_DIV: div_f32(p, a, b, y); break;
+        default: mod_f32(p, a, b, y); break;
+        }
+        mp_apply_activation_f32(y, p->elements, act);
+        return MP_OK;
+    }
+
+    if (n->opcode == MP_OP_DIV || n->opcode == MP_OP_FLOOR_MOD) {
+        mp_status st = check_divisor(n, in_b);
+        if (st != MP_OK)
+            return st;
+    }
+    if (in_a->dtype == MP_DT_INT32) {
+        const int32_t *a = in_a->data, *b = in_b->data;
+        int32_t *y = out->data;
+        switch (n->opcode) {
+        case MP_OP_ADD: add_i32(p, a, b, y); break;
+        case MP_OP_SUB: sub_i32(p, a, b, y); break;
+        case MP_OP_MUL: mul_i32(p, a, b, y); break;
+        case MP_OP_DIV: div_i32k(p, a, b, y); break;
+        default: mod_i32(p, a, b, y); break;
+        }
+    } else {
+        const int64_t *a = in_a->data, *b = in_b->data;
+        int64_t *y = out->data;
+        switch (n->opcode) {
+        case MP_OP_ADD: add_i64(p, a, b, y); break;
+        case MP_OP_SUB: sub_i64(p, a, b, y); break;
+        case MP_OP_MUL: mul_i64(p, a, b, y); break;
+        case MP_OP_DIV: div_i64k(p, a, b, y); break;
+        default: mod_i64(p, a, b, y); break;
+        }
+    }
+    clamp_int(out->data, out->dtype, p->elements, act);
+    return MP_OK;
+}
+
+static void binary_release(mp_node *n)
+{
+    binary_state *s = n->state;
+    if (!s)
+        return;
+    if (s->op)
+        xnn_delete_operator(s->op);
+    mp_mem_free(n->mem, s);
+    n->state = NULL;
+}
+
+#define BINARY_KERNEL(code)                                                               \
+    {                                                                                     \
+        .opcode = (code), .optional_inputs = 0, .min_inputs = 2, .max_inputs = 2,         \
+        .n_outputs = 1, .infer = binary_infer, .prepare = binary_prepare,                 \
+        .run = binary_run, .release = binary_release                                      \
+    }
+
+const mp_kernel mp_kernels_binary[] = {
+    BINARY_KERNEL(MP_OP_ADD), BINARY_KERNEL(MP_OP_SUB),       BINARY_KERNEL(MP_OP_MUL),
+    BINARY_KERNEL(MP_OP_DIV), BINARY_KERNEL(MP_OP_FLOOR_MOD), {.opcode = -1},
+};

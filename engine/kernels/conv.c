@@ -1,4 +1,345 @@
-/* Kernels: conv family (placeholder until implemented). */
+/* Kernels: CONV_2D and DEPTHWISE_CONV_2D (float32, NHWC), on XNNPACK's convolution operator.
+ *
+ * Both map onto xnn_create_convolution2d_nhwc_f32:
+ *   CONV_2D            filter OHWI [Cout,KH,KW,Cin/groups]; groups = input channels / filter
+ *                      channels (TFLite's grouped convolution), which is exactly XNNPACK's
+ *                      [groups * group_output_channels, KH, KW, group_input_channels] layout.
+ *   DEPTHWISE_CONV_2D  filter [1,KH,KW,Cin*M]; groups = Cin, 1 input and M output channels per
+ *                      group, XNN_FLAG_DEPTHWISE_CONVOLUTION (XNNPACK then reads the filter as
+ *                      [KH,KW,groups*M], output channel c*M+m, which is TFLite's layout).
+ * Filters (float32, or int8/uint8/float16 in hybrid models, dequantized once) are packed by
+ * XNNPACK at the first prepare. Later prepares only call xnn_setup_* unless something the
+ * operator was created with changed (channel grouping, or explicit SAME padding, see below),
+ * and run is xnn_run_operator alone. */
 #include "kernel.h"
 
-const mp_kernel mp_kernels_conv[] = {{.opcode = -1}};
+#include <math.h>
+#include <xnnpack.h>
+
+typedef struct conv_geom {
+    int32_t batch, in_h, in_w, in_c;
+    int32_t k_h, k_w, out_c;
+    int32_t out_h, out_w;
+    uint32_t groups;
+    size_t group_in, group_out;
+} conv_geom;
+
+typedef struct conv_state {
+    xnn_operator_t op;
+    const float *filter;  /* float32 view of the filter (the model's data, or filter_owned) */
+    void *filter_owned;   /* dequantized copy (hybrid models), freed in release */
+    const float *bias;    /* float32 view of the bias, NULL when omitted */
+    void *bias_owned;
+    /* What op was created with: a change means re-creating it. */
+    uint32_t groups;
+    size_t group_in, group_out;
+    uint32_t flags;
+    uint32_t pad[4];      /* top, right, bottom, left (explicit padding only) */
+    bool loaded;          /* filter and bias views taken */
+    bool empty;           /* current shape has no output elements: nothing to run */
+    size_t out_elems;
+} conv_state;
+
+static bool is_depthwise(const mp_node *n)
+{
+    return n->opcode == MP_OP_DEPTHWISE_CONV_2D;
+}
+
+/* A tensor whose value is available at prepare time (so XNNPACK can pack it). */
+static bool value_ready(const mp_tensor *t)
+{
+    return t->data && (t->is_const || t->value_known);
+}
+
+static mp_status xnn_fail(mp_node *n, enum xnn_status xs, const char *what)
+{
+    return mp_node_fail(n, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
+                        "XNNPACK %s failed (status %d)", what, (int)xs);
+}
+
+/* Output size of one spatial dimension under TFLite's padding rules; false when a VALID
+ * window does not fit in the input. */
+static bool out_dim(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t padding,
+                    int32_t *out)
+{
+    int64_t eff = (int64_t)(k - 1) * dil + 1;
+    if (padding == MP_PAD_SAME) {
+        *out = (int32_t)(((int64_t)in + stride - 1) / stride);
+        return true;
+    }
+    if (in < eff)
+        return false;
+    *out = (int32_t)(((int64_t)in - eff) / stride + 1);
+    return true;
+}
+
+/* TFLite SAME padding of one dimension: (before, after). */
+static void same_pad(int32_t in, int32_t k, int32_t stride, int32_t dil, uint32_t *before,
+                     uint32_t *after)
+{
+    int64_t eff = (int64_t)(k - 1) * dil + 1;
+    int64_t out = ((int64_t)in + stride - 1) / stride;
+    int64_t total = (out - 1) * stride + eff - in;
+    if (total < 0)
+        total = 0;
+    *before = (uint32_t)(total / 2);
+    *after = (uint32_t)(total - total / 2);
+}
+
+/* Validate the node and compute its geometry (used by infer and again by prepare). */
+static mp_status conv_geometry(mp_node *n, conv_geom *g)
+{
+    const mp_op_options *o = n->opt;
+    char s1[64], s2[64];
+    if (n->n_in < 2 || n->n_in > 3 || n->n_out != 1 || !n->in[0] || !n->in[1])
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects input, filter and optional bias, 1 output");
+    const mp_tensor *in = n->in[0], *f = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
+    const mp_tensor *out = n->out[0];
+
+    if (in->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s; only float32 is supported",
+                            in->info->name, mp_dtype_name(in->dtype));
+    if (f->dtype != MP_DT_FLOAT32 && f->dtype != MP_DT_FLOAT16 && f->dtype != MP_DT_INT8 &&
+        f->dtype != MP_DT_UINT8)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "filter '%s' is %s; expected float32, float16, int8 or uint8",
+                            f->info->name, mp_dtype_name(f->dtype));
+    if (b && b->dtype != MP_DT_FLOAT32 && b->dtype != MP_DT_FLOAT16)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "bias '%s' is %s; expected float32",
+                            b->info->name, mp_dtype_name(b->dtype));
+    if (out->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s; only float32 is produced",
+                            out->info->name, mp_dtype_name(out->dtype));
+    if (in->rank != 4)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must have rank 4 (NHWC)",
+                            in->info->name, mp_shape_str(in->rank, in->dims, s1, sizeof s1));
+    if (f->rank != 4)
+        return mp_node_fail(n, MP_ERR_SHAPE, "filter '%s' %s must have rank 4", f->info->name,
+                            mp_shape_str(f->rank, f->dims, s1, sizeof s1));
+
+    if (o->stride_h < 1 || o->stride_w < 1 || o->dilation_h < 1 || o->dilation_w < 1)
+        return mp_node_fail(n, MP_ERR_FORMAT, "invalid stride %dx%d or dilation %dx%d",
+                            o->stride_h, o->stride_w, o->dilation_h, o->dilation_w);
+    if (o->padding != MP_PAD_SAME && o->padding != MP_PAD_VALID)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "unknown padding %d", o->padding);
+    if (o->activation < MP_ACT_NONE || o->activation > MP_ACT_SIGN_BIT)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "unknown fused activation %d", o->activation);
+
+    g->batch = in->dims[0];
+    g->in_h = in->dims[1];
+    g->in_w = in->dims[2];
+    g->in_c = in->dims[3];
+    g->k_h = f->dims[1];
+    g->k_w = f->dims[2];
+    if (g->in_c < 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s has no channels", in->info->name,
+                            mp_shape_str(in->rank, in->dims, s1, sizeof s1));
+    if (g->k_h < 1 || g->k_w < 1 || f->dims[0] < 1 || f->dims[3] < 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "filter '%s' %s is empty", f->info->name,
+                            mp_shape_str(f->rank, f->dims, s1, sizeof s1));
+
+    if (is_depthwise(n)) {
+        /* The depth_multiplier option is unreliable in old models: derive it. */
+        g->out_c = f->dims[3];
+        if (f->dims[0] != 1 || g->out_c % g->in_c != 0)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "filter '%s' %s must be [1,KH,KW,C*M] for input '%s' %s "
+                                "(channels a multiple of %d)",
+                                f->info->name, mp_shape_str(f->rank, f->dims, s1, sizeof s1),
+                                in->info->name, mp_shape_str(in->rank, in->dims, s2, sizeof s2),
+                                g->in_c);
+        g->groups = (uint32_t)g->in_c;
+        g->group_in = 1;
+        g->group_out = (size_t)(g->out_c / g->in_c);
+    } else {
+        g->out_c = f->dims[0];
+        int32_t fc = f->dims[3];
+        if (g->in_c % fc != 0 || g->out_c % (g->in_c / fc) != 0)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "input '%s' %s does not match filter '%s' %s: input channels must "
+                                "be a multiple of the filter's (groups), and output channels of "
+                                "the groups",
+                                in->info->name, mp_shape_str(in->rank, in->dims, s1, sizeof s1),
+                                f->info->name, mp_shape_str(f->rank, f->dims, s2, sizeof s2));
+        g->groups = (uint32_t)(g->in_c / fc);
+        g->group_in = (size_t)fc;
+        g->group_out = (size_t)(g->out_c / (int32_t)g->groups);
+    }
+    if (b && mp_tensor_elements(b) != (size_t)g->out_c)
+        return mp_node_fail(n, MP_ERR_SHAPE, "bias '%s' %s must have %d elements (output channels)",
+                            b->info->name, mp_shape_str(b->rank, b->dims, s1, sizeof s1), g->out_c);
+
+    if (!out_dim(g->in_h, g->k_h, o->stride_h, o->dilation_h, o->padding, &g->out_h) ||
+        !out_dim(g->in_w, g->k_w, o->stride_w, o->dilation_w, o->padding, &g->out_w))
+        return mp_node_fail(n, MP_ERR_SHAPE,
+                            "input '%s' %s is smaller than the %dx%d filter (dilation %dx%d) with "
+                            "VALID padding",
+                            in->info->name, mp_shape_str(in->rank, in->dims, s1, sizeof s1),
+                            g->k_h, g->k_w, o->dilation_h, o->dilation_w);
+    return MP_OK;
+}
+
+static mp_status conv_infer(mp_node *n)
+{
+    conv_geom g;
+    mp_status st = conv_geometry(n, &g);
+    if (st != MP_OK)
+        return st;
+    int32_t dims[4] = {g.batch, g.out_h, g.out_w, g.out_c};
+    if (!mp_tensor_set_shape(n->out[0], 4, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' is too large", n->out[0]->info->name);
+    return MP_OK;
+}
+
+static void conv_release(mp_node *n)
+{
+    conv_state *s = n->state;
+    if (!s)
+        return;
+    if (s->op)
+        xnn_delete_operator(s->op);
+    mp_mem_free(n->mem, s->filter_owned);
+    mp_mem_free(n->mem, s->bias_owned);
+    mp_mem_free(n->mem, s);
+    n->state = NULL;
+}
+
+/* Float32 views of filter and bias, dequantized once (first prepare). */
+static mp_status conv_load_weights(mp_node *n, conv_state *s)
+{
+    const mp_tensor *f = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
+    if (!value_ready(f))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "filter '%s' is computed at run time; only constant filters are "
+                            "supported",
+                            f->info->name);
+    if (b && !value_ready(b))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "bias '%s' is computed at run time; only constant biases are supported",
+                            b->info->name);
+    mp_status st = MP_OK;
+    if (!s->filter)
+        st = mp_const_as_f32(n, f, &s->filter, &s->filter_owned);
+    if (st == MP_OK && b)
+        st = mp_const_as_f32(n, b, &s->bias, &s->bias_owned);
+    /* without a bias s->bias stays NULL, which XNNPACK reads as zeros */
+    s->loaded = st == MP_OK;
+    return st;
+}
+
+static mp_status conv_prepare(mp_node *n)
+{
+    const mp_op_options *o = n->opt;
+    conv_geom g;
+    mp_status st = conv_geometry(n, &g);
+    if (st != MP_OK)
+        return st;
+
+    conv_state *s = n->state;
+    if (!s) {
+        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
+        if (!s)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
+        n->state = s;
+    }
+    if (!s->loaded) {
+        st = conv_load_weights(n, s);
+        if (st != MP_OK)
+            return st;
+    }
+
+    /* Padding. XNNPACK's TensorFlow SAME mode computes the padding at setup, so a new input
+     * size needs no new operator. Where the effective kernel is 1x1, SAME and VALID coincide:
+     * no flag (it keeps XNNPACK on its fastest 1x1 path). Where the stride exceeds the
+     * effective kernel, TFLite clamps a negative total padding to 0, which XNNPACK's SAME mode
+     * does not (it computes garbage padding; test_kernels_conv covers it): pass TFLite's
+     * padding explicitly then (the operator is re-created if it changes). */
+    int64_t eff_h = (int64_t)(g.k_h - 1) * o->dilation_h + 1;
+    int64_t eff_w = (int64_t)(g.k_w - 1) * o->dilation_w + 1;
+    uint32_t flags = is_depthwise(n) ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0;
+    uint32_t pad[4] = {0, 0, 0, 0};
+    if (o->padding == MP_PAD_SAME && !(eff_h == 1 && eff_w == 1)) {
+        if (o->stride_h <= eff_h && o->stride_w <= eff_w) {
+            flags |= XNN_FLAG_TENSORFLOW_SAME_PADDING;
+        } else {
+            same_pad(g.in_h, g.k_h, o->stride_h, o->dilation_h, &pad[0], &pad[2]);
+            same_pad(g.in_w, g.k_w, o->stride_w, o->dilation_w, &pad[3], &pad[1]);
+        }
+    }
+
+    if (s->op && (s->groups != g.groups || s->group_in != g.group_in ||
+                  s->group_out != g.group_out || s->flags != flags || s->pad[0] != pad[0] ||
+                  s->pad[1] != pad[1] || s->pad[2] != pad[2] || s->pad[3] != pad[3])) {
+        xnn_delete_operator(s->op);
+        s->op = NULL;
+    }
+
+    s->out_elems = mp_tensor_elements(n->out[0]);
+    s->empty = s->out_elems == 0;
+    if (s->empty)
+        return MP_OK;
+
+    if (!s->op) {
+        /* Float32 views that are not our copies point at tensor storage, which may have moved
+         * since the first prepare (weights computed early live in planned memory): take them
+         * again before packing. */
+        const mp_tensor *f = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
+        if (!value_ready(f) || (b && !value_ready(b)))
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "filter '%s' or its bias is no longer "
+                                "available at prepare time", f->info->name);
+        if (!s->filter_owned)
+            s->filter = f->data;
+        if (b && !s->bias_owned)
+            s->bias = b->data;
+        float lo = -INFINITY, hi = INFINITY;
+        mp_activation_range(o->activation, &lo, &hi); /* TANH / SIGN_BIT: applied in run */
+        enum xnn_status xs = xnn_create_convolution2d_nhwc_f32(
+            pad[0], pad[1], pad[2], pad[3], (uint32_t)g.k_h, (uint32_t)g.k_w,
+            (uint32_t)o->stride_h, (uint32_t)o->stride_w, (uint32_t)o->dilation_h,
+            (uint32_t)o->dilation_w, g.groups, g.group_in, g.group_out,
+            (size_t)g.in_c /* input pixel stride */, (size_t)g.out_c /* output pixel stride */,
+            s->filter, s->bias, lo, hi, flags, &s->op);
+        if (xs != xnn_status_success) {
+            s->op = NULL;
+            return xnn_fail(n, xs, "convolution create");
+        }
+        s->groups = g.groups;
+        s->group_in = g.group_in;
+        s->group_out = g.group_out;
+        s->flags = flags;
+        for (int i = 0; i < 4; i++)
+            s->pad[i] = pad[i];
+    }
+    enum xnn_status xs = xnn_setup_convolution2d_nhwc_f32(
+        s->op, (size_t)g.batch, (size_t)g.in_h, (size_t)g.in_w, n->in[0]->data, n->out[0]->data,
+        n->pool);
+    if (xs != xnn_status_success)
+        return xnn_fail(n, xs, "convolution setup");
+    return MP_OK;
+}
+
+static mp_status conv_run(mp_node *n)
+{
+    conv_state *s = n->state;
+    if (!s)
+        return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
+    if (s->empty)
+        return MP_OK;
+    enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+    if (xs != xnn_status_success)
+        return xnn_fail(n, xs, "convolution run");
+    int32_t act = n->opt->activation;
+    if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
+        mp_apply_activation_f32(n->out[0]->data, s->out_elems, act);
+    return MP_OK;
+}
+
+const mp_kernel mp_kernels_conv[] = {
+    {.opcode = MP_OP_CONV_2D, .optional_inputs = 1u << 2, .min_inputs = 2, .max_inputs = 3,
+     .n_outputs = 1, .infer = conv_infer, .prepare = conv_prepare, .run = conv_run,
+     .release = conv_release},
+    {.opcode = MP_OP_DEPTHWISE_CONV_2D, .optional_inputs = 1u << 2, .min_inputs = 2,
+     .max_inputs = 3, .n_outputs = 1, .infer = conv_infer, .prepare = conv_prepare,
+     .run = conv_run, .release = conv_release},
+    {.opcode = -1},
+};

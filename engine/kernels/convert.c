@@ -1,4 +1,378 @@
-/* Kernels: convert family (placeholder until implemented). */
+/* Kernels: dtype conversions (CAST, DEQUANTIZE).
+ *
+ * CAST converts between float32, int32, int64, uint8, int8, int16 and bool like TFLite's
+ * static_cast: float -> integer truncates toward zero, anything -> bool is x != 0, bool ->
+ * anything is 0 or 1. Where C leaves a conversion undefined (a float outside the integer
+ * range, NaN) we saturate (NaN -> 0) instead of reading garbage: float -> int32/int64
+ * saturates to that type; float -> 8/16-bit goes through int32 and keeps the low bits, as
+ * TFLite compiled for x86 does for values within int32.
+ *
+ * DEQUANTIZE turns int8 / uint8 / int16 (per-tensor or per-channel scale and zero point) and
+ * float16 into float32: real = scale * (q - zero_point). float16 and per-tensor 8-bit run on
+ * XNNPACK's convert operators (vectorized, threaded); int16 and per-channel in plain C. */
 #include "kernel.h"
 
-const mp_kernel mp_kernels_convert[] = {{.opcode = -1}};
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <xnnpack.h>
+
+static const char *tname(const mp_tensor *t)
+{
+    return t && t->info && t->info->name ? t->info->name : "?";
+}
+
+static mp_status check_io(mp_node *n)
+{
+    if (n->n_in != 1 || !n->in[0])
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 input, has %d", n->n_in);
+    if (n->n_out != 1 || !n->out[0])
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 output, has %d", n->n_out);
+    return MP_OK;
+}
+
+static mp_status noop_prepare(mp_node *n)
+{
+    (void)n;
+    return MP_OK;
+}
+
+static void noop_release(mp_node *n)
+{
+    n->state = NULL;
+}
+
+/* ---- CAST ------------------------------------------------------------------------------- */
+
+static bool cast_dtype_ok(mp_dtype dt)
+{
+    switch (dt) {
+    case MP_DT_FLOAT32: case MP_DT_INT32: case MP_DT_INT64: case MP_DT_UINT8:
+    case MP_DT_INT8: case MP_DT_INT16: case MP_DT_BOOL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static mp_status cast_infer(mp_node *n)
+{
+    mp_status st = check_io(n);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (!cast_dtype_ok(in->dtype) || !cast_dtype_ok(out->dtype))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "cannot cast '%s' %s to '%s' %s (supported: f32, i32, i64, u8, i8, "
+                            "i16, bool)", tname(in), mp_dtype_name(in->dtype), tname(out),
+                            mp_dtype_name(out->dtype));
+    if (!mp_tensor_set_shape(out, in->rank, in->dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+/* float -> int32 / int64 with saturation; NaN -> 0. The bounds are powers of two, exact in
+ * float, so the comparisons are exact. */
+static inline int32_t f2i32(float x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 2147483648.0f)
+        return INT32_MAX;
+    if (x <= -2147483648.0f)
+        return INT32_MIN;
+    return (int32_t)x;
+}
+
+static inline int64_t f2i64(float x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9223372036854775808.0f)
+        return INT64_MAX;
+    if (x <= -9223372036854775808.0f)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
+/* One loop per (input, output) pair; EXPR converts the element x. */
+#define CAST_LOOP(TI, TO, EXPR)                                                                \
+    do {                                                                                       \
+        const TI *s_ = (const TI *)src;                                                        \
+        TO *d_ = (TO *)dst;                                                                    \
+        for (size_t i_ = 0; i_ < count; i_++) {                                                \
+            TI x = s_[i_];                                                                     \
+            d_[i_] = (TO)(EXPR);                                                               \
+        }                                                                                      \
+    } while (0)
+
+/* From an integer type TI (bool is stored as one byte, read as uint8_t and normalized). */
+#define CAST_FROM_INT(TI, NORM)                                                                \
+    switch (to) {                                                                              \
+    case MP_DT_FLOAT32: CAST_LOOP(TI, float, (float)(NORM)); break;                            \
+    case MP_DT_INT32: CAST_LOOP(TI, int32_t, (NORM)); break;                                   \
+    case MP_DT_INT64: CAST_LOOP(TI, int64_t, (NORM)); break;                                   \
+    case MP_DT_UINT8: CAST_LOOP(TI, uint8_t, (NORM)); break;                                   \
+    case MP_DT_INT8: CAST_LOOP(TI, int8_t, (NORM)); break;                                     \
+    case MP_DT_INT16: CAST_LOOP(TI, int16_t, (NORM)); break;                                   \
+    case MP_DT_BOOL: CAST_LOOP(TI, uint8_t, x != 0); break;                                    \
+    default: break;                                                                            \
+    }
+
+static void cast_convert(mp_dtype from, mp_dtype to, const void *src, void *dst, size_t count)
+{
+    switch (from) {
+    case MP_DT_FLOAT32:
+        switch (to) {
+        case MP_DT_INT32: CAST_LOOP(float, int32_t, f2i32(x)); break;
+        case MP_DT_INT64: CAST_LOOP(float, int64_t, f2i64(x)); break;
+        case MP_DT_UINT8: CAST_LOOP(float, uint8_t, f2i32(x)); break;
+        case MP_DT_INT8: CAST_LOOP(float, int8_t, f2i32(x)); break;
+        case MP_DT_INT16: CAST_LOOP(float, int16_t, f2i32(x)); break;
+        case MP_DT_BOOL: CAST_LOOP(float, uint8_t, x != 0.0f); break;
+        default: break;
+        }
+        break;
+    case MP_DT_INT32: CAST_FROM_INT(int32_t, x) break;
+    case MP_DT_INT64: CAST_FROM_INT(int64_t, x) break;
+    case MP_DT_UINT8: CAST_FROM_INT(uint8_t, x) break;
+    case MP_DT_INT8: CAST_FROM_INT(int8_t, x) break;
+    case MP_DT_INT16: CAST_FROM_INT(int16_t, x) break;
+    case MP_DT_BOOL: CAST_FROM_INT(uint8_t, x != 0) break;
+    default: break;
+    }
+}
+
+static mp_status cast_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    size_t count = mp_tensor_elements(in);
+    if (count != mp_tensor_elements(out))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have as many elements as '%s'",
+                            tname(out), tname(in));
+    if (count == 0)
+        return MP_OK;
+    if (in->dtype == out->dtype && in->dtype != MP_DT_BOOL) {
+        if (in->data != out->data)
+            memcpy(out->data, in->data, in->bytes);
+        return MP_OK;
+    }
+    cast_convert(in->dtype, out->dtype, in->data, out->data, count);
+    return MP_OK;
+}
+
+/* ---- DEQUANTIZE ------------------------------------------------------------------------- */
+
+typedef struct dq_state {
+    xnn_operator_t op;   /* NULL: plain C */
+    mp_dtype op_dtype;   /* what the operator was created for */
+    float op_scale;
+    int32_t op_zp;
+} dq_state;
+
+static mp_status dq_infer(mp_node *n)
+{
+    mp_status st = check_io(n);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (out->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' must be f32, is %s", tname(out),
+                            mp_dtype_name(out->dtype));
+    const mp_quant *q = &in->info->quant;
+    switch (in->dtype) {
+    case MP_DT_FLOAT16:
+        break;
+    case MP_DT_INT8: case MP_DT_UINT8: case MP_DT_INT16:
+        if (q->count < 1 || !q->scale)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "input '%s' is %s without quantization parameters", tname(in),
+                                mp_dtype_name(in->dtype));
+        if (q->count > 1) {
+            int32_t d = q->quantized_dimension;
+            if (d < 0 || d >= in->rank || in->dims[d] != q->count)
+                return mp_node_fail(n, MP_ERR_SHAPE,
+                                    "input '%s': %d scales do not match dimension %d", tname(in),
+                                    q->count, d);
+        }
+        break;
+    default:
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "cannot dequantize '%s' of dtype %s (supported: i8, u8, i16, f16)",
+                            tname(in), mp_dtype_name(in->dtype));
+    }
+    if (!mp_tensor_set_shape(out, in->rank, in->dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+static void dq_delete_op(dq_state *s)
+{
+    if (s->op)
+        xnn_delete_operator(s->op);
+    s->op = NULL;
+}
+
+static mp_status dq_prepare(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    dq_state *s = n->state;
+    if (!s) {
+        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
+        if (!s)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory");
+        n->state = s;
+    }
+    const mp_quant *q = &in->info->quant;
+    float scale = 1.0f;
+    int32_t zp = 0;
+    bool use_xnn = in->dtype == MP_DT_FLOAT16;
+    if ((in->dtype == MP_DT_INT8 || in->dtype == MP_DT_UINT8) && q->count == 1) {
+        scale = q->scale[0];
+        int64_t z = q->zero_point ? q->zero_point[0] : 0;
+        bool zp_fits = in->dtype == MP_DT_INT8 ? (z >= INT8_MIN && z <= INT8_MAX)
+                                               : (z >= 0 && z <= UINT8_MAX);
+        /* XNNPACK wants a positive normal scale and an in-range zero point */
+        use_xnn = zp_fits && isnormal(scale) && scale > 0.0f;
+        zp = (int32_t)z;
+    }
+    size_t count = mp_tensor_elements(in);
+    if (!use_xnn || count == 0) {
+        dq_delete_op(s);
+        return MP_OK;
+    }
+    if (s->op && (s->op_dtype != in->dtype || s->op_scale != scale || s->op_zp != zp))
+        dq_delete_op(s);
+    enum xnn_status xs = xnn_status_success;
+    if (!s->op) {
+        /* one channel, one "batch" row per element: the shape can then change with a setup
+         * only, and XNNPACK treats the contiguous rows as one vector */
+        if (in->dtype == MP_DT_FLOAT16)
+            xs = xnn_create_convert_nc_f16_f32(1, 1, 1, 0, &s->op);
+        else if (in->dtype == MP_DT_INT8)
+            xs = xnn_create_convert_nc_qs8_f32(1, 1, 1, scale, (int8_t)zp, 0, &s->op);
+        else
+            xs = xnn_create_convert_nc_qu8_f32(1, 1, 1, scale, (uint8_t)zp, 0, &s->op);
+        if (xs != xnn_status_success) {
+            s->op = NULL;
+            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_create_convert_nc failed (%d)", (int)xs);
+        }
+        s->op_dtype = in->dtype;
+        s->op_scale = scale;
+        s->op_zp = zp;
+    }
+    if (in->dtype == MP_DT_FLOAT16)
+        xs = xnn_setup_convert_nc_f16_f32(s->op, count, in->data, out->data, n->pool);
+    else if (in->dtype == MP_DT_INT8)
+        xs = xnn_setup_convert_nc_qs8_f32(s->op, count, in->data, out->data, n->pool);
+    else
+        xs = xnn_setup_convert_nc_qu8_f32(s->op, count, in->data, out->data, n->pool);
+    if (xs != xnn_status_success)
+        return mp_node_fail(n, MP_ERR_BACKEND, "xnn_setup_convert_nc failed (%d)", (int)xs);
+    return MP_OK;
+}
+
+/* IEEE half -> float by bits (subnormals through the float unit). */
+static inline float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0) {
+        float f = (float)man * (1.0f / 16777216.0f); /* man * 2^-24 */
+        return sign ? -f : f;
+    }
+    if (exp == 31)
+        bits = sign | 0x7f800000u | (man << 13);
+    else
+        bits = sign | ((exp + 112u) << 23) | (man << 13);
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* Plain C dequantization: per channel along quantized_dimension (outer x channels x inner
+ * blocks, no division per element), or one block for per-tensor parameters. */
+#define DQ_LOOP(T)                                                                             \
+    do {                                                                                       \
+        const T *x = (const T *)in->data;                                                      \
+        for (size_t o = 0; o < outer; o++)                                                     \
+            for (size_t c = 0; c < channels; c++) {                                            \
+                float sc = q->scale[c];                                                        \
+                int32_t z = q->zero_point ? (int32_t)q->zero_point[c] : 0;                     \
+                for (size_t i = 0; i < inner; i++, x++, y++)                                   \
+                    *y = sc * (float)((int32_t)*x - z);                                        \
+            }                                                                                  \
+    } while (0)
+
+static mp_status dq_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    dq_state *s = n->state;
+    size_t count = mp_tensor_elements(in);
+    if (count != mp_tensor_elements(out))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have as many elements as '%s'",
+                            tname(out), tname(in));
+    if (count == 0)
+        return MP_OK;
+    if (s && s->op) {
+        enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+        if (xs != xnn_status_success)
+            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_run_operator failed (%d)", (int)xs);
+        return MP_OK;
+    }
+    float *y = out->data;
+    if (in->dtype == MP_DT_FLOAT16) {
+        const uint16_t *h = in->data;
+        for (size_t i = 0; i < count; i++)
+            y[i] = half_to_float(h[i]);
+        return MP_OK;
+    }
+    const mp_quant *q = &in->info->quant;
+    size_t outer = 1, channels = 1, inner = count;
+    if (q->count > 1) {
+        int32_t d = q->quantized_dimension;
+        if (d < 0 || d >= in->rank || in->dims[d] != q->count)
+            return mp_node_fail(n, MP_ERR_SHAPE, "input '%s': %d scales do not match dimension %d",
+                                tname(in), q->count, d);
+        channels = (size_t)q->count;
+        inner = 1;
+        for (int32_t i = 0; i < d; i++)
+            outer *= (size_t)in->dims[i];
+        for (int32_t i = d + 1; i < in->rank; i++)
+            inner *= (size_t)in->dims[i];
+    }
+    switch (in->dtype) {
+    case MP_DT_INT8: DQ_LOOP(int8_t); break;
+    case MP_DT_UINT8: DQ_LOOP(uint8_t); break;
+    case MP_DT_INT16: DQ_LOOP(int16_t); break;
+    default:
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "cannot dequantize %s",
+                            mp_dtype_name(in->dtype));
+    }
+    return MP_OK;
+}
+
+static void dq_release(mp_node *n)
+{
+    dq_state *s = n->state;
+    if (s) {
+        dq_delete_op(s);
+        mp_mem_free(n->mem, s);
+    }
+    n->state = NULL;
+}
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+const mp_kernel mp_kernels_convert[] = {
+    {.opcode = MP_OP_CAST, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
+     .infer = cast_infer, .prepare = noop_prepare, .run = cast_run, .release = noop_release},
+    {.opcode = MP_OP_DEQUANTIZE, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
+     .infer = dq_infer, .prepare = dq_prepare, .run = dq_run, .release = dq_release},
+    {.opcode = -1},
+};

@@ -1,4 +1,912 @@
-/* Kernels: layout family (placeholder until implemented). */
+/* Kernels: layout operators that only move elements, never compute on them (RESHAPE,
+ * SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD / PADV2, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND).
+ * They work on any dtype with a fixed element size (float32, int32, int64, uint8, int8,
+ * int16, bool, ...) by copying bytes; only CONCATENATION's fused activation looks at values
+ * (float32 only). Shapes that depend on the values of an input (RESHAPE's shape tensor,
+ * EXPAND_DIMS's axis, paddings, block shapes, crops) come back MP_ERR_DEFERRED while those
+ * values are unknown. PAD uses XNNPACK's constant_pad_nd (single pass, multi-threaded) when
+ * it can, plain C otherwise. */
 #include "kernel.h"
 
-const mp_kernel mp_kernels_layout[] = {{.opcode = -1}};
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <xnnpack.h>
+
+/* ---- shared helpers -------------------------------------------------------------------- */
+
+static const char *tname(const mp_tensor *t)
+{
+    return t && t->info && t->info->name ? t->info->name : "?";
+}
+
+#define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
+
+/* Input count, presence of the required inputs, one output. */
+static mp_status check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t optional)
+{
+    if (n->n_in < min_in || n->n_in > max_in)
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects %d to %d inputs, has %d", min_in, max_in,
+                            n->n_in);
+    for (int32_t i = 0; i < n->n_in; i++)
+        if (!n->in[i] && !(i < 32 && (optional >> i) & 1))
+            return mp_node_fail(n, MP_ERR_FORMAT, "input %d is required but omitted", i);
+    if (n->n_out != 1 || !n->out[0])
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 output, has %d", n->n_out);
+    return MP_OK;
+}
+
+/* The output keeps the input's dtype, which must have a fixed element size. */
+static mp_status check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out)
+{
+    if (mp_dtype_size(in->dtype) == 0)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "tensor '%s' has unsupported dtype %s",
+                            tname(in), mp_dtype_name(in->dtype));
+    if (out->dtype != in->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
+                            tname(out), mp_dtype_name(out->dtype), tname(in),
+                            mp_dtype_name(in->dtype));
+    return MP_OK;
+}
+
+static bool is_index_dtype(mp_dtype dt)
+{
+    return dt == MP_DT_INT32 || dt == MP_DT_INT64;
+}
+
+/* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */
+static int64_t index_at(const mp_tensor *t, size_t i)
+{
+    if (t->dtype == MP_DT_INT64) {
+        int64_t v;
+        memcpy(&v, (const char *)t->data + i * 8, 8);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, (const char *)t->data + i * 4, 4);
+    return v;
+}
+
+/* "[2,-1,3]" for a list of 64-bit values (shapes requested before they are checked). */
+static const char *fmt_list(int32_t count, const int64_t *v, char *buf, size_t size)
+{
+    size_t k = (size_t)snprintf(buf, size, "[");
+    for (int32_t i = 0; i < count && k < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, i ? ",%lld" : "%lld", (long long)v[i]);
+    if (k < size)
+        snprintf(buf + k, size - k, "]");
+    return buf;
+}
+
+/* Copy the whole input to the output unless a memory planner made them share storage. */
+static mp_status run_copy(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (in->bytes != out->bytes)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' has %zu bytes, output '%s' %zu",
+                            tname(in), in->bytes, tname(out), out->bytes);
+    if (in->data != out->data && in->bytes)
+        memcpy(out->data, in->data, in->bytes);
+    return MP_OK;
+}
+
+/* The byte pattern of the padding value: zero, or the zero point of a quantized 8-bit
+ * output (TFLite pads quantized tensors with the zero point, i.e. real value 0). */
+static void zero_pad_value(const mp_tensor *out, uint8_t value[8])
+{
+    memset(value, 0, 8);
+    const mp_quant *q = &out->info->quant;
+    if (q->count >= 1 && q->zero_point) {
+        if (out->dtype == MP_DT_UINT8)
+            value[0] = (uint8_t)q->zero_point[0];
+        else if (out->dtype == MP_DT_INT8)
+            value[0] = (uint8_t)(int8_t)q->zero_point[0];
+    }
+}
+
+/* Fill `count` elements of `es` bytes with the pattern `value`. */
+static void fill_pattern(uint8_t *dst, size_t count, size_t es, const uint8_t *value)
+{
+    bool uniform = true;
+    for (size_t i = 1; i < es; i++)
+        uniform = uniform && value[i] == value[0];
+    if (uniform) { /* every byte equal: memset does it */
+        memset(dst, value[0], count * es);
+        return;
+    }
+    for (size_t i = 0; i < count; i++, dst += es)
+        memcpy(dst, value, es);
+}
+
+/* Kernels without state still give the session a prepare and a release to call. */
+static mp_status noop_prepare(mp_node *n)
+{
+    (void)n;
+    return MP_OK;
+}
+
+static void noop_release(mp_node *n)
+{
+    n->state = NULL;
+}
+
+/* ---- RESHAPE ---------------------------------------------------------------------------- */
+
+static mp_status reshape_infer(mp_node *n)
+{
+    mp_status st = check_io(n, 1, 2, 1u << 1);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    const mp_tensor *shp = n->n_in > 1 ? n->in[1] : NULL;
+    mp_tensor *out = n->out[0];
+    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+        return st;
+
+    size_t in_count = mp_tensor_elements(in);
+    int64_t want[MP_MAX_RANK];
+    int32_t rank = 0;
+    /* TFLite takes the shape from input 1 when it is a vector (int32; int64 accepted too),
+     * else from the new_shape option. Old converters emit an empty shape vector next to the
+     * option: TFLite would then make a scalar, which only works for one element; we use
+     * the option instead whenever the scalar cannot be right. */
+    bool from_tensor = shp && shp->rank == 1 && is_index_dtype(shp->dtype);
+    if (from_tensor && shp->dims[0] == 0 && in_count != 1 && n->opt->has_new_shape)
+        from_tensor = false;
+    if (from_tensor) {
+        if (shp->dims[0] > MP_MAX_RANK)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "shape tensor '%s' asks for rank %d (max %d)", tname(shp),
+                                shp->dims[0], MP_MAX_RANK);
+        if (!shp->value_known || !shp->data)
+            return MP_ERR_DEFERRED;
+        rank = shp->dims[0];
+        for (int32_t i = 0; i < rank; i++)
+            want[i] = index_at(shp, (size_t)i);
+    } else if (n->opt->has_new_shape) {
+        rank = n->opt->n_new_shape;
+        if (rank < 0 || rank > MP_MAX_RANK)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "new_shape has rank %d (max %d)", rank,
+                                MP_MAX_RANK);
+        /* legacy converters wrote new_shape [0] for a scalar */
+        if (rank == 1 && n->opt->new_shape[0] == 0)
+            rank = 0;
+        for (int32_t i = 0; i < rank; i++)
+            want[i] = n->opt->new_shape[i];
+    } /* else neither: TFLite's default is a scalar */
+
+    /* one -1 is inferred; zero dims are allowed (then they do not enter the inference) */
+    int32_t stretch = -1;
+    size_t known = 1, known_nonzero = 1, in_nonzero = 1;
+    for (int32_t i = 0; i < in->rank; i++)
+        if (in->dims[i])
+            in_nonzero *= (size_t)in->dims[i];
+    char b1[96], b2[160];
+    fmt_list(rank, want, b2, sizeof b2);
+    for (int32_t i = 0; i < rank; i++) {
+        if (want[i] == -1) {
+            if (stretch >= 0)
+                return mp_node_fail(n, MP_ERR_SHAPE, "new shape %s for '%s' has several -1", b2,
+                                    tname(out));
+            stretch = i;
+            continue;
+        }
+        if (want[i] < 0 || want[i] > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "new shape %s for '%s' has an invalid dimension",
+                                b2, tname(out));
+        if (want[i]) {
+            if (known_nonzero > SIZE_MAX / (size_t)want[i])
+                return mp_node_fail(n, MP_ERR_SHAPE, "new shape %s overflows", b2);
+            known_nonzero *= (size_t)want[i];
+        }
+        known = want[i] ? known * (size_t)want[i] : 0;
+    }
+    int32_t dims[MP_MAX_RANK];
+    for (int32_t i = 0; i < rank; i++)
+        dims[i] = (int32_t)want[i];
+    size_t out_count = known;
+    if (stretch >= 0) {
+        size_t v = (in_count == 0 && known != 0) ? 0 : in_nonzero / known_nonzero;
+        if (v > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "new shape %s: inferred dimension too large", b2);
+        dims[stretch] = (int32_t)v;
+        out_count = known * v;
+    }
+    if (out_count != in_count)
+        return mp_node_fail(n, MP_ERR_SHAPE,
+                            "cannot reshape '%s' %s (%zu elements) to %s (%zu elements)",
+                            tname(in), SHAPE_STR(in, b1), in_count, b2, out_count);
+    if (!mp_tensor_set_shape(out, rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+/* ---- SQUEEZE ---------------------------------------------------------------------------- */
+
+static mp_status squeeze_infer(mp_node *n)
+{
+    mp_status st = check_io(n, 1, 1, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+        return st;
+    bool drop[MP_MAX_RANK] = {false};
+    char b[96];
+    int32_t nsq = n->opt->n_squeeze_dims;
+    if (nsq < 0 || nsq > MP_MAX_RANK)
+        return mp_node_fail(n, MP_ERR_FORMAT, "squeeze_dims has %d entries", nsq);
+    if (nsq == 0) {
+        for (int32_t i = 0; i < in->rank; i++)
+            drop[i] = in->dims[i] == 1;
+    }
+    for (int32_t j = 0; j < nsq; j++) {
+        int32_t d = n->opt->squeeze_dims[j];
+        if (d < -in->rank || d >= in->rank)
+            return mp_node_fail(n, MP_ERR_SHAPE, "squeeze dimension %d out of range for '%s' %s", d,
+                                tname(in), SHAPE_STR(in, b));
+        if (d < 0)
+            d += in->rank;
+        if (in->dims[d] != 1)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "cannot squeeze dimension %d of '%s' %s: its size is not 1", d,
+                                tname(in), SHAPE_STR(in, b));
+        drop[d] = true;
+    }
+    int32_t dims[MP_MAX_RANK], rank = 0;
+    for (int32_t i = 0; i < in->rank; i++)
+        if (!drop[i])
+            dims[rank++] = in->dims[i];
+    if (!mp_tensor_set_shape(out, rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+/* ---- EXPAND_DIMS ------------------------------------------------------------------------ */
+
+static mp_status expand_dims_infer(mp_node *n)
+{
+    mp_status st = check_io(n, 2, 2, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0], *ax = n->in[1];
+    mp_tensor *out = n->out[0];
+    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+        return st;
+    char b[96];
+    if (!is_index_dtype(ax->dtype) || mp_tensor_elements(ax) != 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis '%s' must be one int32/int64 value, is %s %s",
+                            tname(ax), mp_dtype_name(ax->dtype), SHAPE_STR(ax, b));
+    if (in->rank + 1 > MP_MAX_RANK)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "'%s' %s: output rank exceeds %d", tname(in),
+                            SHAPE_STR(in, b), MP_MAX_RANK);
+    if (!ax->value_known || !ax->data)
+        return MP_ERR_DEFERRED;
+    int64_t axis = index_at(ax, 0);
+    if (axis < -(int64_t)in->rank - 1 || axis > in->rank)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis %lld out of range for '%s' %s", (long long)axis,
+                            tname(in), SHAPE_STR(in, b));
+    if (axis < 0)
+        axis += in->rank + 1;
+    int32_t dims[MP_MAX_RANK], rank = 0;
+    for (int32_t i = 0; i <= in->rank; i++) {
+        if (i == axis)
+            dims[rank++] = 1;
+        if (i < in->rank)
+            dims[rank++] = in->dims[i];
+    }
+    if (!mp_tensor_set_shape(out, rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+/* ---- CONCATENATION ---------------------------------------------------------------------- */
+
+static mp_status concat_axis(mp_node *n, int32_t rank, int32_t *axis)
+{
+    int32_t a = n->opt->axis;
+    if (a < -rank || a >= rank)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis %d out of range for rank %d", a, rank);
+    *axis = a < 0 ? a + rank : a;
+    return MP_OK;
+}
+
+static mp_status concat_infer(mp_node *n)
+{
+    mp_status st = check_io(n, 1, INT32_MAX, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in0 = n->in[0];
+    mp_tensor *out = n->out[0];
+    if ((st = check_same_dtype(n, in0, out)) != MP_OK)
+        return st;
+    int32_t act = n->opt->activation;
+    if (act < MP_ACT_NONE || act > MP_ACT_SIGN_BIT)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "unknown fused activation %d", act);
+    if (act != MP_ACT_NONE && out->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "fused activation on %s output '%s'",
+                            mp_dtype_name(out->dtype), tname(out));
+    int32_t axis = 0;
+    if ((st = concat_axis(n, in0->rank, &axis)) != MP_OK)
+        return st;
+    int32_t dims[MP_MAX_RANK];
+    memcpy(dims, in0->dims, sizeof(int32_t) * (size_t)in0->rank);
+    int64_t total = 0;
+    char b1[96], b2[96];
+    for (int32_t i = 0; i < n->n_in; i++) {
+        const mp_tensor *t = n->in[i];
+        if (t->dtype != in0->dtype)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s but '%s' is %s", tname(t),
+                                mp_dtype_name(t->dtype), tname(in0), mp_dtype_name(in0->dtype));
+        bool ok = t->rank == in0->rank;
+        for (int32_t d = 0; ok && d < t->rank; d++)
+            ok = d == axis || t->dims[d] == in0->dims[d];
+        if (!ok)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "input '%s' %s does not match '%s' %s outside axis %d", tname(t),
+                                SHAPE_STR(t, b1), tname(in0), SHAPE_STR(in0, b2), axis);
+        total += t->dims[axis];
+    }
+    if (total > INT32_MAX)
+        return mp_node_fail(n, MP_ERR_SHAPE, "concatenated dimension too large");
+    dims[axis] = (int32_t)total;
+    if (!mp_tensor_set_shape(out, in0->rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+static mp_status concat_run(mp_node *n)
+{
+    mp_tensor *out = n->out[0];
+    int32_t axis = 0;
+    mp_status st = concat_axis(n, out->rank, &axis);
+    if (st != MP_OK)
+        return st;
+    size_t es = mp_dtype_size(out->dtype), outer = 1, inner = es;
+    for (int32_t d = 0; d < axis; d++)
+        outer *= (size_t)out->dims[d];
+    for (int32_t d = axis + 1; d < out->rank; d++)
+        inner *= (size_t)out->dims[d];
+    if (out->bytes == 0)
+        return MP_OK;
+    /* Each input contributes one contiguous chunk of dims[axis] * inner bytes per outer
+     * index: copy chunk by chunk, output in order (sequential writes). */
+    uint8_t *dst = out->data;
+    for (size_t o = 0; o < outer; o++) {
+        for (int32_t i = 0; i < n->n_in; i++) {
+            const mp_tensor *t = n->in[i];
+            size_t chunk = (size_t)t->dims[axis] * inner;
+            memcpy(dst, (const uint8_t *)t->data + o * chunk, chunk);
+            dst += chunk;
+        }
+    }
+    if (n->opt->activation != MP_ACT_NONE)
+        mp_apply_activation_f32(out->data, mp_tensor_elements(out), n->opt->activation);
+    return MP_OK;
+}
+
+/* ---- PAD / PADV2 ------------------------------------------------------------------------ */
+
+typedef struct pad_state {
+    xnn_operator_t op;    /* NULL when the plain C path runs */
+    size_t op_es;         /* element size the operator was created for */
+    uint8_t op_value[8];  /* padding value it was created with */
+    int32_t rank;         /* shapes and paddings bound by the last setup */
+    int64_t pre[MP_MAX_RANK], post[MP_MAX_RANK];
+    const void *in_ptr;
+    void *out_ptr;
+    bool bound;           /* op set up for the values above */
+} pad_state;
+
+/* Read and check paddings [rank, 2] into pre / post. */
+static mp_status pad_read(mp_node *n, const mp_tensor *in, const mp_tensor *pads, int64_t *pre,
+                          int64_t *post)
+{
+    for (int32_t d = 0; d < in->rank; d++) {
+        pre[d] = index_at(pads, (size_t)d * 2);
+        post[d] = index_at(pads, (size_t)d * 2 + 1);
+        if (pre[d] < 0 || post[d] < 0 || pre[d] > INT32_MAX || post[d] > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "paddings '%s' for dimension %d are [%lld,%lld]: "
+                                "must be non-negative", tname(pads), d, (long long)pre[d],
+                                (long long)post[d]);
+    }
+    return MP_OK;
+}
+
+static mp_status pad_infer(mp_node *n)
+{
+    bool v2 = n->opcode == MP_OP_PADV2;
+    mp_status st = v2 ? check_io(n, 2, 3, 1u << 2) : check_io(n, 2, 2, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0], *pads = n->in[1];
+    mp_tensor *out = n->out[0];
+    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+        return st;
+    char b1[96], b2[96];
+    if (!is_index_dtype(pads->dtype) || pads->rank != 2 || pads->dims[0] != in->rank ||
+        pads->dims[1] != 2)
+        return mp_node_fail(n, MP_ERR_SHAPE,
+                            "paddings '%s' must be int32/int64 [%d,2] for input '%s' %s, is %s %s",
+                            tname(pads), in->rank, tname(in), SHAPE_STR(in, b1),
+                            mp_dtype_name(pads->dtype), SHAPE_STR(pads, b2));
+    if (v2 && n->n_in > 2 && n->in[2]) {
+        const mp_tensor *cv = n->in[2];
+        if (cv->dtype != in->dtype || mp_tensor_elements(cv) != 1)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "constant value '%s' must be one %s element, is %s %s", tname(cv),
+                                mp_dtype_name(in->dtype), mp_dtype_name(cv->dtype),
+                                SHAPE_STR(cv, b1));
+    }
+    if (!pads->value_known || !pads->data)
+        return MP_ERR_DEFERRED;
+    int64_t pre[MP_MAX_RANK], post[MP_MAX_RANK];
+    if ((st = pad_read(n, in, pads, pre, post)) != MP_OK)
+        return st;
+    int32_t dims[MP_MAX_RANK];
+    for (int32_t d = 0; d < in->rank; d++) {
+        int64_t v = in->dims[d] + pre[d] + post[d];
+        if (v > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "padded dimension %d of '%s' too large", d,
+                                tname(in));
+        dims[d] = (int32_t)v;
+    }
+    if (!mp_tensor_set_shape(out, in->rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+/* The padding value of this node; false when it is a PADV2 input not known yet. */
+static bool pad_value(const mp_node *n, uint8_t value[8])
+{
+    const mp_tensor *out = n->out[0];
+    if (n->opcode == MP_OP_PADV2 && n->n_in > 2 && n->in[2]) {
+        const mp_tensor *cv = n->in[2];
+        memset(value, 0, 8);
+        if (!cv->data)
+            return false;
+        memcpy(value, cv->data, mp_dtype_size(cv->dtype));
+        return cv->value_known;
+    }
+    zero_pad_value(out, value);
+    return true;
+}
+
+/* The output shape must be the input's grown by the paddings (infer made it so; a changed
+ * padding value at run time without a new infer would break it). */
+static mp_status pad_check_out(mp_node *n, const int64_t *pre, const int64_t *post)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    bool ok = out->rank == in->rank;
+    for (int32_t d = 0; ok && d < in->rank; d++)
+        ok = in->dims[d] + pre[d] + post[d] == out->dims[d];
+    if (!ok)
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match the paddings of '%s'",
+                            tname(out), tname(n->in[1]));
+    return MP_OK;
+}
+
+static mp_status pad_bind(mp_node *n, pad_state *s, const int64_t *pre, const int64_t *post)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    size_t shape[XNN_MAX_TENSOR_DIMS], a[XNN_MAX_TENSOR_DIMS], b[XNN_MAX_TENSOR_DIMS];
+    for (int32_t d = 0; d < in->rank; d++) {
+        shape[d] = (size_t)in->dims[d];
+        a[d] = (size_t)pre[d];
+        b[d] = (size_t)post[d];
+    }
+    enum xnn_status xs;
+    switch (s->op_es) {
+    case 1: xs = xnn_setup_constant_pad_nd_x8(s->op, (size_t)in->rank, shape, a, b, in->data,
+                                              out->data, n->pool); break;
+    case 2: xs = xnn_setup_constant_pad_nd_x16(s->op, (size_t)in->rank, shape, a, b, in->data,
+                                               out->data, n->pool); break;
+    default: xs = xnn_setup_constant_pad_nd_x32(s->op, (size_t)in->rank, shape, a, b, in->data,
+                                                out->data, n->pool); break;
+    }
+    if (xs != xnn_status_success)
+        return mp_node_fail(n, MP_ERR_BACKEND, "xnn_setup_constant_pad_nd failed (%d)", (int)xs);
+    s->rank = in->rank;
+    memcpy(s->pre, pre, sizeof(int64_t) * (size_t)in->rank);
+    memcpy(s->post, post, sizeof(int64_t) * (size_t)in->rank);
+    s->in_ptr = in->data;
+    s->out_ptr = out->data;
+    s->bound = true;
+    return MP_OK;
+}
+
+static void pad_delete_op(pad_state *s)
+{
+    if (s->op)
+        xnn_delete_operator(s->op);
+    s->op = NULL;
+}
+
+static mp_status pad_prepare(mp_node *n)
+{
+    const mp_tensor *in = n->in[0], *pads = n->in[1];
+    pad_state *s = n->state;
+    if (!s) {
+        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
+        if (!s)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory");
+        n->state = s;
+    }
+    s->bound = false;
+    /* XNNPACK pads elements of 1, 2 or 4 bytes up to 6 dimensions with a value fixed at
+     * creation; everything else (int64, rank 7-8, empty input, a PADV2 value computed at run
+     * time) takes the C path. */
+    size_t es = mp_dtype_size(in->dtype);
+    uint8_t value[8];
+    bool use_xnn = (es == 1 || es == 2 || es == 4) && in->rank >= 1 &&
+                   in->rank <= XNN_MAX_TENSOR_DIMS && mp_tensor_elements(in) > 0 &&
+                   pad_value(n, value);
+    if (!use_xnn) {
+        pad_delete_op(s);
+        return MP_OK;
+    }
+    if (s->op && (s->op_es != es || memcmp(s->op_value, value, es) != 0))
+        pad_delete_op(s);
+    if (!s->op) {
+        uint32_t v32 = 0;
+        memcpy(&v32, value, es);
+        enum xnn_status xs;
+        if (es == 1)
+            xs = xnn_create_constant_pad_nd_x8(&v32, 0, &s->op);
+        else if (es == 2)
+            xs = xnn_create_constant_pad_nd_x16(&v32, 0, &s->op);
+        else
+            xs = xnn_create_constant_pad_nd_x32(&v32, 0, &s->op);
+        if (xs != xnn_status_success) {
+            s->op = NULL;
+            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_create_constant_pad_nd failed (%d)",
+                                (int)xs);
+        }
+        s->op_es = es;
+        memcpy(s->op_value, value, es);
+    }
+    /* Paddings computed while running are bound by run() once they exist. */
+    if (!pads->value_known || !pads->data)
+        return MP_OK;
+    int64_t pre[MP_MAX_RANK], post[MP_MAX_RANK];
+    mp_status st = pad_read(n, in, pads, pre, post);
+    if (st != MP_OK || (st = pad_check_out(n, pre, post)) != MP_OK)
+        return st;
+    return pad_bind(n, s, pre, post);
+}
+
+/* Plain C pad: rows of the innermost dimension, recursing over the outer ones. */
+static void pad_rows(const uint8_t **src, uint8_t **dst, int32_t d, int32_t rank,
+                     const int32_t *in_dims, const int64_t *pre, const int64_t *post,
+                     const size_t *out_block, size_t es, const uint8_t *value)
+{
+    if (d == rank - 1) {
+        size_t len = (size_t)in_dims[d] * es;
+        fill_pattern(*dst, (size_t)pre[d], es, value);
+        *dst += (size_t)pre[d] * es;
+        memcpy(*dst, *src, len);
+        *dst += len;
+        *src += len;
+        fill_pattern(*dst, (size_t)post[d], es, value);
+        *dst += (size_t)post[d] * es;
+        return;
+    }
+    /* out_block[d] = output elements of one index of dimension d */
+    fill_pattern(*dst, (size_t)pre[d] * out_block[d], es, value);
+    *dst += (size_t)pre[d] * out_block[d] * es;
+    for (int32_t i = 0; i < in_dims[d]; i++)
+        pad_rows(src, dst, d + 1, rank, in_dims, pre, post, out_block, es, value);
+    fill_pattern(*dst, (size_t)post[d] * out_block[d], es, value);
+    *dst += (size_t)post[d] * out_block[d] * es;
+}
+
+static mp_status pad_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0], *pads = n->in[1];
+    mp_tensor *out = n->out[0];
+    pad_state *s = n->state;
+    int64_t pre[MP_MAX_RANK], post[MP_MAX_RANK];
+    mp_status st = pad_read(n, in, pads, pre, post);
+    if (st != MP_OK || (st = pad_check_out(n, pre, post)) != MP_OK)
+        return st;
+    if (out->bytes == 0)
+        return MP_OK;
+    if (s && s->op) {
+        /* Paddings computed while running may change without changing the output shape
+         * (prepare is then not called again): rebind; setup does not allocate. */
+        bool same = s->bound && s->rank == in->rank && s->in_ptr == in->data &&
+                    s->out_ptr == out->data &&
+                    memcmp(s->pre, pre, sizeof(int64_t) * (size_t)in->rank) == 0 &&
+                    memcmp(s->post, post, sizeof(int64_t) * (size_t)in->rank) == 0;
+        if (!same && (st = pad_bind(n, s, pre, post)) != MP_OK)
+            return st;
+        enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+        if (xs != xnn_status_success)
+            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_run_operator failed (%d)", (int)xs);
+        return MP_OK;
+    }
+    uint8_t value[8];
+    pad_value(n, value);
+    size_t es = mp_dtype_size(in->dtype);
+    if (in->rank == 0) {
+        memcpy(out->data, in->data, es);
+        return MP_OK;
+    }
+    if (mp_tensor_elements(in) == 0) {
+        fill_pattern(out->data, mp_tensor_elements(out), es, value);
+        return MP_OK;
+    }
+    size_t out_block[MP_MAX_RANK];
+    size_t blk = 1;
+    for (int32_t d = in->rank - 1; d >= 0; d--) {
+        out_block[d] = blk;
+        blk *= (size_t)out->dims[d];
+    }
+    const uint8_t *src = in->data;
+    uint8_t *dst = out->data;
+    pad_rows(&src, &dst, 0, in->rank, in->dims, pre, post, out_block, es, value);
+    return MP_OK;
+}
+
+static void pad_release(mp_node *n)
+{
+    pad_state *s = n->state;
+    if (s) {
+        pad_delete_op(s);
+        mp_mem_free(n->mem, s);
+    }
+    n->state = NULL;
+}
+
+/* ---- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND --------------------------------------------- */
+
+/* block_shape [M] and paddings / crops [M,2] for an input [batch, spatial(M)..., rest...]. */
+typedef struct s2b_params {
+    int32_t m;
+    int64_t block[MP_MAX_RANK];
+    int64_t before[MP_MAX_RANK], after[MP_MAX_RANK];
+    int64_t block_count;
+} s2b_params;
+
+static mp_status s2b_check(mp_node *n, bool to_batch)
+{
+    mp_status st = check_io(n, 3, 3, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0], *blk = n->in[1], *pads = n->in[2];
+    if ((st = check_same_dtype(n, in, n->out[0])) != MP_OK)
+        return st;
+    char b1[96], b2[96];
+    if (in->rank < 2)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must have rank 2 or more", tname(in),
+                            SHAPE_STR(in, b1));
+    if (!is_index_dtype(blk->dtype) || blk->rank != 1 || blk->dims[0] < 1 ||
+        blk->dims[0] > in->rank - 1)
+        return mp_node_fail(n, MP_ERR_SHAPE,
+                            "block_shape '%s' must be int32/int64 [M] with 1 <= M <= %d, is %s %s",
+                            tname(blk), in->rank - 1, mp_dtype_name(blk->dtype),
+                            SHAPE_STR(blk, b1));
+    if (!is_index_dtype(pads->dtype) || pads->rank != 2 || pads->dims[0] != blk->dims[0] ||
+        pads->dims[1] != 2)
+        return mp_node_fail(n, MP_ERR_SHAPE, "%s '%s' must be int32/int64 [%d,2], is %s %s",
+                            to_batch ? "paddings" : "crops", tname(pads), blk->dims[0],
+                            mp_dtype_name(pads->dtype), SHAPE_STR(pads, b2));
+    return MP_OK;
+}
+
+static mp_status s2b_read(mp_node *n, bool to_batch, s2b_params *p)
+{
+    const mp_tensor *blk = n->in[1], *pads = n->in[2];
+    p->m = blk->dims[0];
+    p->block_count = 1;
+    for (int32_t i = 0; i < p->m; i++) {
+        p->block[i] = index_at(blk, (size_t)i);
+        p->before[i] = index_at(pads, (size_t)i * 2);
+        p->after[i] = index_at(pads, (size_t)i * 2 + 1);
+        if (p->block[i] < 1 || p->block[i] > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "block_shape '%s'[%d] = %lld must be >= 1",
+                                tname(blk), i, (long long)p->block[i]);
+        if (p->before[i] < 0 || p->after[i] < 0 || p->before[i] > INT32_MAX ||
+            p->after[i] > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "%s '%s' for dimension %d are [%lld,%lld]: "
+                                "must be non-negative", to_batch ? "paddings" : "crops",
+                                tname(pads), i + 1, (long long)p->before[i],
+                                (long long)p->after[i]);
+        p->block_count *= p->block[i];
+        if (p->block_count > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "block_shape '%s' too large", tname(blk));
+    }
+    return MP_OK;
+}
+
+/* Output shape of either direction from the current input shape and parameters. */
+static mp_status s2b_shape(mp_node *n, bool to_batch, const s2b_params *p, int32_t *dims)
+{
+    const mp_tensor *in = n->in[0];
+    char b[96];
+    memcpy(dims, in->dims, sizeof(int32_t) * (size_t)in->rank);
+    if (to_batch) {
+        int64_t batch = (int64_t)in->dims[0] * p->block_count;
+        if (batch > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "output batch too large");
+        dims[0] = (int32_t)batch;
+        for (int32_t i = 0; i < p->m; i++) {
+            int64_t padded = in->dims[i + 1] + p->before[i] + p->after[i];
+            if (padded % p->block[i] != 0)
+                return mp_node_fail(n, MP_ERR_SHAPE,
+                                    "padded dimension %d of '%s' %s (%lld) is not a multiple of "
+                                    "block size %lld", i + 1, tname(in), SHAPE_STR(in, b),
+                                    (long long)padded, (long long)p->block[i]);
+            dims[i + 1] = (int32_t)(padded / p->block[i]);
+        }
+    } else {
+        if (in->dims[0] % p->block_count != 0)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "batch of '%s' %s is not a multiple of the block count %lld",
+                                tname(in), SHAPE_STR(in, b), (long long)p->block_count);
+        dims[0] = (int32_t)(in->dims[0] / p->block_count);
+        for (int32_t i = 0; i < p->m; i++) {
+            int64_t full = (int64_t)in->dims[i + 1] * p->block[i];
+            int64_t v = full - p->before[i] - p->after[i];
+            if (v < 0 || full > INT32_MAX)
+                return mp_node_fail(n, MP_ERR_SHAPE,
+                                    "crops [%lld,%lld] exceed dimension %d of '%s' %s times block "
+                                    "%lld", (long long)p->before[i], (long long)p->after[i], i + 1,
+                                    tname(in), SHAPE_STR(in, b), (long long)p->block[i]);
+            dims[i + 1] = (int32_t)v;
+        }
+    }
+    return MP_OK;
+}
+
+static mp_status s2b_infer_common(mp_node *n, bool to_batch)
+{
+    mp_status st = s2b_check(n, to_batch);
+    if (st != MP_OK)
+        return st;
+    if (!n->in[1]->value_known || !n->in[2]->value_known || !n->in[1]->data || !n->in[2]->data)
+        return MP_ERR_DEFERRED;
+    s2b_params p;
+    int32_t dims[MP_MAX_RANK];
+    if ((st = s2b_read(n, to_batch, &p)) != MP_OK ||
+        (st = s2b_shape(n, to_batch, &p, dims)) != MP_OK)
+        return st;
+    if (!mp_tensor_set_shape(n->out[0], n->in[0]->rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(n->out[0]));
+    return MP_OK;
+}
+
+static mp_status s2b_infer(mp_node *n)
+{
+    return s2b_infer_common(n, true);
+}
+
+static mp_status b2s_infer(mp_node *n)
+{
+    return s2b_infer_common(n, false);
+}
+
+/* Both directions move "pixels" of `rest` contiguous elements between the batched tensor
+ * [block_count * B, small spatial..., rest] and the spatial one [B, big spatial..., rest]:
+ * batched[(s_0 .. s_{M-1}) * B + b, x_0 .. x_{M-1}] <-> spatial[b, x_i * block_i + s_i -
+ * before_i] (row-major over the block offsets s). We walk the batched tensor in order with
+ * an odometer over its spatial positions (no division per pixel); positions that fall in
+ * the padding are filled (space to batch) or skipped (cropped away, batch to space). */
+static mp_status s2b_run_common(mp_node *n, bool to_batch)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    s2b_params p;
+    int32_t dims[MP_MAX_RANK];
+    mp_status st;
+    if ((st = s2b_read(n, to_batch, &p)) != MP_OK ||
+        (st = s2b_shape(n, to_batch, &p, dims)) != MP_OK)
+        return st;
+    if (out->rank != in->rank || memcmp(out->dims, dims, sizeof(int32_t) * (size_t)in->rank))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match block shape and %s",
+                            tname(out), to_batch ? "paddings" : "crops");
+    if (out->bytes == 0)
+        return MP_OK;
+    const mp_tensor *big = to_batch ? in : out;   /* spatial layout */
+    const mp_tensor *small = to_batch ? out : in; /* batched layout */
+    size_t es = mp_dtype_size(in->dtype);
+    size_t pixel = es;
+    for (int32_t d = p.m + 1; d < in->rank; d++)
+        pixel *= (size_t)in->dims[d];
+    int32_t m = p.m;
+    int64_t batch = big->dims[0];
+    /* element strides (in pixels) of the spatial dimensions of the big tensor */
+    size_t big_stride[MP_MAX_RANK], big_batch_stride = 1;
+    for (int32_t i = m - 1; i >= 0; i--) {
+        big_stride[i] = big_batch_stride;
+        big_batch_stride *= (size_t)big->dims[i + 1];
+    }
+    uint8_t value[8];
+    zero_pad_value(out, value);
+    const uint8_t *src = in->data;
+    uint8_t *dst = out->data;
+    uint8_t *small_p = to_batch ? dst : (uint8_t *)src; /* walks the batched tensor in order */
+    int64_t sb = small->dims[0];
+    int64_t off[MP_MAX_RANK] = {0}; /* block offset s_i of the current batched batch */
+    for (int64_t ob = 0; ob < sb; ob++) {
+        int64_t bi = ob % batch;
+        if (ob > 0 && bi == 0) { /* next block offset, row-major */
+            for (int32_t i = m - 1; i >= 0; i--) {
+                if (++off[i] < p.block[i])
+                    break;
+                off[i] = 0;
+            }
+        }
+        /* odometer over the batched spatial positions x_i, tracking big-tensor
+         * coordinates y_i = x_i * block_i + s_i - before_i */
+        int64_t x[MP_MAX_RANK] = {0}, y[MP_MAX_RANK];
+        for (int32_t i = 0; i < m; i++)
+            y[i] = off[i] - p.before[i];
+        size_t positions = 1;
+        for (int32_t i = 0; i < m; i++)
+            positions *= (size_t)small->dims[i + 1];
+        for (size_t k = 0; k < positions; k++) {
+            bool inside = true;
+            size_t at = (size_t)bi * big_batch_stride;
+            for (int32_t i = 0; i < m; i++) {
+                inside = inside && y[i] >= 0 && y[i] < big->dims[i + 1];
+                at += (size_t)y[i] * big_stride[i];
+            }
+            if (to_batch) {
+                if (inside)
+                    memcpy(small_p, src + at * pixel, pixel);
+                else
+                    fill_pattern(small_p, pixel / es, es, value);
+            } else if (inside) {
+                memcpy(dst + at * pixel, small_p, pixel);
+            }
+            small_p += pixel;
+            for (int32_t i = m - 1; i >= 0; i--) {
+                y[i] += p.block[i];
+                if (++x[i] < small->dims[i + 1])
+                    break;
+                x[i] = 0;
+                y[i] = off[i] - p.before[i];
+            }
+        }
+    }
+    return MP_OK;
+}
+
+static mp_status s2b_run(mp_node *n)
+{
+    return s2b_run_common(n, true);
+}
+
+static mp_status b2s_run(mp_node *n)
+{
+    return s2b_run_common(n, false);
+}
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+#define MANY_INPUTS (1 << 20)
+
+/* A stateless kernel: infer + run. */
+#define PLAIN(code, opt, lo, hi, inf, rn)                                                      \
+    {.opcode = (code), .optional_inputs = (opt), .min_inputs = (lo), .max_inputs = (hi),       \
+     .n_outputs = 1, .infer = (inf), .prepare = noop_prepare, .run = (rn),                     \
+     .release = noop_release}
+
+const mp_kernel mp_kernels_layout[] = {
+    PLAIN(MP_OP_RESHAPE, 1u << 1, 1, 2, reshape_infer, run_copy),
+    PLAIN(MP_OP_SQUEEZE, 0, 1, 1, squeeze_infer, run_copy),
+    PLAIN(MP_OP_EXPAND_DIMS, 0, 2, 2, expand_dims_infer, run_copy),
+    PLAIN(MP_OP_CONCATENATION, 0, 1, MANY_INPUTS, concat_infer, concat_run),
+    {.opcode = MP_OP_PAD, .min_inputs = 2, .max_inputs = 2, .n_outputs = 1, .infer = pad_infer,
+     .prepare = pad_prepare, .run = pad_run, .release = pad_release},
+    {.opcode = MP_OP_PADV2, .optional_inputs = 1u << 2, .min_inputs = 2, .max_inputs = 3,
+     .n_outputs = 1, .infer = pad_infer, .prepare = pad_prepare, .run = pad_run,
+     .release = pad_release},
+    PLAIN(MP_OP_SPACE_TO_BATCH_ND, 0, 3, 3, s2b_infer, s2b_run),
+    PLAIN(MP_OP_BATCH_TO_SPACE_ND, 0, 3, 3, b2s_infer, b2s_run),
+    {.opcode = -1},
+};

@@ -1,4 +1,481 @@
-/* Kernels: shape family (placeholder until implemented). */
+/* Kernels: shape operators (SHAPE, STRIDED_SLICE, PACK). Dynamic-shape graphs compute
+ * shapes at run time with these (e.g. SHAPE -> STRIDED_SLICE -> PACK -> arithmetic ->
+ * paddings), so they are dtype-generic (bytes are moved, never interpreted) and cheap.
+ *
+ * STRIDED_SLICE follows TensorFlow Lite: begin / end / strides int32 vectors (int64 accepted),
+ * begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask and the offset option
+ * (end is then a size relative to begin). Masks and the ellipsis expand the sparse
+ * specification into one (start, step, count) per input dimension, like NumPy's x[1:-1:2, ...,
+ * None, 3]; indices are clamped, negative ones count from the end. */
 #include "kernel.h"
 
-const mp_kernel mp_kernels_shape[] = {{.opcode = -1}};
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- shared helpers -------------------------------------------------------------------- */
+
+static const char *tname(const mp_tensor *t)
+{
+    return t && t->info && t->info->name ? t->info->name : "?";
+}
+
+#define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
+
+static mp_status check_io(mp_node *n, int32_t min_in, int32_t max_in)
+{
+    if (n->n_in < min_in || n->n_in > max_in)
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects %d to %d inputs, has %d", min_in, max_in,
+                            n->n_in);
+    for (int32_t i = 0; i < n->n_in; i++)
+        if (!n->in[i])
+            return mp_node_fail(n, MP_ERR_FORMAT, "input %d is required but omitted", i);
+    if (n->n_out != 1 || !n->out[0])
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 output, has %d", n->n_out);
+    return MP_OK;
+}
+
+static mp_status check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out)
+{
+    if (mp_dtype_size(in->dtype) == 0)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "tensor '%s' has unsupported dtype %s",
+                            tname(in), mp_dtype_name(in->dtype));
+    if (out->dtype != in->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
+                            tname(out), mp_dtype_name(out->dtype), tname(in),
+                            mp_dtype_name(in->dtype));
+    return MP_OK;
+}
+
+static bool is_index_dtype(mp_dtype dt)
+{
+    return dt == MP_DT_INT32 || dt == MP_DT_INT64;
+}
+
+/* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */
+static int64_t index_at(const mp_tensor *t, size_t i)
+{
+    if (t->dtype == MP_DT_INT64) {
+        int64_t v;
+        memcpy(&v, (const char *)t->data + i * 8, 8);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, (const char *)t->data + i * 4, 4);
+    return v;
+}
+
+static mp_status noop_prepare(mp_node *n)
+{
+    (void)n;
+    return MP_OK;
+}
+
+static void noop_release(mp_node *n)
+{
+    n->state = NULL;
+}
+
+/* ---- SHAPE ------------------------------------------------------------------------------ */
+
+static mp_status shape_infer(mp_node *n)
+{
+    mp_status st = check_io(n, 1, 1);
+    if (st != MP_OK)
+        return st;
+    mp_tensor *out = n->out[0];
+    /* out_type chooses int32 or int64; the output tensor's dtype says which one the model
+     * was built with, so that is what we write. */
+    if (out->dtype != MP_DT_INT32 && out->dtype != MP_DT_INT64)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' must be int32 or int64, is %s",
+                            tname(out), mp_dtype_name(out->dtype));
+    int32_t dims[1] = {n->in[0]->rank};
+    if (!mp_tensor_set_shape(out, 1, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+/* Reads only the input's shape, never its data: the session may run it at prepare. */
+static mp_status shape_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (out->rank != 1 || out->dims[0] != in->rank)
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have %d elements", tname(out),
+                            in->rank);
+    for (int32_t i = 0; i < in->rank; i++) {
+        if (out->dtype == MP_DT_INT64)
+            ((int64_t *)out->data)[i] = in->dims[i];
+        else
+            ((int32_t *)out->data)[i] = in->dims[i];
+    }
+    return MP_OK;
+}
+
+/* ---- STRIDED_SLICE ---------------------------------------------------------------------- */
+
+/* The dense form of a slice: for every input dimension, the first index, the step and the
+ * number of elements taken; plus the output shape (without shrunk axes, with new axes). */
+typedef struct slice_plan {
+    int32_t rank;
+    int64_t start[MP_MAX_RANK], step[MP_MAX_RANK], count[MP_MAX_RANK];
+    int32_t out_rank;
+    int32_t out_dims[MP_MAX_RANK];
+} slice_plan;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* ceil(a / b) for b != 0, 0 when negative (an empty slice). */
+static int64_t slice_len(int64_t a, int64_t b)
+{
+    if (a == 0 || (a < 0) != (b < 0))
+        return 0;
+    if (a < 0) {
+        a = -a;
+        b = -b;
+    }
+    return (a + b - 1) / b;
+}
+
+static mp_status slice_check(mp_node *n)
+{
+    mp_status st = check_io(n, 4, 4);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    if ((st = check_same_dtype(n, in, n->out[0])) != MP_OK)
+        return st;
+    char b1[96], b2[96];
+    for (int32_t i = 1; i < 4; i++) {
+        const mp_tensor *t = n->in[i];
+        if (!is_index_dtype(t->dtype) || t->rank != 1)
+            return mp_node_fail(n, MP_ERR_SHAPE, "%s '%s' must be an int32 vector, is %s %s",
+                                i == 1 ? "begin" : i == 2 ? "end" : "strides", tname(t),
+                                mp_dtype_name(t->dtype), SHAPE_STR(t, b1));
+        if (t->dims[0] != n->in[1]->dims[0])
+            return mp_node_fail(n, MP_ERR_SHAPE, "begin '%s' %s and '%s' %s differ in length",
+                                tname(n->in[1]), SHAPE_STR(n->in[1], b1), tname(t),
+                                SHAPE_STR(t, b2));
+    }
+    if (n->in[1]->dims[0] > 32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "slice of %d indices (masks hold 32)",
+                            n->in[1]->dims[0]);
+    return MP_OK;
+}
+
+/* Expand the sparse specification (the begin/end/strides entries and the masks) against the
+ * input shape. have_begin = false computes the shape only, which with the offset option
+ * does not depend on begin. */
+static mp_status slice_build(mp_node *n, bool have_begin, slice_plan *p)
+{
+    const mp_tensor *in = n->in[0], *tb = n->in[1], *te = n->in[2], *ts = n->in[3];
+    const mp_op_options *o = n->opt;
+    int32_t len = tb->dims[0], rank = in->rank;
+    uint32_t low = len >= 32 ? 0xffffffffu : ((1u << len) - 1);
+    uint32_t ell = (uint32_t)o->ellipsis_mask & low, nax = (uint32_t)o->new_axis_mask & low;
+    uint32_t shr = (uint32_t)o->shrink_axis_mask & low, bm = (uint32_t)o->begin_mask & low;
+    uint32_t em = (uint32_t)o->end_mask & low;
+    char b[96];
+    if (ell & (ell - 1))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "ellipsis_mask 0x%x has several ellipses",
+                            (unsigned)o->ellipsis_mask);
+    /* Without an ellipsis, dimensions past the given indices are taken whole: that is an
+     * implicit ellipsis after the last entry. */
+    int32_t ell_pos = len, sparse = len + 1;
+    if (ell) {
+        ell_pos = __builtin_ctz(ell);
+        sparse = len;
+    }
+    int32_t add_after = 0;
+    for (int32_t i = ell_pos + 1; i < len; i++)
+        add_after += (nax >> i) & 1;
+
+    p->rank = rank;
+    p->out_rank = 0;
+    int32_t full = 0; /* next input dimension */
+    for (int32_t i = 0; i < sparse; i++) {
+        if (i == ell_pos) {
+            /* the ellipsis covers the input dimensions the entries after it do not use */
+            int32_t next = rank - (sparse - i) + 1 + add_after;
+            if (next > rank)
+                next = rank;
+            for (; full < next; full++) {
+                p->start[full] = 0;
+                p->step[full] = 1;
+                p->count[full] = in->dims[full];
+                if (p->out_rank >= MP_MAX_RANK)
+                    goto too_many;
+                p->out_dims[p->out_rank++] = in->dims[full];
+            }
+            continue;
+        }
+        if ((nax >> i) & 1) { /* a new axis of size 1 in the output, no input dimension */
+            if (p->out_rank >= MP_MAX_RANK)
+                goto too_many;
+            p->out_dims[p->out_rank++] = 1;
+            continue;
+        }
+        if (full >= rank)
+            return mp_node_fail(n, MP_ERR_SHAPE, "slice has more indices than input '%s' %s has "
+                                "dimensions", tname(in), SHAPE_STR(in, b));
+        int64_t size = in->dims[full];
+        int64_t s = index_at(ts, (size_t)i);
+        if (s == 0)
+            return mp_node_fail(n, MP_ERR_SHAPE, "stride %d of '%s' is zero", i, tname(ts));
+        int64_t e = index_at(te, (size_t)i);
+        int64_t start = 0, count;
+        if (have_begin) {
+            int64_t bv = index_at(tb, (size_t)i);
+            if ((bm >> i) & 1)
+                start = s > 0 ? 0 : size - 1;
+            else if ((shr >> i) & 1)
+                start = bv < 0 ? bv + size : bv;
+            else
+                start = s > 0 ? clamp64(bv < 0 ? bv + size : bv, 0, size)
+                              : clamp64(bv < 0 ? bv + size : bv, -1, size - 1);
+        }
+        if ((shr >> i) & 1) {
+            /* x[i]: exactly one element, which must exist (TensorFlow checks it; TFLite
+             * would read out of bounds) */
+            if (have_begin && (start < 0 || start >= size))
+                return mp_node_fail(n, MP_ERR_SHAPE, "index %lld out of range for dimension %d "
+                                    "of '%s' %s", (long long)index_at(tb, (size_t)i), full,
+                                    tname(in), SHAPE_STR(in, b));
+            s = 1;
+            count = 1;
+        } else if (o->offset) {
+            /* end is the extent from begin; TFLite sizes the output from it alone */
+            count = slice_len(e, s);
+        } else {
+            int64_t stop;
+            if ((em >> i) & 1)
+                stop = s > 0 ? size : -1;
+            else
+                stop = s > 0 ? clamp64(e < 0 ? e + size : e, 0, size)
+                             : clamp64(e < 0 ? e + size : e, -1, size - 1);
+            count = slice_len(stop - start, s);
+        }
+        if (count > INT32_MAX)
+            return mp_node_fail(n, MP_ERR_SHAPE, "slice of '%s' too large", tname(in));
+        p->start[full] = start;
+        p->step[full] = s;
+        p->count[full] = count;
+        if (!((shr >> i) & 1)) {
+            if (p->out_rank >= MP_MAX_RANK)
+                goto too_many;
+            p->out_dims[p->out_rank++] = (int32_t)count;
+        }
+        full++;
+    }
+    return MP_OK;
+too_many:
+    return mp_node_fail(n, MP_ERR_UNSUPPORTED, "slice output of '%s' exceeds rank %d", tname(in),
+                        MP_MAX_RANK);
+}
+
+static mp_status slice_infer(mp_node *n)
+{
+    mp_status st = slice_check(n);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *tb = n->in[1], *te = n->in[2], *ts = n->in[3];
+    bool ends = te->value_known && ts->value_known && te->data && ts->data;
+    bool begins = tb->value_known && tb->data;
+    if (!ends || (!begins && !n->opt->offset))
+        return MP_ERR_DEFERRED;
+    slice_plan p;
+    if ((st = slice_build(n, begins, &p)) != MP_OK)
+        return st;
+    if (!mp_tensor_set_shape(n->out[0], p.out_rank, p.out_dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(n->out[0]));
+    return MP_OK;
+}
+
+/* Copy `count` blocks of `block` bytes, `stride` bytes apart in src, packed into dst. The
+ * common element sizes get a fixed-size memcpy the compiler turns into one move. */
+static void copy_strided(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride,
+                         size_t block)
+{
+    switch (block) {
+    case 1:
+        for (int64_t j = 0; j < count; j++, src += stride)
+            dst[j] = *src;
+        break;
+    case 2:
+        for (int64_t j = 0; j < count; j++, src += stride)
+            memcpy(dst + j * 2, src, 2);
+        break;
+    case 4:
+        for (int64_t j = 0; j < count; j++, src += stride)
+            memcpy(dst + j * 4, src, 4);
+        break;
+    case 8:
+        for (int64_t j = 0; j < count; j++, src += stride)
+            memcpy(dst + j * 8, src, 8);
+        break;
+    default:
+        for (int64_t j = 0; j < count; j++, src += stride)
+            memcpy(dst + (size_t)j * block, src, block);
+    }
+}
+
+static mp_status slice_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    slice_plan p;
+    mp_status st = slice_build(n, true, &p);
+    if (st != MP_OK)
+        return st;
+    size_t total = 1;
+    char b1[96], b2[96];
+    for (int32_t d = 0; d < p.rank; d++) {
+        total *= (size_t)p.count[d];
+        /* every index read must exist (with offset, the shape was made without begin) */
+        int64_t last = p.start[d] + (p.count[d] - 1) * p.step[d];
+        if (p.count[d] > 0 && (p.start[d] < 0 || p.start[d] >= in->dims[d] || last < 0 ||
+                               last >= in->dims[d]))
+            return mp_node_fail(n, MP_ERR_SHAPE, "slice of dimension %d of '%s' %s is out of "
+                                "range", d, tname(in), SHAPE_STR(in, b1));
+    }
+    if (total != mp_tensor_elements(out) || p.out_rank != out->rank ||
+        memcmp(p.out_dims, out->dims, sizeof(int32_t) * (size_t)out->rank) != 0)
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' %s does not match the slice %s",
+                            tname(out), SHAPE_STR(out, b1),
+                            mp_shape_str(p.out_rank, p.out_dims, b2, sizeof b2));
+    if (total == 0)
+        return MP_OK;
+    size_t es = mp_dtype_size(in->dtype);
+    if (p.rank == 0) {
+        memcpy(out->data, in->data, es);
+        return MP_OK;
+    }
+    /* Trailing dimensions taken whole merge into one contiguous block per element of the
+     * last partial dimension k. */
+    size_t stride[MP_MAX_RANK] = {0};
+    size_t blk = es;
+    for (int32_t d = p.rank - 1; d >= 0; d--) {
+        stride[d] = blk;
+        blk *= (size_t)in->dims[d];
+    }
+    int32_t k = p.rank - 1;
+    while (k > 0 && p.start[k] == 0 && p.step[k] == 1 && p.count[k] == in->dims[k])
+        k--;
+    size_t block = stride[k];
+    size_t rows = 1;
+    for (int32_t d = 0; d < k; d++)
+        rows *= (size_t)p.count[d];
+    const uint8_t *src = in->data;
+    uint8_t *dst = out->data;
+    int64_t idx[MP_MAX_RANK] = {0};
+    size_t row_bytes = (size_t)p.count[k] * block;
+    for (size_t r = 0; r < rows; r++) {
+        int64_t off = 0;
+        for (int32_t d = 0; d < k; d++)
+            off += (p.start[d] + idx[d] * p.step[d]) * (int64_t)stride[d];
+        const uint8_t *s = src + off + p.start[k] * (int64_t)block;
+        if (p.step[k] == 1)
+            memcpy(dst, s, row_bytes);
+        else
+            copy_strided(dst, s, p.count[k], p.step[k] * (int64_t)block, block);
+        dst += row_bytes;
+        for (int32_t d = k - 1; d >= 0; d--) { /* odometer over the outer dimensions */
+            if (++idx[d] < p.count[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return MP_OK;
+}
+
+/* ---- PACK ------------------------------------------------------------------------------- */
+
+static mp_status pack_axis(mp_node *n, int32_t rank, int32_t *axis)
+{
+    int32_t a = n->opt->axis;
+    if (a < -(rank + 1) || a > rank)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis %d out of range for inputs of rank %d", a,
+                            rank);
+    *axis = a < 0 ? a + rank + 1 : a;
+    return MP_OK;
+}
+
+static mp_status pack_infer(mp_node *n)
+{
+    mp_status st = check_io(n, 1, INT32_MAX);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in0 = n->in[0];
+    mp_tensor *out = n->out[0];
+    if ((st = check_same_dtype(n, in0, out)) != MP_OK)
+        return st;
+    if (n->opt->values_count > 0 && n->opt->values_count != n->n_in)
+        return mp_node_fail(n, MP_ERR_FORMAT, "values_count %d but %d inputs",
+                            n->opt->values_count, n->n_in);
+    char b1[96], b2[96];
+    if (in0->rank + 1 > MP_MAX_RANK)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "'%s' %s: output rank exceeds %d", tname(in0),
+                            SHAPE_STR(in0, b1), MP_MAX_RANK);
+    for (int32_t i = 1; i < n->n_in; i++) {
+        const mp_tensor *t = n->in[i];
+        if (t->dtype != in0->dtype)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s but '%s' is %s", tname(t),
+                                mp_dtype_name(t->dtype), tname(in0), mp_dtype_name(in0->dtype));
+        if (!mp_tensor_same_shape(t, in0))
+            return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s differs from '%s' %s", tname(t),
+                                SHAPE_STR(t, b1), tname(in0), SHAPE_STR(in0, b2));
+    }
+    int32_t axis = 0;
+    if ((st = pack_axis(n, in0->rank, &axis)) != MP_OK)
+        return st;
+    int32_t dims[MP_MAX_RANK], rank = 0;
+    for (int32_t d = 0; d <= in0->rank; d++) {
+        if (d == axis)
+            dims[rank++] = n->n_in;
+        if (d < in0->rank)
+            dims[rank++] = in0->dims[d];
+    }
+    if (!mp_tensor_set_shape(out, rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+    return MP_OK;
+}
+
+static mp_status pack_run(mp_node *n)
+{
+    const mp_tensor *in0 = n->in[0];
+    mp_tensor *out = n->out[0];
+    int32_t axis = 0;
+    mp_status st = pack_axis(n, in0->rank, &axis);
+    if (st != MP_OK)
+        return st;
+    if (out->bytes != in0->bytes * (size_t)n->n_in)
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold %d inputs", tname(out),
+                            n->n_in);
+    size_t outer = 1, chunk = mp_dtype_size(in0->dtype);
+    for (int32_t d = 0; d < axis; d++)
+        outer *= (size_t)in0->dims[d];
+    for (int32_t d = axis; d < in0->rank; d++)
+        chunk *= (size_t)in0->dims[d];
+    if (out->bytes == 0)
+        return MP_OK;
+    uint8_t *dst = out->data;
+    for (size_t o = 0; o < outer; o++)
+        for (int32_t i = 0; i < n->n_in; i++, dst += chunk)
+            memcpy(dst, (const uint8_t *)n->in[i]->data + o * chunk, chunk);
+    return MP_OK;
+}
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+const mp_kernel mp_kernels_shape[] = {
+    {.opcode = MP_OP_SHAPE, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
+     .infer = shape_infer, .prepare = noop_prepare, .run = shape_run, .release = noop_release},
+    {.opcode = MP_OP_STRIDED_SLICE, .min_inputs = 4, .max_inputs = 4, .n_outputs = 1,
+     .infer = slice_infer, .prepare = noop_prepare, .run = slice_run, .release = noop_release},
+    {.opcode = MP_OP_PACK, .min_inputs = 1, .max_inputs = 1 << 20, .n_outputs = 1,
+     .infer = pack_infer, .prepare = noop_prepare, .run = pack_run, .release = noop_release},
+    {.opcode = -1},
+};

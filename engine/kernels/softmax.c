@@ -1,4 +1,146 @@
-/* Kernels: softmax family (placeholder until implemented). */
+/* Kernel: SOFTMAX over the last axis, y = exp(beta * (x - max)) / sum, any rank >= 1
+ * (leading dimensions are flattened into rows).
+ *
+ * XNNPACK's softmax has no beta, so it runs the common beta == 1 case; any other beta runs
+ * in plain C. The XNNPACK operator is created for a channel count (the last dimension) and
+ * re-created only when that changes; a change of the leading dimensions needs only setup. */
 #include "kernel.h"
 
-const mp_kernel mp_kernels_softmax[] = {{.opcode = -1}};
+#include <math.h>
+#include <xnnpack.h>
+
+typedef struct softmax_state {
+    xnn_operator_t op;
+    size_t op_channels; /* channels op was created for */
+    size_t channels, rows;
+    bool use_xnn;
+} softmax_state;
+
+static mp_status softmax_infer(mp_node *n)
+{
+    if (n->n_in != 1 || n->n_out != 1)
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 input and 1 output, got %d and %d",
+                            n->n_in, n->n_out);
+    if (!n->in[0] || !n->out[0])
+        return mp_node_fail(n, MP_ERR_FORMAT, "the input or the output is omitted (-1)");
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (in->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32)",
+                            in->info->name, mp_dtype_name(in->dtype));
+    if (out->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s, expected f32",
+                            out->info->name, mp_dtype_name(out->dtype));
+    if (in->rank < 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' is a scalar (rank 0); needs rank >= 1",
+                            in->info->name);
+    if (!isfinite(n->opt->beta))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "beta %g is not finite", (double)n->opt->beta);
+    if (!mp_tensor_set_shape(out, in->rank, in->dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "cannot give output '%s' the shape of '%s'",
+                            out->info->name, in->info->name);
+    return MP_OK;
+}
+
+static mp_status softmax_prepare(mp_node *n)
+{
+    softmax_state *s = n->state;
+    if (!s) {
+        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
+        if (!s)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
+        n->state = s;
+    }
+    const mp_tensor *in = n->in[0];
+    s->channels = (size_t)in->dims[in->rank - 1];
+    s->rows = s->channels ? mp_tensor_elements(in) / s->channels : 0;
+    s->use_xnn = false;
+    if (n->opt->beta != 1.0f || s->rows == 0)
+        return MP_OK;
+
+    if (s->op && s->op_channels != s->channels) {
+        xnn_delete_operator(s->op);
+        s->op = NULL;
+    }
+    enum xnn_status xs;
+    if (!s->op) {
+        xs = xnn_create_softmax_nc_f32(s->channels, s->channels, s->channels, 0, &s->op);
+        if (xs != xnn_status_success) {
+            s->op = NULL;
+            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK create failed (status %d)", (int)xs);
+        }
+        s->op_channels = s->channels;
+    }
+    xs = xnn_setup_softmax_nc_f32(s->op, s->rows, in->data, n->out[0]->data, n->pool);
+    if (xs != xnn_status_success)
+        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK setup failed (status %d)", (int)xs);
+    s->use_xnn = true;
+    return MP_OK;
+}
+
+/* One row in C. The row is shifted by its max (by its min when beta < 0) so that the
+ * largest exponent is 0; for beta > 0 this is exactly TFLite's exp((x - max) * beta). */
+static void softmax_row(const float *x, float *y, size_t c, float beta)
+{
+    float m = x[0];
+    if (beta >= 0.0f) {
+        for (size_t i = 1; i < c; i++)
+            m = x[i] > m ? x[i] : m;
+    } else {
+        for (size_t i = 1; i < c; i++)
+            m = x[i] < m ? x[i] : m;
+    }
+    float sum = 0.0f;
+    for (size_t i = 0; i < c; i++) {
+        float e = expf((x[i] - m) * beta);
+        y[i] = e;
+        sum += e;
+    }
+    float inv = 1.0f / sum;
+    for (size_t i = 0; i < c; i++)
+        y[i] *= inv;
+}
+
+static mp_status softmax_run(mp_node *n)
+{
+    softmax_state *s = n->state;
+    if (!s)
+        return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
+    if (s->rows == 0)
+        return MP_OK;
+    if (s->use_xnn) {
+        enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+        if (xs != xnn_status_success)
+            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK run failed (status %d)", (int)xs);
+        return MP_OK;
+    }
+    const float *x = n->in[0]->data;
+    float *y = n->out[0]->data;
+    for (size_t r = 0; r < s->rows; r++)
+        softmax_row(x + r * s->channels, y + r * s->channels, s->channels, n->opt->beta);
+    return MP_OK;
+}
+
+static void softmax_release(mp_node *n)
+{
+    softmax_state *s = n->state;
+    if (!s)
+        return;
+    if (s->op)
+        xnn_delete_operator(s->op);
+    mp_mem_free(n->mem, s);
+    n->state = NULL;
+}
+
+const mp_kernel mp_kernels_softmax[] = {
+    {.opcode = MP_OP_SOFTMAX,
+     .optional_inputs = 0,
+     .min_inputs = 1,
+     .max_inputs = 1,
+     .n_outputs = 1,
+     .infer = softmax_infer,
+     .prepare = softmax_prepare,
+     .run = softmax_run,
+     .release = softmax_release},
+    {.opcode = -1},
+};

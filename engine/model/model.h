@@ -140,6 +140,8 @@ mp_status mp_model_load_file(const char *path, mp_model **out, mp_error *err);
 mp_status mp_model_load_memory(const void *bytes, size_t size, const char *label, mp_model **out,
                                mp_error *err);
 void mp_model_free(mp_model *m);
+/* Open a model by spec: a .tflite path, or "zoo:NAME" for a built-in model (model/zoo.h). */
+mp_status mp_model_open(const char *spec, mp_model **out, mp_error *err);
 
 /* Element count of a shape (returns false on overflow or negative dims). */
 bool mp_shape_elements(int32_t rank, const int32_t *shape, size_t *out);

@@ -1,0 +1,47 @@
+/* Shared declarations of the memprof command line: exit codes, subcommand entry points and
+ * small argument helpers. Each subcommand lives in its own cli/cmd_*.c file. */
+#ifndef MP_CLI_H
+#define MP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/status.h"
+
+/* Documented exit codes (README "Exit codes"). */
+enum {
+    MP_EXIT_OK = 0,
+    MP_EXIT_GATE = 1,        /* a limit or baseline was exceeded (memprof check) */
+    MP_EXIT_USAGE = 2,       /* bad command line: unknown flag, bad value */
+    MP_EXIT_IO = 3,          /* a file cannot be read or written */
+    MP_EXIT_FORMAT = 4,      /* malformed model or input file */
+    MP_EXIT_UNSUPPORTED = 5, /* valid model memprof cannot run (operator, dtype) */
+    MP_EXIT_SHAPE = 6,       /* impossible shape */
+    MP_EXIT_RUNTIME = 7      /* out of memory, backend failure */
+};
+
+int mp_cmd_inspect(int argc, char **argv);
+int mp_cmd_run(int argc, char **argv);
+int mp_cmd_zoo(int argc, char **argv);
+
+/* Exit code for an engine status. */
+int mp_exit_for(mp_status st);
+/* Print "memprof: <msg>" to stderr and return the exit code for st. */
+int mp_report_error(const mp_error *err);
+/* Print "memprof CMD: <message>\nTry 'memprof CMD --help'." and return MP_EXIT_USAGE. */
+int mp_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse a positive integer flag value in [lo, hi]. */
+bool mp_parse_int(const char *s, long lo, long hi, long *out);
+/* Parse "1,224,224,3" (or "1x224x224x3") into dims; returns rank or -1. */
+int mp_parse_dims(const char *s, int32_t *dims, int max);
+/* True when argv[i] is "-h" or "--help". */
+bool mp_is_help(const char *a);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t mp_now_ns(void);
+
+/* Write `bytes` to `path` atomically (temp file + rename): no partial file on failure. */
+bool mp_write_file_atomic(const char *path, const void *bytes, size_t size, char *why, size_t n);
+
+#endif

@@ -1,0 +1,974 @@
+/* .tflite writer: collects buffers, tensors and operators, then serializes them as a
+ * FlatBuffer following the TensorFlow Lite schema (see tflite_writer.h).
+ *
+ * FlatBuffers in brief: the file starts with a uint32 offset to the root table. A table
+ * starts with an int32 "soffset"; its vtable lives at (table - soffset) and holds uint16s:
+ * vtable size, table size, then one offset per field id (0 = field absent, read as the
+ * schema default). Offsets to strings, vectors and sub-tables are uint32 relative to the
+ * field's own position and must point forward. Vectors and strings are a uint32 count
+ * followed by the elements (strings add a NUL). Everything is little-endian.
+ *
+ * This serializer writes top-down: a table is written with placeholder offsets, its
+ * children follow, and each placeholder is patched once its child's position is known.
+ * A union field takes two ids: id N holds the uint8 type, id N+1 the table offset. */
+#include "tflite_writer.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- schema numbers ------------------------------------------------------------------ */
+
+/* BuiltinOptions union member numbers (0 = NONE), from schema.fbs's union order. */
+enum {
+    OPT_NONE = 0,
+    OPT_CONV2D = 1,
+    OPT_DEPTHWISE_CONV2D = 2,
+    OPT_POOL2D = 5,
+    OPT_FULLY_CONNECTED = 8,
+    OPT_SOFTMAX = 9,
+    OPT_CONCATENATION = 10,
+    OPT_ADD = 11,
+    OPT_L2NORM = 12,
+    OPT_RESIZE_BILINEAR = 15,
+    OPT_RESHAPE = 17,
+    OPT_MUL = 21,
+    OPT_PAD = 22,
+    OPT_TRANSPOSE = 26,
+    OPT_REDUCER = 27,
+    OPT_SUB = 28,
+    OPT_DIV = 29,
+    OPT_SQUEEZE = 30,
+    OPT_STRIDED_SLICE = 32,
+    OPT_EXP = 33,
+    OPT_LOG_SOFTMAX = 36,
+    OPT_CAST = 37,
+    OPT_DEQUANTIZE = 38,
+    OPT_MAXIMUM_MINIMUM = 39,
+    OPT_PADV2 = 43,
+    OPT_SLICE = 48,
+    OPT_EXPAND_DIMS = 52,
+    OPT_SHAPE = 55,
+    OPT_PACK = 59,
+    OPT_RESIZE_NEAREST_NEIGHBOR = 74,
+    OPT_QUANTIZE = 89,
+    OPT_HARD_SWISH = 91,
+};
+
+/* Field ids of the tables we write (position in the schema's table, unions taking two). */
+enum { MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_DESCRIPTION = 3,
+       MODEL_BUFFERS = 4 };
+enum { OPCODE_DEPRECATED_BUILTIN_CODE = 0, OPCODE_VERSION = 2, OPCODE_BUILTIN_CODE = 3 };
+enum { SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3,
+       SUBGRAPH_NAME = 4 };
+enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3,
+       TENSOR_QUANTIZATION = 4, TENSOR_SHAPE_SIGNATURE = 7 };
+enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_QUANTIZED_DIMENSION = 6 };
+enum { BUFFER_DATA = 0 };
+enum { OPERATOR_OPCODE_INDEX = 0, OPERATOR_INPUTS = 1, OPERATOR_OUTPUTS = 2,
+       OPERATOR_BUILTIN_OPTIONS_TYPE = 3, OPERATOR_BUILTIN_OPTIONS = 4 };
+
+#define SCHEMA_VERSION 3
+#define PLACEHOLDER_FOR_GREATER_OP_CODES 127
+
+/* ---- the model being collected --------------------------------------------------------- */
+
+typedef struct tfw_buffer {
+    uint8_t *data;
+    size_t bytes;
+} tfw_buffer;
+
+typedef struct tfw_tensor {
+    char *name;
+    int dtype;
+    int rank;
+    int32_t dims[MP_MAX_RANK];
+    bool has_signature;
+    int32_t signature[MP_MAX_RANK];
+    int buffer;
+    int q_count;       /* 0: no quantization table */
+    float *q_scale;
+    int64_t *q_zero_point;
+    int q_dim;
+} tfw_tensor;
+
+typedef struct tfw_op {
+    int opcode;
+    int code_index;    /* into operator_codes */
+    int n_in, n_out;
+    int32_t *ins, *outs;
+    mp_op_options opt;
+} tfw_op;
+
+typedef struct tfw_code {
+    int code;
+    int version;
+} tfw_code;
+
+struct mp_tfw {
+    tfw_buffer *bufs;
+    int n_bufs, cap_bufs;
+    tfw_tensor *tensors;
+    int n_tensors, cap_tensors;
+    tfw_op *ops;
+    int n_ops, cap_ops;
+    tfw_code *codes;
+    int n_codes, cap_codes;
+    int32_t *ins, *outs;
+    int n_ins, n_outs;
+    char *description;
+    char *subgraph_name;
+    mp_status fault;   /* first fault of an adding call (MP_OK: none) */
+    char fault_msg[400];
+};
+
+static int fail(mp_tfw *w, mp_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(mp_tfw *w, mp_status st, const char *fmt, ...)
+{
+    if (w && w->fault == MP_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(w->fault_msg, sizeof w->fault_msg, fmt, ap);
+        va_end(ap);
+        w->fault = st;
+    }
+    return -1;
+}
+
+/* Make room for `need` elements of `elem` bytes in *arr (capacity *cap). */
+static bool grow(void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    int n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, (size_t)n * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = n;
+    return true;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+mp_tfw *mp_tfw_create(void)
+{
+    mp_tfw *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->description = dup_str("memprof tflite writer");
+    w->subgraph_name = dup_str("main");
+    if (!w->description || !w->subgraph_name || mp_tfw_buffer(w, NULL, 0) != 0) {
+        mp_tfw_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void mp_tfw_free(mp_tfw *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < w->n_bufs; i++)
+        free(w->bufs[i].data);
+    for (int i = 0; i < w->n_tensors; i++) {
+        free(w->tensors[i].name);
+        free(w->tensors[i].q_scale);
+        free(w->tensors[i].q_zero_point);
+    }
+    for (int i = 0; i < w->n_ops; i++) {
+        free(w->ops[i].ins);
+        free(w->ops[i].outs);
+    }
+    free(w->bufs);
+    free(w->tensors);
+    free(w->ops);
+    free(w->codes);
+    free(w->ins);
+    free(w->outs);
+    free(w->description);
+    free(w->subgraph_name);
+    free(w);
+}
+
+static void set_string(mp_tfw *w, char **dst, const char *text)
+{
+    char *p = dup_str(text ? text : "");
+    if (!p) {
+        fail(w, MP_ERR_NOMEM, "out of memory");
+        return;
+    }
+    free(*dst);
+    *dst = p;
+}
+
+void mp_tfw_description(mp_tfw *w, const char *text)
+{
+    set_string(w, &w->description, text);
+}
+
+void mp_tfw_subgraph_name(mp_tfw *w, const char *name)
+{
+    set_string(w, &w->subgraph_name, name);
+}
+
+int mp_tfw_buffer(mp_tfw *w, const void *data, size_t bytes)
+{
+    if (bytes > 0x7fff0000u)
+        return fail(w, MP_ERR_ARG, "buffer %d: %zu bytes is too large for a flatbuffer", w->n_bufs,
+                    bytes);
+    if (bytes && !data)
+        return fail(w, MP_ERR_ARG, "buffer %d: no data", w->n_bufs);
+    if (!grow((void **)&w->bufs, &w->cap_bufs, w->n_bufs + 1, sizeof *w->bufs))
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    tfw_buffer *b = &w->bufs[w->n_bufs];
+    b->data = NULL;
+    b->bytes = bytes;
+    if (bytes) {
+        b->data = malloc(bytes);
+        if (!b->data)
+            return fail(w, MP_ERR_NOMEM, "out of memory for a %zu-byte buffer", bytes);
+        memcpy(b->data, data, bytes);
+    }
+    return w->n_bufs++;
+}
+
+int mp_tfw_tensor(mp_tfw *w, const char *name, mp_dtype dtype, int rank, const int32_t *dims,
+                  int buffer, const int32_t *signature)
+{
+    int idx = w->n_tensors;
+    const char *nm = name ? name : "";
+    if (rank < 0 || rank > MP_MAX_RANK || (rank > 0 && !dims))
+        return fail(w, MP_ERR_ARG, "tensor %d '%s': bad rank %d", idx, nm, rank);
+    if ((int)dtype < 0 || dtype >= MP_DT_COUNT)
+        return fail(w, MP_ERR_ARG, "tensor %d '%s': bad dtype %d", idx, nm, (int)dtype);
+    if (buffer < 0 || buffer >= w->n_bufs)
+        return fail(w, MP_ERR_ARG, "tensor %d '%s': buffer %d does not exist", idx, nm, buffer);
+    size_t n;
+    if (!mp_shape_elements(rank, dims, &n))
+        return fail(w, MP_ERR_ARG, "tensor %d '%s': bad shape", idx, nm);
+    size_t esize = mp_dtype_size(dtype);
+    if (buffer > 0 && esize > 0 && n * esize != w->bufs[buffer].bytes)
+        return fail(w, MP_ERR_ARG, "tensor %d '%s': %zu elements of %zu bytes but buffer %d has %zu",
+                    idx, nm, n, esize, buffer, w->bufs[buffer].bytes);
+    if (!grow((void **)&w->tensors, &w->cap_tensors, idx + 1, sizeof *w->tensors))
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    tfw_tensor *t = &w->tensors[idx];
+    memset(t, 0, sizeof *t);
+    t->name = dup_str(nm);
+    if (!t->name)
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++)
+        t->dims[i] = dims[i];
+    t->has_signature = signature != NULL;
+    for (int i = 0; signature && i < rank; i++)
+        t->signature[i] = signature[i];
+    t->buffer = buffer;
+    return w->n_tensors++;
+}
+
+int mp_tfw_tensor_quant(mp_tfw *w, int tensor, int count, const float *scale,
+                        const int64_t *zero_point, int quantized_dimension)
+{
+    if (tensor < 0 || tensor >= w->n_tensors)
+        return fail(w, MP_ERR_ARG, "quantization for tensor %d: no such tensor", tensor);
+    if (count < 1 || !scale)
+        return fail(w, MP_ERR_ARG, "quantization for tensor %d: no scales", tensor);
+    tfw_tensor *t = &w->tensors[tensor];
+    float *s = malloc((size_t)count * sizeof *s);
+    int64_t *z = calloc((size_t)count, sizeof *z);
+    if (!s || !z) {
+        free(s);
+        free(z);
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    }
+    memcpy(s, scale, (size_t)count * sizeof *s);
+    if (zero_point)
+        memcpy(z, zero_point, (size_t)count * sizeof *z);
+    free(t->q_scale);
+    free(t->q_zero_point);
+    t->q_scale = s;
+    t->q_zero_point = z;
+    t->q_count = count;
+    t->q_dim = quantized_dimension;
+    return tensor;
+}
+
+mp_op_options mp_tfw_options_default(void)
+{
+    mp_op_options o;
+    memset(&o, 0, sizeof o);
+    o.dilation_w = o.dilation_h = 1;
+    o.depth_multiplier = 1;
+    o.in_data_type = o.out_data_type = -1;
+    o.out_type = MP_DT_INT32;
+    return o;
+}
+
+int mp_tfw_options_type(int opcode)
+{
+    switch (opcode) {
+    case MP_OP_CONV_2D: return OPT_CONV2D;
+    case MP_OP_DEPTHWISE_CONV_2D: return OPT_DEPTHWISE_CONV2D;
+    case MP_OP_AVERAGE_POOL_2D: case MP_OP_MAX_POOL_2D: case MP_OP_L2_POOL_2D: return OPT_POOL2D;
+    case MP_OP_FULLY_CONNECTED: return OPT_FULLY_CONNECTED;
+    case MP_OP_SOFTMAX: return OPT_SOFTMAX;
+    case MP_OP_CONCATENATION: return OPT_CONCATENATION;
+    case MP_OP_ADD: return OPT_ADD;
+    case MP_OP_L2_NORMALIZATION: return OPT_L2NORM;
+    case MP_OP_RESIZE_BILINEAR: return OPT_RESIZE_BILINEAR;
+    case MP_OP_RESHAPE: return OPT_RESHAPE;
+    case MP_OP_MUL: return OPT_MUL;
+    case MP_OP_PAD: return OPT_PAD;
+    case MP_OP_TRANSPOSE: return OPT_TRANSPOSE;
+    case MP_OP_MEAN: case MP_OP_SUM: case MP_OP_REDUCE_PROD: case MP_OP_REDUCE_MAX:
+    case MP_OP_REDUCE_MIN: case MP_OP_REDUCE_ANY: case MP_OP_REDUCE_ALL: return OPT_REDUCER;
+    case MP_OP_SUB: return OPT_SUB;
+    case MP_OP_DIV: return OPT_DIV;
+    case MP_OP_SQUEEZE: return OPT_SQUEEZE;
+    case MP_OP_STRIDED_SLICE: return OPT_STRIDED_SLICE;
+    case MP_OP_EXP: return OPT_EXP;
+    case MP_OP_LOG_SOFTMAX: return OPT_LOG_SOFTMAX;
+    case MP_OP_CAST: return OPT_CAST;
+    case MP_OP_DEQUANTIZE: return OPT_DEQUANTIZE;
+    case MP_OP_MAXIMUM: case MP_OP_MINIMUM: return OPT_MAXIMUM_MINIMUM;
+    case MP_OP_PADV2: return OPT_PADV2;
+    case MP_OP_SLICE: return OPT_SLICE;
+    case MP_OP_EXPAND_DIMS: return OPT_EXPAND_DIMS;
+    case MP_OP_SHAPE: return OPT_SHAPE;
+    case MP_OP_PACK: return OPT_PACK;
+    case MP_OP_RESIZE_NEAREST_NEIGHBOR: return OPT_RESIZE_NEAREST_NEIGHBOR;
+    case MP_OP_QUANTIZE: return OPT_QUANTIZE;
+    case MP_OP_HARD_SWISH: return OPT_HARD_SWISH;
+    default: return OPT_NONE;
+    }
+}
+
+/* Options type actually written for an operator (RESHAPE without new_shape gets none). */
+static int op_options_type(const tfw_op *op)
+{
+    if (op->opcode == MP_OP_RESHAPE && !op->opt.has_new_shape)
+        return OPT_NONE;
+    return mp_tfw_options_type(op->opcode);
+}
+
+static int32_t *dup_indices(int n, const int32_t *src)
+{
+    int32_t *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (p && n > 0)
+        memcpy(p, src, (size_t)n * sizeof *p);
+    return p;
+}
+
+int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, const int32_t *outs,
+              const mp_op_options *opt)
+{
+    int idx = w->n_ops;
+    if (opcode < 0 || opcode >= MP_OP_CODE_COUNT || opcode == MP_OP_CUSTOM)
+        return fail(w, MP_ERR_ARG, "operator %d: bad builtin code %d", idx, opcode);
+    if (n_in < 0 || n_out < 0 || (n_in > 0 && !ins) || (n_out > 0 && !outs))
+        return fail(w, MP_ERR_ARG, "operator %d (%s): bad input/output lists", idx,
+                    mp_op_name(opcode));
+    for (int i = 0; i < n_in; i++)
+        if (ins[i] < -1 || ins[i] >= w->n_tensors)
+            return fail(w, MP_ERR_ARG, "operator %d (%s): input %d is tensor %d, which does not exist",
+                        idx, mp_op_name(opcode), i, (int)ins[i]);
+    for (int i = 0; i < n_out; i++)
+        if (outs[i] < 0 || outs[i] >= w->n_tensors)
+            return fail(w, MP_ERR_ARG, "operator %d (%s): output %d is tensor %d, which does not exist",
+                        idx, mp_op_name(opcode), i, (int)outs[i]);
+    if (opt && opt->has_new_shape && (opt->n_new_shape < 0 || opt->n_new_shape > MP_MAX_RANK))
+        return fail(w, MP_ERR_ARG, "operator %d: bad new_shape length %d", idx, opt->n_new_shape);
+    if (opt && (opt->n_squeeze_dims < 0 || opt->n_squeeze_dims > MP_MAX_RANK))
+        return fail(w, MP_ERR_ARG, "operator %d: bad squeeze_dims length %d", idx,
+                    opt->n_squeeze_dims);
+
+    /* operator code table entry (deduplicated by code and version) */
+    const int version = 1;
+    int ci = 0;
+    while (ci < w->n_codes && !(w->codes[ci].code == opcode && w->codes[ci].version == version))
+        ci++;
+    if (ci == w->n_codes) {
+        if (!grow((void **)&w->codes, &w->cap_codes, w->n_codes + 1, sizeof *w->codes))
+            return fail(w, MP_ERR_NOMEM, "out of memory");
+        w->codes[ci].code = opcode;
+        w->codes[ci].version = version;
+        w->n_codes++;
+    }
+
+    if (!grow((void **)&w->ops, &w->cap_ops, idx + 1, sizeof *w->ops))
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    tfw_op *op = &w->ops[idx];
+    op->opcode = opcode;
+    op->code_index = ci;
+    op->n_in = n_in;
+    op->n_out = n_out;
+    op->ins = dup_indices(n_in, ins);
+    op->outs = dup_indices(n_out, outs);
+    op->opt = opt ? *opt : mp_tfw_options_default();
+    if (!op->ins || !op->outs) {
+        free(op->ins);
+        free(op->outs);
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    }
+    return w->n_ops++;
+}
+
+int mp_tfw_io(mp_tfw *w, int n_in, const int32_t *ins, int n_out, const int32_t *outs)
+{
+    if (n_in < 0 || n_out < 0 || (n_in > 0 && !ins) || (n_out > 0 && !outs))
+        return fail(w, MP_ERR_ARG, "subgraph inputs/outputs: bad lists");
+    for (int i = 0; i < n_in; i++)
+        if (ins[i] < 0 || ins[i] >= w->n_tensors)
+            return fail(w, MP_ERR_ARG, "subgraph input %d is tensor %d, which does not exist", i,
+                        (int)ins[i]);
+    for (int i = 0; i < n_out; i++)
+        if (outs[i] < 0 || outs[i] >= w->n_tensors)
+            return fail(w, MP_ERR_ARG, "subgraph output %d is tensor %d, which does not exist", i,
+                        (int)outs[i]);
+    int32_t *a = dup_indices(n_in, ins), *b = dup_indices(n_out, outs);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    }
+    free(w->ins);
+    free(w->outs);
+    w->ins = a;
+    w->outs = b;
+    w->n_ins = n_in;
+    w->n_outs = n_out;
+    return 0;
+}
+
+/* ---- the byte-level FlatBuffer builder --------------------------------------------------- */
+
+typedef struct fbb {
+    uint8_t *p;
+    size_t len, cap;
+    bool oom;
+    size_t *vtables;   /* positions of vtables written so far, for sharing */
+    int n_vtables, cap_vtables;
+} fbb;
+
+static bool fb_reserve(fbb *b, size_t n)
+{
+    if (b->oom)
+        return false;
+    if (b->len + n <= b->cap)
+        return true;
+    size_t c = b->cap ? b->cap : 4096;
+    while (c < b->len + n)
+        c *= 2;
+    uint8_t *p = realloc(b->p, c);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = c;
+    return true;
+}
+
+/* Append n bytes (zeros when src is NULL); returns their position. */
+static size_t fb_put(fbb *b, const void *src, size_t n)
+{
+    size_t at = b->len;
+    if (!fb_reserve(b, n))
+        return at;
+    if (src)
+        memcpy(b->p + at, src, n);
+    else
+        memset(b->p + at, 0, n);
+    b->len += n;
+    return at;
+}
+
+static void fb_align(fbb *b, size_t a)
+{
+    while (b->len % a)
+        fb_put(b, NULL, 1);
+}
+
+static void fb_le32_at(fbb *b, size_t at, uint32_t v)
+{
+    if (b->oom)
+        return;
+    b->p[at] = (uint8_t)v;
+    b->p[at + 1] = (uint8_t)(v >> 8);
+    b->p[at + 2] = (uint8_t)(v >> 16);
+    b->p[at + 3] = (uint8_t)(v >> 24);
+}
+
+static void fb_le32(fbb *b, uint32_t v)
+{
+    size_t at = fb_put(b, NULL, 4);
+    fb_le32_at(b, at, v);
+}
+
+static void fb_le16(fbb *b, uint16_t v)
+{
+    uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    fb_put(b, x, 2);
+}
+
+static void fb_le64(fbb *b, uint64_t v)
+{
+    fb_le32(b, (uint32_t)v);
+    fb_le32(b, (uint32_t)(v >> 32));
+}
+
+/* Point the uoffset field at `at` to the object at `target` (always later in the file). */
+static void fb_link(fbb *b, size_t at, size_t target)
+{
+    fb_le32_at(b, at, (uint32_t)(target - at));
+}
+
+/* Start a vector of `count` elements whose first element is aligned to `align` (>= 4 for the
+ * length prefix); returns the vector's position (that of its length). */
+static size_t fb_vector(fbb *b, uint32_t count, size_t align)
+{
+    if (align < 4)
+        align = 4;
+    fb_align(b, 4);
+    while ((b->len + 4) % align)
+        fb_put(b, NULL, 4);
+    size_t at = b->len;
+    fb_le32(b, count);
+    return at;
+}
+
+static size_t fb_int_vector(fbb *b, int n, const int32_t *v)
+{
+    size_t at = fb_vector(b, (uint32_t)n, 4);
+    for (int i = 0; i < n; i++)
+        fb_le32(b, (uint32_t)v[i]);
+    return at;
+}
+
+static size_t fb_string(fbb *b, const char *s)
+{
+    size_t n = strlen(s);
+    size_t at = fb_vector(b, (uint32_t)n, 4);
+    fb_put(b, s, n);
+    fb_put(b, NULL, 1);
+    return at;
+}
+
+/* Vector of `n` uoffsets to be linked later: returns the position of element 0. */
+static size_t fb_offset_vector(fbb *b, int n, size_t *vec_pos)
+{
+    *vec_pos = fb_vector(b, (uint32_t)n, 4);
+    return fb_put(b, NULL, 4 * (size_t)n);
+}
+
+/* A table under construction: up to TB_SLOTS field ids, each a 1- or 4-byte scalar or a
+ * uoffset (a 4-byte placeholder linked after the table is written). */
+#define TB_SLOTS 16
+
+typedef struct tb {
+    int n_slots;
+    struct {
+        uint8_t size;     /* 0: absent */
+        uint32_t bits;
+        size_t pos;       /* position in the file once written */
+    } f[TB_SLOTS];
+} tb;
+
+static void tb_init(tb *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+static void tb_set(tb *t, int id, uint8_t size, uint32_t bits)
+{
+    t->f[id].size = size;
+    t->f[id].bits = bits;
+    if (id + 1 > t->n_slots)
+        t->n_slots = id + 1;
+}
+
+/* Scalars are written only when they differ from the schema default. */
+static void tb_i32(tb *t, int id, int32_t v, int32_t def)
+{
+    if (v != def)
+        tb_set(t, id, 4, (uint32_t)v);
+}
+
+static void tb_u8(tb *t, int id, int v, int def)
+{
+    if (v != def)
+        tb_set(t, id, 1, (uint32_t)(uint8_t)v);
+}
+
+static void tb_f32(tb *t, int id, float v, float def)
+{
+    if (v != def) {
+        uint32_t bits;
+        memcpy(&bits, &v, 4);
+        tb_set(t, id, 4, bits);
+    }
+}
+
+static void tb_ref(tb *t, int id)
+{
+    tb_set(t, id, 4, 0);
+}
+
+/* Write the table (and its vtable, unless an identical one exists); returns its position.
+ * Fields are laid out 4-byte ones first, then 1-byte ones, so all are naturally aligned. */
+static size_t tb_write(fbb *b, tb *t)
+{
+    uint16_t vt[2 + TB_SLOTS];
+    int vt_n = 2 + t->n_slots;
+    uint16_t off = 4;
+    for (int pass = 4; pass >= 1; pass -= 3) {
+        for (int id = 0; id < t->n_slots; id++) {
+            if (t->f[id].size == pass) {
+                vt[2 + id] = off;
+                off = (uint16_t)(off + pass);
+            } else if (t->f[id].size == 0) {
+                vt[2 + id] = 0;
+            }
+        }
+    }
+    vt[0] = (uint16_t)(2 * vt_n);
+    vt[1] = off;
+
+    /* share an identical earlier vtable, else write this one */
+    size_t vt_pos = 0;
+    bool found = false;
+    for (int i = 0; i < b->n_vtables && !found && !b->oom; i++) {
+        const uint8_t *q = b->p + b->vtables[i];
+        if ((size_t)(q[0] | q[1] << 8) != (size_t)vt[0])
+            continue;
+        found = true;
+        for (int k = 0; k < vt_n && found; k++)
+            found = (uint16_t)(q[2 * k] | q[2 * k + 1] << 8) == vt[k];
+        if (found)
+            vt_pos = b->vtables[i];
+    }
+    if (!found) {
+        fb_align(b, 2);
+        vt_pos = b->len;
+        for (int k = 0; k < vt_n; k++)
+            fb_le16(b, vt[k]);
+        if (grow((void **)&b->vtables, &b->cap_vtables, b->n_vtables + 1, sizeof *b->vtables))
+            b->vtables[b->n_vtables++] = vt_pos;
+    }
+
+    fb_align(b, 4);
+    size_t at = b->len;
+    fb_le32(b, (uint32_t)(int32_t)(at - vt_pos));
+    fb_put(b, NULL, (size_t)off - 4);
+    for (int id = 0; id < t->n_slots && !b->oom; id++) {
+        if (!t->f[id].size)
+            continue;
+        size_t pos = at + vt[2 + id];
+        t->f[id].pos = pos;
+        if (t->f[id].size == 4)
+            fb_le32_at(b, pos, t->f[id].bits);
+        else
+            b->p[pos] = (uint8_t)t->f[id].bits;
+    }
+    return at;
+}
+
+/* ---- serializing the schema's tables --------------------------------------------------- */
+
+static size_t write_operator_code(fbb *b, const tfw_code *c)
+{
+    tb t;
+    tb_init(&t);
+    int deprecated = c->code < PLACEHOLDER_FOR_GREATER_OP_CODES ? c->code
+                                                                : PLACEHOLDER_FOR_GREATER_OP_CODES;
+    tb_u8(&t, OPCODE_DEPRECATED_BUILTIN_CODE, deprecated, 0);
+    tb_i32(&t, OPCODE_VERSION, c->version, 1);
+    tb_i32(&t, OPCODE_BUILTIN_CODE, c->code, 0);
+    return tb_write(b, &t);
+}
+
+static size_t write_quantization(fbb *b, const tfw_tensor *x)
+{
+    tb t;
+    tb_init(&t);
+    tb_ref(&t, QUANT_SCALE);
+    tb_ref(&t, QUANT_ZERO_POINT);
+    tb_i32(&t, QUANT_QUANTIZED_DIMENSION, x->q_dim, 0);
+    size_t at = tb_write(b, &t);
+
+    size_t v = fb_vector(b, (uint32_t)x->q_count, 4);
+    for (int i = 0; i < x->q_count; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x->q_scale[i], 4);
+        fb_le32(b, bits);
+    }
+    fb_link(b, t.f[QUANT_SCALE].pos, v);
+    v = fb_vector(b, (uint32_t)x->q_count, 8);
+    for (int i = 0; i < x->q_count; i++)
+        fb_le64(b, (uint64_t)x->q_zero_point[i]);
+    fb_link(b, t.f[QUANT_ZERO_POINT].pos, v);
+    return at;
+}
+
+static size_t write_tensor(fbb *b, const tfw_tensor *x)
+{
+    tb t;
+    tb_init(&t);
+    tb_ref(&t, TENSOR_SHAPE);
+    tb_u8(&t, TENSOR_TYPE, x->dtype, MP_DT_FLOAT32);
+    tb_i32(&t, TENSOR_BUFFER, x->buffer, 0);
+    tb_ref(&t, TENSOR_NAME);
+    if (x->q_count > 0)
+        tb_ref(&t, TENSOR_QUANTIZATION);
+    if (x->has_signature)
+        tb_ref(&t, TENSOR_SHAPE_SIGNATURE);
+    size_t at = tb_write(b, &t);
+
+    fb_link(b, t.f[TENSOR_SHAPE].pos, fb_int_vector(b, x->rank, x->dims));
+    fb_link(b, t.f[TENSOR_NAME].pos, fb_string(b, x->name));
+    if (x->q_count > 0)
+        fb_link(b, t.f[TENSOR_QUANTIZATION].pos, write_quantization(b, x));
+    if (x->has_signature)
+        fb_link(b, t.f[TENSOR_SHAPE_SIGNATURE].pos, fb_int_vector(b, x->rank, x->signature));
+    return at;
+}
+
+/* The builtin options table of `op` (type from op_options_type). Ids follow the schema. */
+static size_t write_options(fbb *b, const tfw_op *op, int type)
+{
+    const mp_op_options *o = &op->opt;
+    tb t;
+    tb_init(&t);
+    switch (type) {
+    case OPT_CONV2D:
+        /* padding, stride_w, stride_h, fused_activation_function, dilation_w, dilation_h */
+        tb_u8(&t, 0, o->padding, MP_PAD_SAME);
+        tb_i32(&t, 1, o->stride_w, 0);
+        tb_i32(&t, 2, o->stride_h, 0);
+        tb_u8(&t, 3, o->activation, MP_ACT_NONE);
+        tb_i32(&t, 4, o->dilation_w ? o->dilation_w : 1, 1);
+        tb_i32(&t, 5, o->dilation_h ? o->dilation_h : 1, 1);
+        break;
+    case OPT_DEPTHWISE_CONV2D:
+        /* padding, stride_w, stride_h, depth_multiplier, activation, dilation_w, dilation_h */
+        tb_u8(&t, 0, o->padding, MP_PAD_SAME);
+        tb_i32(&t, 1, o->stride_w, 0);
+        tb_i32(&t, 2, o->stride_h, 0);
+        tb_i32(&t, 3, o->depth_multiplier, 0);
+        tb_u8(&t, 4, o->activation, MP_ACT_NONE);
+        tb_i32(&t, 5, o->dilation_w ? o->dilation_w : 1, 1);
+        tb_i32(&t, 6, o->dilation_h ? o->dilation_h : 1, 1);
+        break;
+    case OPT_POOL2D:
+        /* padding, stride_w, stride_h, filter_width, filter_height, activation */
+        tb_u8(&t, 0, o->padding, MP_PAD_SAME);
+        tb_i32(&t, 1, o->stride_w, 0);
+        tb_i32(&t, 2, o->stride_h, 0);
+        tb_i32(&t, 3, o->filter_w, 0);
+        tb_i32(&t, 4, o->filter_h, 0);
+        tb_u8(&t, 5, o->activation, MP_ACT_NONE);
+        break;
+    case OPT_FULLY_CONNECTED:
+        /* activation, weights_format, keep_num_dims, asymmetric_quantize_inputs */
+        tb_u8(&t, 0, o->activation, MP_ACT_NONE);
+        tb_u8(&t, 1, o->weights_format, 0);
+        tb_u8(&t, 2, o->keep_num_dims, 0);
+        break;
+    case OPT_SOFTMAX:
+        tb_f32(&t, 0, o->beta, 0.0f);
+        break;
+    case OPT_CONCATENATION:
+        /* axis, activation */
+        tb_i32(&t, 0, o->axis, 0);
+        tb_u8(&t, 1, o->activation, MP_ACT_NONE);
+        break;
+    case OPT_ADD: case OPT_MUL: case OPT_SUB: case OPT_DIV: case OPT_L2NORM:
+        /* activation first in all of these (ADD/SUB's pot_scale_int16 left at default) */
+        tb_u8(&t, 0, o->activation, MP_ACT_NONE);
+        break;
+    case OPT_RESIZE_BILINEAR:
+        /* new_height (deprecated), new_width (deprecated), align_corners, half_pixel_centers */
+        tb_u8(&t, 2, o->align_corners, 0);
+        tb_u8(&t, 3, o->half_pixel_centers, 0);
+        break;
+    case OPT_RESIZE_NEAREST_NEIGHBOR:
+        tb_u8(&t, 0, o->align_corners, 0);
+        tb_u8(&t, 1, o->half_pixel_centers, 0);
+        break;
+    case OPT_RESHAPE:
+        tb_ref(&t, 0); /* new_shape */
+        break;
+    case OPT_REDUCER:
+        tb_u8(&t, 0, o->keep_dims, 0);
+        break;
+    case OPT_SQUEEZE:
+        if (o->n_squeeze_dims > 0)
+            tb_ref(&t, 0);
+        break;
+    case OPT_STRIDED_SLICE:
+        tb_i32(&t, 0, o->begin_mask, 0);
+        tb_i32(&t, 1, o->end_mask, 0);
+        tb_i32(&t, 2, o->ellipsis_mask, 0);
+        tb_i32(&t, 3, o->new_axis_mask, 0);
+        tb_i32(&t, 4, o->shrink_axis_mask, 0);
+        tb_u8(&t, 5, o->offset, 0);
+        break;
+    case OPT_CAST:
+        /* -1 means absent; 0 (FLOAT32) is the default anyway */
+        if (o->in_data_type > 0)
+            tb_u8(&t, 0, o->in_data_type, 0);
+        if (o->out_data_type > 0)
+            tb_u8(&t, 1, o->out_data_type, 0);
+        break;
+    case OPT_SHAPE:
+        /* always written: readers disagree on what an absent out_type means */
+        tb_set(&t, 0, 1, (uint8_t)o->out_type);
+        break;
+    case OPT_PACK:
+        tb_i32(&t, 0, o->values_count, 0);
+        tb_i32(&t, 1, o->axis, 0);
+        break;
+    default: /* option tables without fields */
+        break;
+    }
+    size_t at = tb_write(b, &t);
+    if (type == OPT_RESHAPE)
+        fb_link(b, t.f[0].pos, fb_int_vector(b, o->n_new_shape, o->new_shape));
+    if (type == OPT_SQUEEZE && o->n_squeeze_dims > 0)
+        fb_link(b, t.f[0].pos, fb_int_vector(b, o->n_squeeze_dims, o->squeeze_dims));
+    return at;
+}
+
+static size_t write_operator(fbb *b, const tfw_op *op)
+{
+    int type = op_options_type(op);
+    tb t;
+    tb_init(&t);
+    tb_i32(&t, OPERATOR_OPCODE_INDEX, op->code_index, 0);
+    tb_ref(&t, OPERATOR_INPUTS);
+    tb_ref(&t, OPERATOR_OUTPUTS);
+    tb_u8(&t, OPERATOR_BUILTIN_OPTIONS_TYPE, type, OPT_NONE);
+    if (type != OPT_NONE)
+        tb_ref(&t, OPERATOR_BUILTIN_OPTIONS);
+    size_t at = tb_write(b, &t);
+    fb_link(b, t.f[OPERATOR_INPUTS].pos, fb_int_vector(b, op->n_in, op->ins));
+    fb_link(b, t.f[OPERATOR_OUTPUTS].pos, fb_int_vector(b, op->n_out, op->outs));
+    if (type != OPT_NONE)
+        fb_link(b, t.f[OPERATOR_BUILTIN_OPTIONS].pos, write_options(b, op, type));
+    return at;
+}
+
+static size_t write_subgraph(fbb *b, const mp_tfw *w)
+{
+    tb t;
+    tb_init(&t);
+    tb_ref(&t, SUBGRAPH_TENSORS);
+    tb_ref(&t, SUBGRAPH_INPUTS);
+    tb_ref(&t, SUBGRAPH_OUTPUTS);
+    tb_ref(&t, SUBGRAPH_OPERATORS);
+    tb_ref(&t, SUBGRAPH_NAME);
+    size_t at = tb_write(b, &t);
+
+    size_t vec, elem = fb_offset_vector(b, w->n_tensors, &vec);
+    fb_link(b, t.f[SUBGRAPH_TENSORS].pos, vec);
+    for (int i = 0; i < w->n_tensors; i++)
+        fb_link(b, elem + 4 * (size_t)i, write_tensor(b, &w->tensors[i]));
+
+    fb_link(b, t.f[SUBGRAPH_INPUTS].pos, fb_int_vector(b, w->n_ins, w->ins));
+    fb_link(b, t.f[SUBGRAPH_OUTPUTS].pos, fb_int_vector(b, w->n_outs, w->outs));
+
+    elem = fb_offset_vector(b, w->n_ops, &vec);
+    fb_link(b, t.f[SUBGRAPH_OPERATORS].pos, vec);
+    for (int i = 0; i < w->n_ops; i++)
+        fb_link(b, elem + 4 * (size_t)i, write_operator(b, &w->ops[i]));
+
+    fb_link(b, t.f[SUBGRAPH_NAME].pos, fb_string(b, w->subgraph_name));
+    return at;
+}
+
+mp_status mp_tfw_finish(mp_tfw *w, void **bytes, size_t *size, mp_error *err)
+{
+    *bytes = NULL;
+    *size = 0;
+    if (w->fault != MP_OK)
+        return mp_fail(err, w->fault, "tflite writer: %s", w->fault_msg);
+    if (w->n_ops == 0 || w->n_outs == 0)
+        return mp_fail(err, MP_ERR_ARG, "tflite writer: the model has no %s",
+                       w->n_ops == 0 ? "operators" : "outputs (call mp_tfw_io)");
+
+    fbb b;
+    memset(&b, 0, sizeof b);
+    /* header: root table offset, then the file identifier */
+    fb_put(&b, NULL, 4);
+    fb_put(&b, "TFL3", 4);
+
+    tb m;
+    tb_init(&m);
+    tb_i32(&m, MODEL_VERSION, SCHEMA_VERSION, 0);
+    tb_ref(&m, MODEL_OPERATOR_CODES);
+    tb_ref(&m, MODEL_SUBGRAPHS);
+    tb_ref(&m, MODEL_DESCRIPTION);
+    tb_ref(&m, MODEL_BUFFERS);
+    fb_link(&b, 0, tb_write(&b, &m));
+
+    size_t vec, elem = fb_offset_vector(&b, w->n_codes, &vec);
+    fb_link(&b, m.f[MODEL_OPERATOR_CODES].pos, vec);
+    for (int i = 0; i < w->n_codes; i++)
+        fb_link(&b, elem + 4 * (size_t)i, write_operator_code(&b, &w->codes[i]));
+
+    elem = fb_offset_vector(&b, 1, &vec);
+    fb_link(&b, m.f[MODEL_SUBGRAPHS].pos, vec);
+    fb_link(&b, elem, write_subgraph(&b, w));
+
+    fb_link(&b, m.f[MODEL_DESCRIPTION].pos, fb_string(&b, w->description));
+
+    /* buffers: all Buffer tables first, then the data, so the constants form one block at
+     * the end of the file with every buffer 16-byte aligned */
+    elem = fb_offset_vector(&b, w->n_bufs, &vec);
+    fb_link(&b, m.f[MODEL_BUFFERS].pos, vec);
+    size_t *data_field = calloc((size_t)w->n_bufs, sizeof *data_field);
+    if (!data_field)
+        b.oom = true;
+    for (int i = 0; i < w->n_bufs && !b.oom; i++) {
+        tb t;
+        tb_init(&t);
+        if (w->bufs[i].bytes)
+            tb_ref(&t, BUFFER_DATA);
+        fb_link(&b, elem + 4 * (size_t)i, tb_write(&b, &t));
+        data_field[i] = t.f[BUFFER_DATA].pos;
+    }
+    for (int i = 0; i < w->n_bufs && !b.oom; i++) {
+        if (!w->bufs[i].bytes)
+            continue;
+        size_t v = fb_vector(&b, (uint32_t)w->bufs[i].bytes, 16);
+        fb_put(&b, w->bufs[i].data, w->bufs[i].bytes);
+        fb_link(&b, data_field[i], v);
+    }
+    free(data_field);
+    fb_align(&b, 16);
+    free(b.vtables);
+
+    if (b.oom || b.len > 0x7fffffffu) {
+        free(b.p);
+        return b.oom ? mp_fail(err, MP_ERR_NOMEM, "tflite writer: out of memory")
+                     : mp_fail(err, MP_ERR_ARG, "tflite writer: model exceeds 2 GiB");
+    }
+    *bytes = b.p;
+    *size = b.len;
+    return MP_OK;
+}

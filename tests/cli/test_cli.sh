@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Command-line behaviour of memprof: help for every command, clear errors with documented
+# exit codes for bad flags, bad values and bad models, no partial output files, zoo models
+# written and read back, and run --output-dir writing outputs that match the oracle.
+# Usage: test_cli.sh MEMPROF SHARED_DIR
+set -u
+mp=$1
+shared=${2:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+pass() { :; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect CODE CMD... : run, check exit code; keep stdout/stderr in $tmp/out, $tmp/err
+expect() {
+  local want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(head -c 300 "$tmp/err")"
+}
+has() { grep -q -- "$2" "$tmp/$1" || fail "$1 of last command lacks '$2': $(head -c 300 "$tmp/$1")"; }
+
+# help everywhere
+expect 0 "$mp" --help; has out "Commands:"; has out "Exit codes"
+for c in inspect run zoo; do
+  expect 0 "$mp" "$c" --help; has out "Usage: memprof $c"
+done
+expect 2 "$mp"; expect 2 "$mp" frobnicate; has err "unknown command"
+
+# bad flags and values
+expect 2 "$mp" run zoo:mnist_mlp --bogus 1; has err "unknown option '--bogus'"
+expect 2 "$mp" run zoo:mnist_mlp --threads 0; has err "--threads"
+expect 2 "$mp" run zoo:mnist_mlp --threads abc; has err "--threads"
+expect 2 "$mp" run zoo:mnist_mlp --runs; has err "needs a value"
+expect 2 "$mp" run; has err "missing MODEL"
+expect 2 "$mp" run zoo:mnist_mlp --shape nosuch=1,2; has err "no input 'nosuch'"
+expect 2 "$mp" run zoo:mnist_mlp --shape input=1,x; has err "positive dimensions"
+expect 2 "$mp" zoo nosuchmodel -o "$tmp/x.tflite"; has err "mobilenet_v2"
+[ -e "$tmp/x.tflite" ] && fail "zoo wrote a file for an unknown model"
+expect 3 "$mp" run "$tmp/does-not-exist.tflite"; has err "does-not-exist.tflite"
+
+# zoo: list, write, read back, run
+expect 0 "$mp" zoo list; has out "mnist_mlp"; has out "mobilenet_v1"; has out "mobilenet_v2"
+expect 0 "$mp" zoo mnist_mlp -o "$tmp/mlp.tflite"
+head -c 8 "$tmp/mlp.tflite" | tail -c 4 | grep -q TFL3 || fail "zoo file lacks the TFL3 identifier"
+expect 0 "$mp" inspect "$tmp/mlp.tflite"; has out "FULLY_CONNECTED"; has out "SOFTMAX"
+expect 0 "$mp" run "$tmp/mlp.tflite"; has out "top-5"
+expect 0 "$mp" run zoo:mnist_mlp --runs 3 --warmup 1; has out "median"
+expect 3 "$mp" zoo mnist_mlp -o "$tmp/no/such/dir/m.tflite"
+
+# inputs from files: wrong size refused, right size accepted
+head -c 100 /dev/zero > "$tmp/short.bin"
+expect 4 "$mp" run zoo:mnist_mlp --input input="$tmp/short.bin"; has err "3136 bytes"
+head -c 3136 /dev/zero > "$tmp/zero.bin"
+expect 0 "$mp" run zoo:mnist_mlp --input input="$tmp/zero.bin"
+expect 2 "$mp" run zoo:mnist_mlp --input wrong="$tmp/zero.bin"
+
+# garbage and truncated models: clear message, documented code, never a crash
+printf 'not a model at all' > "$tmp/garbage.tflite"
+expect 4 "$mp" inspect "$tmp/garbage.tflite"; has err "garbage.tflite"
+head -c 2000 "$tmp/mlp.tflite" > "$tmp/trunc.tflite"
+expect 4 "$mp" run "$tmp/trunc.tflite"; has err "trunc.tflite"
+
+if [ -n "$shared" ] && [ -d "$shared/models" ]; then
+  m=$shared/models
+  expect 4 "$mp" run "$m/litert_tfl_testdata_test_model_broken.tflite"; has err "test_model_broken"
+  expect 4 "$mp" inspect "$m/litert_tfl_testdata_empty_model.tflite"; has err "empty"
+  expect 5 "$mp" run "$m/coral_invalid_model_invoking_error.tflite"; has err "fake-op-double"
+  expect 5 "$mp" run "$m/tfsupport_movie_review.tflite"; has err "GATHER"
+  expect 0 "$mp" inspect "$m/tfsupport_dilated_conv.tflite"; has out "sig \[-1,-1,-1,3\]"
+  # run --output-dir: raw outputs equal the oracle's within tolerance, JSON index parses
+  o=$shared/oracle/tfsupport_mobilenet_v1_0.25_224_float
+  expect 0 "$mp" run "$m/tfsupport_mobilenet_v1_0.25_224_float.tflite" --input "input=$o/input_0.bin" \
+    --output-dir "$tmp/outdir"
+  has out "top-5  905:"   # the oracle's argmax (meta.json) is class 905
+  [ -f "$tmp/outdir/output_0.bin" ] || fail "output_0.bin missing"
+  [ "$(stat -c %s "$tmp/outdir/output_0.bin")" -eq 4004 ] || fail "output_0.bin is not 4004 bytes"
+  grep -q '"shape": \[' "$tmp/outdir/outputs.json" && grep -q '"dtype": "float32"' "$tmp/outdir/outputs.json" \
+    || fail "outputs.json lacks shape/dtype: $(cat "$tmp/outdir/outputs.json")"
+  paste <(od -An -v -tf4 -w4 "$tmp/outdir/output_0.bin") <(od -An -v -tf4 -w4 "$o/output_0.bin") |
+    awk '{d=$1-$2; if (d<0) d=-d; s=($2<0?-$2:$2); if (s<1e-4) s=1e-4; if (d/s>1e-4) bad++}
+         END {exit bad>0}' || fail "output_0.bin differs from the oracle beyond 1e-4 relative"
+else
+  echo "note: ../shared absent, skipping the shared-model CLI checks"
+fi
+
+[ "$fails" -eq 0 ] && echo "cli: all checks passed"
+exit $((fails > 0))

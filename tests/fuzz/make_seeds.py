@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Write the tiny hand-made .tflite seeds in tests/fuzz/seeds/ for the reader fuzzer.
+
+Each seed is a small valid (or deliberately almost valid) TensorFlow Lite FlatBuffer that
+reaches a different part of the reader: constants, quantization, signatures, options of
+several operators, a string constant, an omitted optional input, intermediates. The
+files are committed; rerun this only to change them: python3 tests/fuzz/make_seeds.py
+
+The builder writes objects front to back: a table's reference fields are patched when
+the child is appended after it (FlatBuffers uoffsets only need to point forward)."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Builder:
+    def __init__(self):
+        self.b = bytearray()
+
+    def pad(self, a, rem=0):
+        while len(self.b) % a != rem:
+            self.b.append(0)
+
+    def table(self, fields):
+        """fields: list of (id, fmt, value); fmt None = reference. Returns (pos, refs)."""
+        maxid = max((f[0] for f in fields), default=-1)
+        offs, cur = [], 4
+        for _, fmt, _ in fields:
+            size = struct.calcsize("<" + fmt) if fmt else 4
+            cur = (cur + size - 1) // size * size
+            offs.append(cur)
+            cur += size
+        vt = [4 + 2 * (maxid + 1), cur] + [0] * (maxid + 1)
+        for (fid, _, _), off in zip(fields, offs):
+            vt[2 + fid] = off
+        self.pad(2)
+        vpos = len(self.b)
+        self.b += struct.pack("<%dH" % len(vt), *vt)
+        self.pad(8)
+        tpos = len(self.b)
+        body = bytearray(cur)
+        struct.pack_into("<i", body, 0, tpos - vpos)
+        refs = {}
+        for (fid, fmt, val), off in zip(fields, offs):
+            if fmt:
+                struct.pack_into("<" + fmt, body, off, val)
+            else:
+                refs[fid] = tpos + off
+        self.b += body
+        return tpos, refs
+
+    def ref(self, field_pos, target):
+        struct.pack_into("<I", self.b, field_pos, target - field_pos)
+
+    def vec(self, fmt, values, align=4):
+        self.pad(align, (align - 4) % align)
+        pos = len(self.b)
+        self.b += struct.pack("<I", len(values))
+        self.b += struct.pack("<%d%s" % (len(values), fmt), *values)
+        return pos
+
+    def bytes_vec(self, data):
+        self.pad(16, 12)  # data itself 16-aligned, as force_align asks
+        pos = len(self.b)
+        self.b += struct.pack("<I", len(data)) + data
+        return pos
+
+    def string(self, s):
+        self.pad(4)
+        pos = len(self.b)
+        raw = s.encode()
+        self.b += struct.pack("<I", len(raw)) + raw + b"\0"
+        return pos
+
+    def slots(self, n):
+        self.pad(4)
+        pos = len(self.b)
+        self.b += struct.pack("<I", n) + bytes(4 * n)
+        return [pos + 4 + 4 * i for i in range(n)], pos
+
+
+def model(codes, tensors, ops, inputs, outputs, buffers, subgraphs=1):
+    """codes: [(builtin, custom or None)]; tensors: dicts; ops: dicts; buffers: [bytes]."""
+    fb = Builder()
+    fb.b += b"\0\0\0\0TFL3"
+    root, r = fb.table([(0, "I", 3), (1, None, 0), (2, None, 0), (3, None, 0), (4, None, 0)])
+    struct.pack_into("<I", fb.b, 0, root)
+
+    slots, pos = fb.slots(len(codes))
+    fb.ref(r[1], pos)
+    for slot, (code, custom) in zip(slots, codes):
+        fields = [(0, "b", min(code, 127)), (2, "i", 1), (3, "i", code)]
+        if custom is not None:
+            fields.append((1, None, 0))
+        t, cr = fb.table(fields)
+        fb.ref(slot, t)
+        if custom is not None:
+            fb.ref(cr[1], fb.string(custom))
+
+    sslots, pos = fb.slots(subgraphs)
+    fb.ref(r[2], pos)
+    for sslot in sslots:
+        sg, sr = fb.table([(i, None, 0) for i in range(5)])
+        fb.ref(sslot, sg)
+        tslots, pos = fb.slots(len(tensors))
+        fb.ref(sr[0], pos)
+        for slot, t in zip(tslots, tensors):
+            fields = [(0, None, 0), (1, "b", t["type"]), (2, "I", t.get("buffer", 0)), (3, None, 0)]
+            if "scale" in t:
+                fields.append((4, None, 0))
+            if "sig" in t:
+                fields.append((7, None, 0))
+            tp, tr = fb.table(fields)
+            fb.ref(slot, tp)
+            fb.ref(tr[0], fb.vec("i", t["shape"]))
+            fb.ref(tr[3], fb.string(t["name"]))
+            if "scale" in t:
+                qp, qr = fb.table([(2, None, 0), (3, None, 0), (6, "i", t.get("qdim", 0))])
+                fb.ref(tr[4], qp)
+                fb.ref(qr[2], fb.vec("f", t["scale"]))
+                fb.ref(qr[3], fb.vec("q", t["zp"], align=8))
+            if "sig" in t:
+                fb.ref(tr[7], fb.vec("i", t["sig"]))
+        fb.ref(sr[1], fb.vec("i", inputs))
+        fb.ref(sr[2], fb.vec("i", outputs))
+        oslots, pos = fb.slots(len(ops))
+        fb.ref(sr[3], pos)
+        for slot, o in zip(oslots, ops):
+            fields = [(0, "I", o.get("opcode", 0)), (1, None, 0), (2, None, 0)]
+            if "opt_type" in o:
+                fields += [(3, "B", o["opt_type"]), (4, None, 0)]
+            if "inter" in o:
+                fields.append((8, None, 0))
+            op, orf = fb.table(fields)
+            fb.ref(slot, op)
+            fb.ref(orf[1], fb.vec("i", o["in"]))
+            fb.ref(orf[2], fb.vec("i", o["out"]))
+            if "opt_type" in o:
+                ofields = [f for f in o.get("opt", [])]
+                if "new_shape" in o:
+                    ofields.append((0, None, 0))
+                ot, otr = fb.table(ofields)
+                fb.ref(orf[4], ot)
+                if "new_shape" in o:
+                    fb.ref(otr[0], fb.vec("i", o["new_shape"]))
+            if "inter" in o:
+                fb.ref(orf[8], fb.vec("i", o["inter"]))
+        fb.ref(sr[4], fb.string("main"))
+    fb.ref(r[3], fb.string("seed"))
+
+    bslots, pos = fb.slots(len(buffers))
+    fb.ref(r[4], pos)
+    for slot, data in zip(bslots, buffers):
+        if data:
+            bt, br = fb.table([(0, None, 0)])
+            fb.ref(slot, bt)
+            fb.ref(br[0], fb.bytes_vec(data))
+        else:
+            bt, _ = fb.table([])
+            fb.ref(slot, bt)
+    return bytes(fb.b)
+
+
+F32, I32, U8, I64, STR, I8 = 0, 2, 3, 4, 5, 9
+
+
+def f32s(*v):
+    return struct.pack("<%df" % len(v), *v)
+
+
+def seeds():
+    out = {}
+    # ADD with a constant operand and a dynamic batch signature.
+    out["add_const.tflite"] = model(
+        [(0, None)],
+        [dict(name="x", type=F32, shape=[1, 2], sig=[-1, 2]),
+         dict(name="c", type=F32, shape=[1, 2], buffer=1),
+         dict(name="y", type=F32, shape=[1, 2], sig=[-1, 2])],
+        [{"in": [0, 1], "out": [2], "opt_type": 11, "opt": [(0, "B", 1)]}],
+        [0], [2], [b"", f32s(1.0, 2.0)])
+    # CONV_2D with omitted bias, options, per-channel int8 weights.
+    out["conv_q.tflite"] = model(
+        [(3, None)],
+        [dict(name="in", type=I8, shape=[1, 4, 4, 1], scale=[0.5], zp=[0]),
+         dict(name="w", type=I8, shape=[2, 1, 1, 1], buffer=1, scale=[0.1, 0.2], zp=[0, 0], qdim=0),
+         dict(name="out", type=I8, shape=[1, 2, 4, 2], scale=[0.25], zp=[-3])],
+        [{"in": [0, 1, -1], "out": [2], "opt_type": 1,
+          "opt": [(0, "B", 1), (1, "i", 1), (2, "i", 2), (3, "B", 3), (4, "i", 1), (5, "i", 1)]}],
+        [0], [2], [b"", bytes([1, 2])])
+    # RESHAPE with new_shape and a constant shape tensor, then SOFTMAX.
+    out["reshape_softmax.tflite"] = model(
+        [(22, None), (25, None)],
+        [dict(name="x", type=F32, shape=[1, 2, 3]),
+         dict(name="shape", type=I32, shape=[2], buffer=1),
+         dict(name="r", type=F32, shape=[1, 6]),
+         dict(name="y", type=F32, shape=[1, 6])],
+        [{"opcode": 0, "in": [0, 1], "out": [2], "opt_type": 17, "new_shape": [1, 6]},
+         {"opcode": 1, "in": [2], "out": [3], "opt_type": 9, "opt": [(0, "f", 1.0)]}],
+        [0], [3], [b"", struct.pack("<2i", 1, 6)])
+    # STRIDED_SLICE with masks; a string constant; a SHAPE to i64; an intermediate.
+    strings = struct.pack("<3i", 1, 12, 14) + b"hi"  # count, offsets[2], bytes
+    out["slice_shape_string.tflite"] = model(
+        [(45, None), (77, None)],
+        [dict(name="x", type=F32, shape=[4, 4]),
+         dict(name="b", type=I32, shape=[2], buffer=1),
+         dict(name="e", type=I32, shape=[2], buffer=2),
+         dict(name="s", type=I32, shape=[2], buffer=3),
+         dict(name="y", type=F32, shape=[2, 2]),
+         dict(name="shape", type=I64, shape=[2]),
+         dict(name="str", type=STR, shape=[1], buffer=4)],
+        [{"opcode": 0, "in": [0, 1, 2, 3], "out": [4], "opt_type": 32,
+          "opt": [(0, "i", 1), (1, "i", 2), (4, "i", 0)], "inter": [6]},
+         {"opcode": 1, "in": [4], "out": [5], "opt_type": 55, "opt": [(0, "b", I64)]}],
+        [0], [5], [b"", struct.pack("<2i", 0, 0), struct.pack("<2i", 2, 2),
+                   struct.pack("<2i", 1, 1), strings])
+    # Pool, CAST and MEAN on u8.
+    out["pool_cast_mean.tflite"] = model(
+        [(17, None), (53, None), (40, None)],
+        [dict(name="x", type=U8, shape=[1, 4, 4, 1], scale=[1.0], zp=[128]),
+         dict(name="p", type=U8, shape=[1, 2, 2, 1], scale=[1.0], zp=[128]),
+         dict(name="f", type=F32, shape=[1, 2, 2, 1]),
+         dict(name="axes", type=I32, shape=[2], buffer=1),
+         dict(name="m", type=F32, shape=[1, 1, 1, 1])],
+        [{"opcode": 0, "in": [0], "out": [1], "opt_type": 5,
+          "opt": [(0, "B", 1), (1, "i", 2), (2, "i", 2), (3, "i", 2), (4, "i", 2)]},
+         {"opcode": 1, "in": [1], "out": [2], "opt_type": 37, "opt": [(0, "b", U8), (1, "b", F32)]},
+         {"opcode": 2, "in": [2, 3], "out": [4], "opt_type": 27, "opt": [(0, "B", 1)]}],
+        [0], [4], [b"", struct.pack("<2i", 1, 2)])
+    # Refused on purpose: a custom operator, and two subgraphs.
+    out["custom_op.tflite"] = model(
+        [(32, "fake-op")],
+        [dict(name="x", type=F32, shape=[1]), dict(name="y", type=F32, shape=[1])],
+        [{"in": [0], "out": [1]}], [0], [1], [b""])
+    out["two_subgraphs.tflite"] = model(
+        [(0, None)],
+        [dict(name="x", type=F32, shape=[1]), dict(name="y", type=F32, shape=[1])],
+        [{"in": [0, 0], "out": [1], "opt_type": 11}], [0], [1], [b""], subgraphs=2)
+    return out
+
+
+def main():
+    d = os.path.join(HERE, "seeds")
+    os.makedirs(d, exist_ok=True)
+    for name, data in seeds().items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+        print("%s: %d bytes" % (name, len(data)))
+
+
+if __name__ == "__main__":
+    main()

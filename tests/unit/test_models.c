@@ -1,0 +1,164 @@
+/* Every model in ../shared/models either runs (finite outputs of the right shape) or is
+ * refused cleanly: float and hybrid models run unless an operator is missing, and then the
+ * error names that operator; quantized models are refused (memprof runs float32 graphs);
+ * the three malformed models are refused with the right status. Expectations come from
+ * ../shared/models/MODELS.md, not from memprof's output. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model/reference_input.h"
+#include "engine/session.h"
+
+typedef enum { RUNS, NO_OPERATOR, QUANTIZED, BAD_FORMAT, BAD_CUSTOM } expect;
+
+static const struct {
+    const char *name;
+    expect want;
+    const char *ops; /* NO_OPERATOR: the missing operators, one of which must be named */
+} k_models[] = {
+    {"alankrantas_mnist", RUNS, NULL},
+    {"litert_mobilenet_like_model", RUNS, NULL},
+    {"litert_simple_add_dynamic_shape", RUNS, NULL},
+    {"litert_tfl_testdata_add", RUNS, NULL},
+    {"litert_tfl_testdata_multi_add", RUNS, NULL},
+    {"mpromonet_mnist", RUNS, NULL},
+    {"tfex_add", RUNS, NULL},
+    {"tfex_mobilenet_v2_035_96_embedder", RUNS, NULL},
+    {"tfmicro_hello_world_float", RUNS, NULL},
+    {"tfsupport_dilated_conv", RUNS, NULL},
+    {"tfsupport_mobilenet_v1_0.25_224_float", RUNS, NULL},
+    {"tiny_ad01_fp32", RUNS, NULL},
+    {"tiny_ic_resnet8_float", RUNS, NULL},
+    {"litert_torchaudio_conformer", NO_OPERATOR,
+     "TRANSPOSE SLICE RSQRT SQUARED_DIFFERENCE BATCH_MATMUL SELECT_V2"},
+    {"tfmicro_mnist_lstm_float", NO_OPERATOR, "UNIDIRECTIONAL_SEQUENCE_LSTM"},
+    {"tfsupport_movie_review", NO_OPERATOR, "GATHER"},
+    {"litert_tfl_testdata_dynamic_shapes", NO_OPERATOR,
+     "BATCH_MATMUL TRANSPOSE L2_NORMALIZATION GATHER TILE LEAKY_RELU"},
+    {"coral_mobilenet_v1_0.25_128_quant", QUANTIZED, NULL},
+    {"litert_tfl_testdata_add_quantized", QUANTIZED, NULL},
+    {"litert_tfl_testdata_add_quantized_int8", QUANTIZED, NULL},
+    {"tfmicro_hello_world_int8", QUANTIZED, NULL},
+    {"tfmicro_person_detect_int8", QUANTIZED, NULL},
+    {"tfmicro_simple_add", QUANTIZED, NULL},
+    {"tfsupport_mobilenet_v1_0.25_224_quant", QUANTIZED, NULL},
+    {"tiny_ad01_int8", QUANTIZED, NULL},
+    {"tiny_ic_resnet8_quant", QUANTIZED, NULL},
+    {"coral_invalid_model_invoking_error", BAD_CUSTOM, NULL},
+    {"litert_tfl_testdata_empty_model", BAD_FORMAT, NULL},
+    {"litert_tfl_testdata_test_model_broken", BAD_FORMAT, NULL},
+};
+
+/* Load, prepare, set reference inputs, run. Returns the first failing status. */
+static mp_status try_model(const char *path, mp_error *err, bool check_outputs)
+{
+    mp_session *s = NULL;
+    mp_session_options so = {.threads = 1};
+    assert_int_equal(mp_session_create(&so, &s, err), MP_OK);
+    mp_status st = mp_session_load(s, path, err);
+    if (st == MP_OK)
+        st = mp_session_prepare(s, err);
+    for (int k = 0; st == MP_OK && k < mp_session_input_count(s); k++) {
+        const mp_tensor *t = mp_session_input(s, k);
+        void *buf = malloc(t->bytes + 1);
+        assert_true(mp_reference_input(buf, t->dtype, mp_tensor_elements(t), k));
+        st = mp_session_set_input(s, k, buf, t->bytes, err);
+        free(buf);
+    }
+    if (st == MP_OK)
+        st = mp_session_run(s, err);
+    if (st == MP_OK)
+        st = mp_session_run(s, err); /* a second run must work too */
+    if (st == MP_OK && check_outputs) {
+        for (int j = 0; j < mp_session_output_count(s); j++) {
+            const mp_tensor *t = mp_session_output(s, j);
+            assert_true(t->bytes > 0);
+            if (t->dtype == MP_DT_FLOAT32)
+                for (size_t i = 0; i < mp_tensor_elements(t); i++)
+                    if (!isfinite(((const float *)t->data)[i]))
+                        fail_msg("%s: output %d element %zu is not finite", path, j, i);
+        }
+    }
+    mp_session_destroy(s);
+    return st;
+}
+
+static void test_shared_models(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof k_models / sizeof k_models[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s.tflite", mp_test_path("models", k_models[i].name));
+        mp_error err = {0};
+        mp_status st = try_model(path, &err, true);
+        printf("  %-40s %-12s %s\n", k_models[i].name, mp_status_name(st), st ? err.msg : "");
+        switch (k_models[i].want) {
+        case RUNS:
+            if (st != MP_OK)
+                fail_msg("%s should run: %s", k_models[i].name, err.msg);
+            break;
+        case NO_OPERATOR: {
+            assert_int_equal(st, MP_ERR_UNSUPPORTED);
+            assert_non_null(strstr(err.msg, k_models[i].name));
+            /* the message names one of the model's missing operators */
+            char ops[256];
+            snprintf(ops, sizeof ops, "%s", k_models[i].ops);
+            bool named = false;
+            for (char *tok = strtok(ops, " "); tok; tok = strtok(NULL, " ")) {
+                char needle[64];
+                snprintf(needle, sizeof needle, " %s ", tok);
+                named |= strstr(err.msg, needle) != NULL;
+            }
+            if (!named)
+                fail_msg("%s: refusal does not name a missing operator: %s", k_models[i].name,
+                         err.msg);
+            break;
+        }
+        case QUANTIZED:
+            assert_int_equal(st, MP_ERR_UNSUPPORTED);
+            assert_non_null(strstr(err.msg, k_models[i].name));
+            break;
+        case BAD_CUSTOM:
+            assert_int_equal(st, MP_ERR_UNSUPPORTED);
+            assert_non_null(strstr(err.msg, "fake-op-double"));
+            break;
+        case BAD_FORMAT:
+            assert_int_equal(st, MP_ERR_FORMAT);
+            assert_non_null(strstr(err.msg, k_models[i].name));
+            break;
+        }
+    }
+}
+
+/* Models added to ../shared later: whatever they are, no crash and a clean status. */
+static void test_every_file_is_handled(void **state)
+{
+    (void)state;
+    DIR *d = opendir(mp_test_path("models", ""));
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 8 || strcmp(e->d_name + n - 7, ".tflite") != 0)
+            continue;
+        mp_error err = {0};
+        mp_status st = try_model(mp_test_path("models", e->d_name), &err, false);
+        assert_true(st == MP_OK || err.msg[0] != 0);
+    }
+    closedir(d);
+}
+
+int main(void)
+{
+    mp_test_require_shared();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_models),
+        cmocka_unit_test(test_every_file_is_handled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
