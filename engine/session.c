@@ -9,14 +9,12 @@
  * is set up again (kernel prepare) only when the versions it last saw have changed. */
 #include "session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
 
 #include "kernels/kernel.h"
-
-/* Largest output an operator may have to be folded at prepare time. */
-#define MP_FOLD_MAX_BYTES 65536
 
 typedef struct node_rt {
     const mp_kernel *kernel;
@@ -135,6 +133,32 @@ void mp_session_destroy(mp_session *s)
     free(s);
 }
 
+/* Refuse a model with operators memprof has no kernel for, naming each missing one once
+ * with the index of its first use. */
+static mp_status fail_unsupported(mp_session *s, const mp_model *m, mp_error *err)
+{
+    char list[400] = "";
+    size_t len = 0;
+    int missing = 0;
+    (void)s;
+    for (int32_t i = 0; i < m->n_ops; i++) {
+        int32_t c = m->ops[i].opcode;
+        if (mp_kernel_find(c))
+            continue;
+        bool seen = false;
+        for (int32_t j = 0; j < i && !seen; j++)
+            seen = m->ops[j].opcode == c;
+        if (seen)
+            continue;
+        if (len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s #%d %s",
+                                    missing ? "," : "", i, mp_op_name(c));
+        missing++;
+    }
+    return mp_fail(err, MP_ERR_UNSUPPORTED, "%s: %s not supported by memprof:%s", m->path,
+                   missing > 1 ? "operators are" : "operator is", list);
+}
+
 /* Build the runtime view of a verified model. */
 static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
 {
@@ -180,9 +204,7 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         const mp_kernel *k = mp_kernel_find(op->opcode);
         const char *name = mp_op_name(op->opcode);
         if (!k) {
-            mp_status st = mp_fail(err, MP_ERR_UNSUPPORTED,
-                                   "%s: operator #%d %s is not supported by memprof", m->path, i,
-                                   name ? name : "?");
+            mp_status st = fail_unsupported(s, m, err);
             unload(s);
             return st;
         }
@@ -424,13 +446,9 @@ static mp_status infer_all(mp_session *s, mp_error *err)
                 s->trt[n->out[j]->index].producer_deferred = true;
             continue;
         }
-        if (inputs_known(s, n, true)) {
-            size_t bytes = 0;
-            for (int32_t j = 0; j < n->n_out; j++)
-                bytes += n->out[j]->bytes;
-            if (bytes <= MP_FOLD_MAX_BYTES)
-                r->folded = true;
-        }
+        /* constant folding: shape arithmetic, DEQUANTIZE of constant weights, ... */
+        if (inputs_known(s, n, true))
+            r->folded = true;
         for (int32_t j = 0; j < n->n_out; j++) {
             st = ensure_storage(s, n->out[j]->index, r->folded ? MP_MEM_ENGINE : MP_MEM_STATIC, err);
             if (st != MP_OK)

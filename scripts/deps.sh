@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake make gcc libxnnpack-dev libpthreadpool-dev libjansson-dev libncurses-dev)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(libcmocka-dev clang libclang-rt-14-dev libxml2-utils tmux)
+  pkgs+=(libcmocka-dev clang libclang-rt-14-dev libxml2-utils tmux python3-pyarmnn python3-numpy)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,6 +5,9 @@
  * (tensor, operator code, buffer) is range-checked here, so code above the reader can
  * index without checking again. Constant tensor data is not copied: tensors point into
  * the read-only file mapping (load_file) or into one owned aligned copy (load_memory).
+ * The one exception is data not aligned for its element type (an 8-byte type on a 4-byte
+ * boundary, which converters do produce): it is copied into aligned model memory so
+ * kernels can read it through typed pointers, and left out of const_bytes.
  *
  * Faults are reported as one line naming the file and the fault; the status tells what
  * kind: MP_ERR_IO (cannot open or map), MP_ERR_FORMAT (malformed, truncated, empty,
@@ -183,9 +186,27 @@ typedef struct rd_impl {
     size_t map_len;
     void *owned;        /* aligned copy of the bytes (load_memory), or NULL */
     rd_chunk *chunks;   /* bookkeeping arena; the first chunk is the one being filled */
+    size_t used;        /* arena bytes handed out */
+    size_t budget;      /* limit on `used` (see budget_for) */
+    bool over_budget;   /* an allocation was refused because of the budget */
 } rd_impl;
 
-/* Allocate n bytes (16-aligned, never NULL for n == 0 unless out of memory). */
+/* FlatBuffers may share one sub-object between many parents: a file of n bytes can list
+ * n/4 operators that all point at the same n/4-entry input vector, or n/4 tensors sharing
+ * one long name. Copying those naively needs memory quadratic in the file size, so the
+ * bookkeeping of a model is capped at a generous multiple of its size; real models use a
+ * small fraction of this. */
+static size_t budget_for(size_t file_bytes)
+{
+    size_t b;
+    if (__builtin_mul_overflow(file_bytes, (size_t)16, &b) ||
+        __builtin_add_overflow(b, (size_t)16 << 20, &b))
+        return SIZE_MAX;
+    return b;
+}
+
+/* Allocate n bytes (16-aligned; n == 0 gives a valid pointer). NULL when out of memory or
+ * over budget. */
 static void *arena_alloc(rd_impl *im, size_t n)
 {
     size_t need;
@@ -194,6 +215,11 @@ static void *arena_alloc(rd_impl *im, size_t n)
     need &= ~(RD_ALIGN - 1);
     if (need == 0)
         need = RD_ALIGN;
+    if (need > im->budget - im->used) {
+        im->over_budget = true;
+        return NULL;
+    }
+    im->used += need;
     rd_chunk *c = im->chunks;
     if (c && c->cap - c->used >= need) {
         void *p = (unsigned char *)c->data + c->used;
@@ -295,6 +321,11 @@ static mp_status rd_fb(rd *r)
 
 static mp_status rd_nomem(rd *r)
 {
+    if (r->im->over_budget)
+        return rd_fail(r, MP_ERR_FORMAT,
+                       "malformed: the model's tables would need over %zu MB of bookkeeping for a %zu-byte file "
+                       "(sub-objects shared implausibly often)",
+                       r->im->budget >> 20, r->fb.size);
     return rd_fail(r, MP_ERR_NOMEM, "out of memory while reading the model");
 }
 
@@ -521,10 +552,10 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
     /* Constant data. Buffer 0 is the schema's empty sentinel; an empty buffer means the
      * tensor is computed at run time. */
     uint32_t n_buffers = r->buffers.n;
-    if (buf != 0 && buf >= n_buffers)
+    if (buf != 0 && (buf >= n_buffers || buf > INT32_MAX))
         return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' refers to buffer %u but the model has %u buffers",
                        i, nm, buf, n_buffers);
-    ti->buffer = (int32_t)buf; /* < n_buffers <= file size / 4, so it fits */
+    ti->buffer = (int32_t)buf;
     if (buf == 0)
         return MP_OK;
     const uint8_t *data;
@@ -553,11 +584,13 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
                        i, nm, mp_dtype_name(ti->dtype));
     } else {
         size_t need;
-        if (__builtin_mul_overflow(elements, esize, &need) || need != bytes)
+        if (__builtin_mul_overflow(elements, esize, &need))
+            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': %zu %s elements overflow the address space",
+                           i, nm, elements, mp_dtype_name(ti->dtype));
+        if (need != bytes)
             return rd_fail(r, MP_ERR_FORMAT,
                            "tensor %d '%s': constant data is %zu bytes but %zu %s elements need %zu",
-                           i, nm, bytes, elements, mp_dtype_name(ti->dtype),
-                           __builtin_mul_overflow(elements, esize, &need) ? (size_t)SIZE_MAX : need);
+                           i, nm, bytes, elements, mp_dtype_name(ti->dtype), need);
     }
     /* Kernels read constants in place through typed pointers, so the data must have its
      * element's natural alignment. Converters only guarantee 4 bytes in practice (the
@@ -1043,6 +1076,7 @@ static mp_status load(const char *label, const uint8_t *bytes, size_t size, rd_i
     }
     m->impl = im;
     m->file_bytes = size;
+    im->budget = budget_for(size);
 
     rd r;
     memset(&r, 0, sizeof r);

@@ -1,10 +1,11 @@
 #!/bin/sh
-# External validation of the built-in zoo: export every zoo model with zoo_export, then have
+# External validation of the built-in zoo: write every zoo model with 'memprof zoo', have
 # Arm NN (Debian python3-pyarmnn, CpuRef backend) parse, optimize and run each one through
-# armnn_check.py. Exits 77 (skipped) when pyarmnn is not installed.
-# Usage: armnn_zoo.sh ZOO_EXPORT_BINARY WORK_DIR
+# armnn_check.py, then run the same file with 'memprof run' and require the outputs to agree
+# (relative 1e-4, floored at 1e-3 of the largest output). Exits 77 (skipped) without pyarmnn.
+# Usage: armnn_zoo.sh MEMPROF WORK_DIR
 set -u
-export_bin=$1
+mp=$1
 work=$2
 here=$(dirname "$0")
 py=/usr/bin/python3
@@ -12,12 +13,24 @@ if ! "$py" -c 'import pyarmnn' >/dev/null 2>&1; then
     echo "SKIP: pyarmnn not installed (apt-get install python3-pyarmnn)"
     exit 77
 fi
-mkdir -p "$work" || exit 1
-"$export_bin" "$work" || exit 1
+rm -rf "$work" && mkdir -p "$work" || exit 1
 status=0
-for model in "$work"/*.tflite; do
-    name=$(basename "$model" .tflite)
+for name in $("$mp" zoo list | awk '{print $1}'); do
+    model=$work/$name.tflite
     echo "== $name"
-    "$py" "$here/armnn_check.py" "$model" "$work/$name" || status=1
+    "$mp" zoo "$name" -o "$model" >/dev/null || { status=1; continue; }
+    "$py" "$here/armnn_check.py" "$model" "$work/$name.armnn" || { status=1; continue; }
+    "$mp" run "$model" --output-dir "$work/$name.memprof" >/dev/null || { status=1; continue; }
+    "$py" - "$work/$name.armnn/output_0.bin" "$work/$name.memprof/output_0.bin" <<'PY' || status=1
+import sys
+import numpy as np
+ref = np.fromfile(sys.argv[1], dtype=np.float32)
+got = np.fromfile(sys.argv[2], dtype=np.float32)
+assert ref.shape == got.shape, (ref.shape, got.shape)
+floor = max(float(np.abs(ref).max()) * 1e-3, 1e-30)
+err = float((np.abs(got - ref) / np.maximum(np.abs(ref), floor)).max())
+print(f"   memprof vs Arm NN: {ref.size} values, max relative error {err:.2e}")
+sys.exit(0 if err <= 1e-4 else 1)
+PY
 done
 exit $status

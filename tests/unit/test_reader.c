@@ -1195,6 +1195,59 @@ static void test_built_misaligned_data(void **state)
     mp_model_free(m);
 }
 
+/* N operators all pointing at one operator table with an M-entry input vector: a small
+ * file whose naive copy is quadratic. Refused as malformed, not an out-of-memory. */
+static void test_shared_subobjects_budget(void **state)
+{
+    (void)state;
+    const uint32_t N = 4000, M = 4000;
+    fbb b = {0};
+    put(&b, NULL, 4);
+    put(&b, "TFL3", 4);
+    fld mf[4] = {{0, 4, 3}, REF(1), REF(2), REF(4)};
+    size_t rp[4];
+    set32(&b, 0, (uint32_t)table(&b, mf, 4, rp));
+    size_t cv = vec_slots(&b, 1);
+    ref(&b, rp[1], cv);
+    fld cf[1] = {{0, 1, 0}};
+    ref(&b, cv + 4, table(&b, cf, 1, NULL));
+    size_t bv = vec_slots(&b, 1);
+    ref(&b, rp[3], bv);
+    ref(&b, bv + 4, table(&b, NULL, 0, NULL));
+    size_t sv = vec_slots(&b, 1);
+    ref(&b, rp[2], sv);
+    fld sf[4] = {REF(0), REF(1), REF(2), REF(3)};
+    size_t srp[4];
+    ref(&b, sv + 4, table(&b, sf, 4, srp));
+    size_t tv = vec_slots(&b, 1);
+    ref(&b, srp[0], tv);
+    fld tf[2] = {REF(0), {1, 1, MP_DT_FLOAT32}};
+    size_t trp[2];
+    ref(&b, tv + 4, table(&b, tf, 2, trp));
+    int32_t one = 1, zero = 0;
+    ref(&b, trp[0], vec(&b, &one, 1, 4));
+    ref(&b, srp[1], vec(&b, &zero, 1, 4));
+    ref(&b, srp[2], vec(&b, &zero, 1, 4));
+    size_t ov = vec_slots(&b, N);
+    ref(&b, srp[3], ov);
+    fld of[2] = {REF(1), REF(2)};
+    size_t orp[2];
+    size_t op = table(&b, of, 2, orp);
+    for (uint32_t i = 0; i < N; i++)
+        ref(&b, ov + 4 + 4 * (size_t)i, op);
+    int32_t *zeros = calloc(M, sizeof(int32_t));
+    assert_non_null(zeros);
+    ref(&b, orp[0], vec(&b, zeros, M, 4));
+    ref(&b, orp[1], vec(&b, zeros, 1, 4));
+    free(zeros);
+
+    mp_error err;
+    mp_status st = try_load(b.p, b.n, &err);
+    free(b.p);
+    if (st != MP_ERR_FORMAT || !strstr(err.msg, "bookkeeping"))
+        fail_msg("expected a format error about bookkeeping, got %s: %s", mp_status_name(st), err.msg);
+}
+
 /* ---- mutation tests ---------------------------------------------------------------------- */
 
 static void tally(mp_status st, unsigned *ok, unsigned *refused)
@@ -1385,6 +1438,7 @@ int main(void)
         cmocka_unit_test(test_built_options),
         cmocka_unit_test(test_built_quant),
         cmocka_unit_test(test_built_misaligned_data),
+        cmocka_unit_test(test_shared_subobjects_budget),
         cmocka_unit_test(test_mutations_built),
         cmocka_unit_test(test_mutations_shared),
         cmocka_unit_test(test_patched_indices),
