@@ -447,7 +447,7 @@ static mp_status infer_all(mp_session *s, mp_error *err)
             continue;
         }
         /* constant folding: shape arithmetic, DEQUANTIZE of constant weights, ... */
-        if (inputs_known(s, n, true))
+        if (r->kernel->reads_shapes_only || inputs_known(s, n, true))
             r->folded = true;
         for (int32_t j = 0; j < n->n_out; j++) {
             st = ensure_storage(s, n->out[j]->index, r->folded ? MP_MEM_ENGINE : MP_MEM_STATIC, err);

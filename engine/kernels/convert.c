@@ -8,8 +8,9 @@
  * TFLite compiled for x86 does for values within int32.
  *
  * DEQUANTIZE turns int8 / uint8 / int16 (per-tensor or per-channel scale and zero point) and
- * float16 into float32: real = scale * (q - zero_point). float16 and per-tensor 8-bit run on
- * XNNPACK's convert operators (vectorized, threaded); int16 and per-channel in plain C. */
+ * float16 into float32: real = scale * (q - zero_point). float16 and per-tensor 8-bit
+ * activations run on XNNPACK's convert operators (vectorized, threaded); int16, per-channel
+ * and constant inputs in plain C. */
 #include "kernel.h"
 
 #include <math.h>
@@ -241,7 +242,9 @@ static mp_status dq_prepare(mp_node *n)
         zp = (int32_t)z;
     }
     size_t count = mp_tensor_elements(in);
-    if (!use_xnn || count == 0) {
+    /* Constants (float16 weights, mostly) are converted once, and XNNPACK may read past
+     * the end of its input, which a mapped file does not promise: plain C for them. */
+    if (!use_xnn || count == 0 || in->is_const) {
         dq_delete_op(s);
         return MP_OK;
     }

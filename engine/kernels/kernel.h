@@ -42,6 +42,9 @@ typedef struct mp_kernel {
     int32_t opcode;
     /* Inputs that may be -1 (omitted) in the model: bit i set = input i optional. */
     uint32_t optional_inputs;
+    /* run() reads only the shapes of its inputs, never their data (SHAPE): its output
+     * value is known at prepare as soon as the input shapes are. */
+    bool reads_shapes_only;
     int32_t min_inputs, max_inputs, n_outputs;
     mp_status (*infer)(mp_node *n);
     mp_status (*prepare)(mp_node *n);

@@ -96,6 +96,8 @@ static mp_status run_copy(mp_node *n)
 static void zero_pad_value(const mp_tensor *out, uint8_t value[8])
 {
     memset(value, 0, 8);
+    if (!out->info)
+        return;
     const mp_quant *q = &out->info->quant;
     if (q->count >= 1 && q->zero_point) {
         if (out->dtype == MP_DT_UINT8)
@@ -828,11 +830,14 @@ static mp_status s2b_run_common(mp_node *n, bool to_batch)
     zero_pad_value(out, value);
     const uint8_t *src = in->data;
     uint8_t *dst = out->data;
-    uint8_t *small_p = to_batch ? dst : (uint8_t *)src; /* walks the batched tensor in order */
+    size_t small_at = 0; /* byte offset: walks the batched tensor in order */
     int64_t sb = small->dims[0];
     int64_t off[MP_MAX_RANK] = {0}; /* block offset s_i of the current batched batch */
+    size_t positions = 1;
+    for (int32_t i = 0; i < m; i++)
+        positions *= (size_t)small->dims[i + 1];
     for (int64_t ob = 0; ob < sb; ob++) {
-        int64_t bi = ob % batch;
+        int64_t bi = ob % batch; /* batch > 0: an empty output returned above */
         if (ob > 0 && bi == 0) { /* next block offset, row-major */
             for (int32_t i = m - 1; i >= 0; i--) {
                 if (++off[i] < p.block[i])
@@ -845,25 +850,21 @@ static mp_status s2b_run_common(mp_node *n, bool to_batch)
         int64_t x[MP_MAX_RANK] = {0}, y[MP_MAX_RANK];
         for (int32_t i = 0; i < m; i++)
             y[i] = off[i] - p.before[i];
-        size_t positions = 1;
-        for (int32_t i = 0; i < m; i++)
-            positions *= (size_t)small->dims[i + 1];
-        for (size_t k = 0; k < positions; k++) {
+        for (size_t k = 0; k < positions; k++, small_at += pixel) {
             bool inside = true;
-            size_t at = (size_t)bi * big_batch_stride;
-            for (int32_t i = 0; i < m; i++) {
-                inside = inside && y[i] >= 0 && y[i] < big->dims[i + 1];
-                at += (size_t)y[i] * big_stride[i];
+            size_t big_at = (size_t)bi * big_batch_stride;
+            for (int32_t i = 0; i < m && inside; i++) {
+                inside = y[i] >= 0 && y[i] < big->dims[i + 1];
+                big_at += inside ? (size_t)y[i] * big_stride[i] : 0;
             }
             if (to_batch) {
                 if (inside)
-                    memcpy(small_p, src + at * pixel, pixel);
+                    memcpy(dst + small_at, src + big_at * pixel, pixel);
                 else
-                    fill_pattern(small_p, pixel / es, es, value);
+                    fill_pattern(dst + small_at, pixel / es, es, value);
             } else if (inside) {
-                memcpy(dst + at * pixel, small_p, pixel);
+                memcpy(dst + big_at * pixel, src + small_at, pixel);
             }
-            small_p += pixel;
             for (int32_t i = m - 1; i >= 0; i--) {
                 y[i] += p.block[i];
                 if (++x[i] < small->dims[i + 1])

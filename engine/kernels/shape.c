@@ -471,7 +471,8 @@ static mp_status pack_run(mp_node *n)
 /* ---- table ------------------------------------------------------------------------------ */
 
 const mp_kernel mp_kernels_shape[] = {
-    {.opcode = MP_OP_SHAPE, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
+    {.opcode = MP_OP_SHAPE, .reads_shapes_only = true, .min_inputs = 1, .max_inputs = 1,
+     .n_outputs = 1,
      .infer = shape_infer, .prepare = noop_prepare, .run = shape_run, .release = noop_release},
     {.opcode = MP_OP_STRIDED_SLICE, .min_inputs = 4, .max_inputs = 4, .n_outputs = 1,
      .infer = slice_infer, .prepare = noop_prepare, .run = slice_run, .release = noop_release},

@@ -328,21 +328,26 @@ static void test_dequantize_f16_and_errors(void **state)
         assert_true(y[i] == ref_half(h[i]));
     kh_free(&c);
 
-    /* all 65536 halves (except NaNs), threaded */
-    kh_init(&c, MP_OP_DEQUANTIZE, pool);
-    in = kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){65536}, NULL);
-    out = kh_output(&c, MP_DT_FLOAT32);
+    /* all 65536 halves, threaded: an activation (XNNPACK) and a constant (plain C) */
+    static uint16_t all[65536];
     for (uint32_t i = 0; i < 65536; i++)
-        ((uint16_t *)in->data)[i] = (uint16_t)i;
-    assert_int_equal(kh_run(&c), MP_OK);
-    for (uint32_t i = 0; i < 65536; i++) {
-        float r = ref_half((uint16_t)i), g = ((float *)out->data)[i];
-        if (isnan(r))
-            assert_true(isnan(g));
-        else if (g != r)
-            fail_msg("half 0x%04x: got %g want %g", i, (double)g, (double)r);
+        all[i] = (uint16_t)i;
+    for (int constant = 0; constant < 2; constant++) {
+        kh_init(&c, MP_OP_DEQUANTIZE, pool);
+        in = kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){65536}, constant ? all : NULL);
+        out = kh_output(&c, MP_DT_FLOAT32);
+        if (!constant)
+            memcpy(in->data, all, sizeof all);
+        assert_int_equal(kh_run(&c), MP_OK);
+        for (uint32_t i = 0; i < 65536; i++) {
+            float r = ref_half((uint16_t)i), g = ((float *)out->data)[i];
+            if (isnan(r))
+                assert_true(isnan(g));
+            else if (g != r)
+                fail_msg("half 0x%04x: got %g want %g", i, (double)g, (double)r);
+        }
+        kh_free(&c);
     }
-    kh_free(&c);
     pthreadpool_destroy(pool);
 
     kh_init(&c, MP_OP_DEQUANTIZE, NULL);

@@ -1,0 +1,188 @@
+/* The session call sequence: shape changes before and after prepare give the same numbers as
+ * a session prepared for that shape from the start; runs without a shape change allocate
+ * nothing; shapes outside a signature and misuse are refused with clear errors. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model/reference_input.h"
+#include "engine/session.h"
+
+static mp_session *open_session(const char *model, int threads)
+{
+    mp_session *s = NULL;
+    mp_error err = {0};
+    mp_session_options so = {.threads = threads};
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    if (mp_session_load(s, model, &err) != MP_OK)
+        fail_msg("load %s: %s", model, err.msg);
+    return s;
+}
+
+static void feed_reference(mp_session *s)
+{
+    mp_error err = {0};
+    for (int k = 0; k < mp_session_input_count(s); k++) {
+        const mp_tensor *t = mp_session_input(s, k);
+        void *buf = malloc(t->bytes + 1);
+        assert_true(mp_reference_input(buf, t->dtype, mp_tensor_elements(t), k));
+        if (mp_session_set_input(s, k, buf, t->bytes, &err) != MP_OK)
+            fail_msg("set_input: %s", err.msg);
+        free(buf);
+    }
+}
+
+static void run_ok(mp_session *s)
+{
+    mp_error err = {0};
+    if (mp_session_run(s, &err) != MP_OK)
+        fail_msg("run: %s", err.msg);
+}
+
+/* Output 0 of a fresh session prepared with `dims` (call order B). */
+static float *reference_output(const char *model, const int32_t *dims, size_t *n)
+{
+    mp_session *s = open_session(model, 1);
+    mp_error err = {0};
+    assert_int_equal(mp_session_set_input_shape(s, 0, 4, dims, &err), MP_OK);
+    assert_int_equal(mp_session_prepare(s, &err), MP_OK);
+    feed_reference(s);
+    run_ok(s);
+    const mp_tensor *o = mp_session_output(s, 0);
+    *n = mp_tensor_elements(o);
+    float *copy = malloc(o->bytes);
+    memcpy(copy, o->data, o->bytes);
+    mp_session_destroy(s);
+    return copy;
+}
+
+static void test_shape_change_after_prepare(void **state)
+{
+    (void)state;
+    const char *model = "zoo:mobilenet_v2_dynamic";
+    const int32_t small[4] = {1, 96, 128, 3}, big[4] = {1, 224, 224, 3};
+    size_t n_small, n_big;
+    float *want_small = reference_output(model, small, &n_small);
+    float *want_big = reference_output(model, big, &n_big);
+
+    /* call order C/D: prepare with the file's shape, then change it before runs */
+    mp_session *s = open_session(model, 2);
+    mp_error err = {0};
+    assert_int_equal(mp_session_prepare(s, &err), MP_OK);
+    const int32_t *cycle[4] = {small, big, small, big};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(mp_session_set_input_shape(s, 0, 4, cycle[i], &err), MP_OK);
+        feed_reference(s);
+        run_ok(s);
+        const mp_tensor *o = mp_session_output(s, 0);
+        assert_int_equal(o->rank, 2);
+        assert_int_equal(o->dims[1], 1001);
+        const float *want = cycle[i] == small ? want_small : want_big;
+        double e = mp_test_max_rel_err(o->data, want, mp_tensor_elements(o), 1e-6, NULL);
+        assert_true(e < 1e-5);
+    }
+    mp_session_destroy(s);
+    free(want_small);
+    free(want_big);
+}
+
+static void test_runs_allocate_nothing(void **state)
+{
+    (void)state;
+    mp_session *s = open_session("zoo:mobilenet_v1", 1);
+    mp_error err = {0};
+    assert_int_equal(mp_session_prepare(s, &err), MP_OK);
+    feed_reference(s);
+    run_ok(s);
+    const mp_mem_stats *ms = mp_mem_get_stats(mp_session_mem(s));
+    uint64_t allocs = ms->n_alloc, frees = ms->n_free, live = ms->live_total;
+    for (int i = 0; i < 3; i++)
+        run_ok(s);
+    assert_int_equal(ms->n_alloc, allocs);
+    assert_int_equal(ms->n_free, frees);
+    assert_int_equal(ms->live_total, live);
+    mp_session_destroy(s);
+}
+
+/* tfsupport_dilated_conv computes its paddings from the input shape (SHAPE, STRIDED_SLICE,
+ * PACK, ADD, FLOOR_MOD, SUB): any H x W must give an output of [1, H, W, 16] (a SAME
+ * dilated convolution), and once shapes are set, runs allocate nothing. */
+static void test_dilated_conv_any_size(void **state)
+{
+    (void)state;
+    if (!mp_test_shared_dir())
+        skip(); /* needs ../shared/models */
+    mp_session *s = open_session(mp_test_path("models", "tfsupport_dilated_conv.tflite"), 1);
+    mp_error err = {0};
+    const int32_t sizes[][4] = {{1, 16, 16, 3}, {1, 33, 20, 3}, {2, 7, 9, 3}, {1, 16, 16, 3}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(mp_session_set_input_shape(s, 0, 4, sizes[i], &err), MP_OK);
+        feed_reference(s);
+        run_ok(s);
+        const mp_tensor *o = mp_session_output(s, 0);
+        assert_int_equal(o->rank, 4);
+        assert_int_equal(o->dims[0], sizes[i][0]);
+        assert_int_equal(o->dims[1], sizes[i][1]);
+        assert_int_equal(o->dims[2], sizes[i][2]);
+        assert_int_equal(o->dims[3], 16);
+        const mp_mem_stats *ms = mp_mem_get_stats(mp_session_mem(s));
+        uint64_t allocs = ms->n_alloc;
+        run_ok(s);
+        assert_int_equal(ms->n_alloc, allocs);
+    }
+    mp_session_destroy(s);
+}
+
+static void test_misuse_is_refused(void **state)
+{
+    (void)state;
+    mp_error err = {0};
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(NULL, &s, &err), MP_OK);
+    assert_int_equal(mp_session_run(s, &err), MP_ERR_ARG);
+    assert_int_equal(mp_session_load(s, "zoo:no_such_model", &err), MP_ERR_ARG);
+    assert_int_equal(mp_session_load(s, "zoo:mobilenet_v2_dynamic", &err), MP_OK);
+    assert_int_equal(mp_session_load(s, "zoo:mnist_mlp", &err), MP_ERR_ARG);
+    const int32_t bad_channels[4] = {1, 64, 64, 4}, bad_batch[4] = {2, 64, 64, 3},
+                  rank3[3] = {64, 64, 3}, zero[4] = {1, 0, 64, 3};
+    assert_int_equal(mp_session_set_input_shape(s, 0, 4, bad_channels, &err), MP_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "signature"));
+    assert_int_equal(mp_session_set_input_shape(s, 0, 4, bad_batch, &err), MP_ERR_SHAPE);
+    assert_int_equal(mp_session_set_input_shape(s, 0, 3, rank3, &err), MP_ERR_SHAPE);
+    assert_int_equal(mp_session_set_input_shape(s, 0, 4, zero, &err), MP_ERR_SHAPE);
+    assert_int_equal(mp_session_set_input_shape(s, 1, 4, bad_batch, &err), MP_ERR_ARG);
+    float x[4] = {0};
+    assert_int_equal(mp_session_set_input(s, 0, x, sizeof x, &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "602112"));
+    assert_int_equal(mp_session_find_input(s, "input"), 0);
+    assert_int_equal(mp_session_find_input(s, "0"), 0);
+    assert_int_equal(mp_session_find_input(s, "1"), -1);
+    mp_session_destroy(s);
+}
+
+/* A model whose tensor would exceed the session's size limit is refused, not attempted. */
+static void test_tensor_size_limit(void **state)
+{
+    (void)state;
+    mp_error err = {0};
+    mp_session *s = NULL;
+    mp_session_options so = {.threads = 1, .max_tensor_bytes = 1 << 20};
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    assert_int_equal(mp_session_load(s, "zoo:mobilenet_v1", &err), MP_OK);
+    assert_int_equal(mp_session_prepare(s, &err), MP_ERR_SHAPE);
+    assert_non_null(strstr(err.msg, "limit"));
+    mp_session_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shape_change_after_prepare),
+        cmocka_unit_test(test_runs_allocate_nothing),
+        cmocka_unit_test(test_dilated_conv_any_size),
+        cmocka_unit_test(test_misuse_is_refused),
+        cmocka_unit_test(test_tensor_size_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
