@@ -64,6 +64,8 @@ mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_
         free(s);
         return mp_fail(err, MP_ERR_NOMEM, "out of memory creating a session");
     }
+    /* no single buffer (XNNPACK's included) may exceed the tensor limit plus slack */
+    mp_mem_set_max_alloc(s->mem, s->opt.max_tensor_bytes + 4096);
     if (s->opt.threads > 1) {
         s->pool = pthreadpool_create((size_t)s->opt.threads);
         if (!s->pool) {
@@ -159,6 +161,58 @@ static mp_status fail_unsupported(mp_session *s, const mp_model *m, mp_error *er
                    missing > 1 ? "operators are" : "operator is", list);
 }
 
+/* The graph must be in single-assignment execution order: every tensor an operator reads is a
+ * constant, a model input, a variable (state) tensor or the output of an earlier operator,
+ * and every tensor is written
+ * at most once (never a constant or a model input). Kernels size their work from their own
+ * outputs' shapes, so a tensor with two writers could be overrun by the first one. */
+static mp_status check_dataflow(mp_session *s, const mp_model *m, mp_error *err)
+{
+    enum { NONE = -1, MODEL_INPUT = -2 };
+    int32_t *writer = mp_mem_alloc(s->mem, sizeof(int32_t) * ((size_t)m->n_tensors + 1), 0,
+                                   MP_MEM_ENGINE, MP_OWNER_NONE);
+    if (!writer)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory loading %s", m->path);
+    for (int32_t t = 0; t < m->n_tensors; t++)
+        writer[t] = NONE;
+    for (int32_t i = 0; i < m->n_inputs; i++)
+        writer[m->inputs[i]] = MODEL_INPUT;
+    mp_status st = MP_OK;
+    for (int32_t i = 0; i < m->n_ops && st == MP_OK; i++) {
+        const mp_op_info *op = &m->ops[i];
+        const char *name = mp_op_name(op->opcode);
+        for (int32_t j = 0; j < op->n_inputs && st == MP_OK; j++) {
+            int32_t t = op->inputs[j];
+            if (t >= 0 && !m->tensors[t].data && !m->tensors[t].is_variable && writer[t] == NONE)
+                st = mp_fail(err, MP_ERR_FORMAT,
+                             "%s: operator #%d %s reads tensor %d '%s', which is not a constant, "
+                             "not a model input, and not written by an earlier operator",
+                             m->path, i, name, t, m->tensors[t].name);
+        }
+        for (int32_t j = 0; j < op->n_outputs && st == MP_OK; j++) {
+            int32_t t = op->outputs[j];
+            if (m->tensors[t].data || writer[t] != NONE)
+                st = mp_fail(err, MP_ERR_FORMAT,
+                             "%s: operator #%d %s writes tensor %d '%s', which is already %s",
+                             m->path, i, name, t, m->tensors[t].name,
+                             m->tensors[t].data ? "a constant"
+                             : writer[t] == MODEL_INPUT ? "a model input"
+                                                        : "written by an earlier operator");
+            else
+                writer[t] = i;
+        }
+    }
+    for (int32_t i = 0; i < m->n_outputs && st == MP_OK; i++) {
+        int32_t t = m->outputs[i];
+        if (writer[t] == NONE && !m->tensors[t].data)
+            st = mp_fail(err, MP_ERR_FORMAT,
+                         "%s: model output %d '%s' is written by no operator", m->path, i,
+                         m->tensors[t].name);
+    }
+    mp_mem_free(s->mem, writer);
+    return st;
+}
+
 /* Build the runtime view of a verified model. */
 static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
 {
@@ -178,6 +232,17 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
     if (!s->tensors || !s->trt || !s->nodes || !s->nrt || !s->slots) {
         unload(s);
         return mp_fail(err, MP_ERR_NOMEM, "out of memory loading %s", m->path);
+    }
+    for (int32_t i = 0; i < m->n_ops; i++)
+        if (!mp_kernel_find(m->ops[i].opcode)) {
+            mp_status st = fail_unsupported(s, m, err);
+            unload(s);
+            return st;
+        }
+    mp_status vst = check_dataflow(s, m, err);
+    if (vst != MP_OK) {
+        unload(s);
+        return vst;
     }
     mp_mem_note_mapped(s->mem, m->const_bytes);
     for (int32_t t = 0; t < m->n_tensors; t++) {
@@ -201,13 +266,8 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
     for (int32_t i = 0; i < m->n_ops; i++) {
         const mp_op_info *op = &m->ops[i];
         mp_node *n = &s->nodes[i];
-        const mp_kernel *k = mp_kernel_find(op->opcode);
+        const mp_kernel *k = mp_kernel_find(op->opcode); /* non-NULL: checked above */
         const char *name = mp_op_name(op->opcode);
-        if (!k) {
-            mp_status st = fail_unsupported(s, m, err);
-            unload(s);
-            return st;
-        }
         if (op->n_inputs < k->min_inputs || op->n_inputs > k->max_inputs ||
             op->n_outputs != k->n_outputs) {
             mp_status st = mp_fail(err, MP_ERR_FORMAT,
@@ -247,13 +307,6 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         }
         for (int32_t j = 0; j < op->n_outputs; j++) {
             int32_t t = op->outputs[j];
-            if (s->tensors[t].is_const) {
-                mp_status st = mp_fail(err, MP_ERR_FORMAT,
-                                       "%s: operator #%d %s writes constant tensor '%s'", m->path,
-                                       i, name, s->tensors[t].info->name);
-                unload(s);
-                return st;
-            }
             n->out[j] = &s->tensors[t];
             s->trt[t].used = true;
         }

@@ -9,6 +9,7 @@
 
 struct mp_mem {
     mp_mem_stats st;
+    size_t max_alloc; /* 0 = unlimited */
 };
 
 typedef struct blk_hdr {
@@ -30,6 +31,11 @@ static blk_hdr *hdr_of(const void *p)
 mp_mem *mp_mem_create(void)
 {
     return calloc(1, sizeof(mp_mem)); /* the accountant itself is not accounted */
+}
+
+void mp_mem_set_max_alloc(mp_mem *m, size_t bytes)
+{
+    m->max_alloc = bytes;
 }
 
 void mp_mem_destroy(mp_mem *m)
@@ -72,7 +78,7 @@ void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_o
         align = sizeof(blk_hdr);
     if ((align & (align - 1)) != 0 || kind >= MP_MEM_KIND_COUNT)
         return NULL;
-    if (bytes > SIZE_MAX - align - sizeof(blk_hdr))
+    if (bytes > SIZE_MAX - align - sizeof(blk_hdr) || (m && m->max_alloc && bytes > m->max_alloc))
         return NULL;
     char *raw = malloc(bytes + align + sizeof(blk_hdr));
     if (!raw)

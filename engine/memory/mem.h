@@ -45,6 +45,9 @@ typedef struct mp_mem mp_mem;
 #define MP_MEM_ALIGN 64
 
 mp_mem *mp_mem_create(void);
+/* Refuse (return NULL for) any single allocation larger than `bytes` (0 = no limit): a
+ * malformed model cannot make the engine or XNNPACK ask the system for absurd amounts. */
+void mp_mem_set_max_alloc(mp_mem *m, size_t bytes);
 void mp_mem_destroy(mp_mem *m);
 
 /* Allocate `bytes` (0 allowed: returns a valid unique pointer) aligned to `align`

@@ -257,12 +257,16 @@ static void *arena_array(rd_impl *im, size_t n, size_t elem)
     return p;
 }
 
+/* Copy a string from the file. Control characters become '?': names end up in one-line
+ * error messages and terminal tables, which a crafted file must not be able to break. */
 static char *arena_strdup(rd_impl *im, const char *s, size_t len)
 {
     char *p = arena_alloc(im, len + 1);
     if (p) {
-        if (len)
-            memcpy(p, s, len);
+        for (size_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)s[i];
+            p[i] = (c < 0x20 && c != 0) || c == 0x7f ? '?' : (char)c;
+        }
         p[len] = '\0';
     }
     return p;

@@ -1,12 +1,16 @@
-/* libFuzzer target for the .tflite reader: any bytes must either be refused with an error
- * or produce a model whose every promise holds (indices in range, constant data readable,
- * names NUL-terminated). A broken promise traps, so the fuzzer reports it as a crash.
+/* libFuzzer target for the .tflite reader and shape inference: any bytes must either be
+ * refused with an error or produce a model whose every promise holds (indices in range,
+ * constant data readable, names NUL-terminated); a model that loads then goes through the
+ * session (shape inference, constant folding, operator creation, one run on zeroed inputs),
+ * which must succeed or fail with a one-line error. A broken promise traps, so the fuzzer
+ * reports it as a crash.
  * Build and run with scripts/fuzz.sh. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "engine/model/model.h"
+#include "engine/session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -68,6 +72,25 @@ static void walk(const mp_model *m)
     g_sink += sum;
 }
 
+/* Shape inference and execution. Tensors are capped small so that a fuzzed shape cannot
+ * make the harness itself run out of memory (the cap is an ordinary, tested refusal). */
+static void infer_and_run(const uint8_t *data, size_t size)
+{
+    mp_session_options so = {.threads = 1, .max_tensor_bytes = 4u << 20};
+    mp_session *s = NULL;
+    mp_error err;
+    memset(&err, 0, sizeof err);
+    CHECK(mp_session_create(&so, &s, &err) == MP_OK);
+    mp_status st = mp_session_load_memory(s, data, size, "fuzz.tflite", &err);
+    if (st == MP_OK)
+        st = mp_session_prepare(s, &err);
+    if (st == MP_OK)
+        st = mp_session_run(s, &err);
+    if (st != MP_OK)
+        CHECK(err.msg[0] != '\0' && !strchr(err.msg, '\n'));
+    mp_session_destroy(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     mp_model *m = NULL;
@@ -78,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(m != NULL);
         walk(m);
         mp_model_free(m);
+        infer_and_run(data, size);
     } else {
         /* A refusal leaves no model behind and explains itself on one line. */
         CHECK(m == NULL && err.status == st && err.msg[0] != '\0' && !strchr(err.msg, '\n'));

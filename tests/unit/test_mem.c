@@ -38,7 +38,12 @@ static void test_bad_alignment_refused(void **state)
     mp_mem *m = mp_mem_create();
     assert_null(mp_mem_alloc(m, 8, 48, MP_MEM_ENGINE, MP_OWNER_NONE));
     assert_null(mp_mem_alloc(m, SIZE_MAX - 8, 0, MP_MEM_ENGINE, MP_OWNER_NONE));
+    mp_mem_set_max_alloc(m, 1000);
+    assert_null(mp_mem_alloc(m, 1001, 0, MP_MEM_KERNEL, MP_OWNER_NONE));
     assert_int_equal(mp_mem_get_stats(m)->n_alloc, 0);
+    void *p = mp_mem_alloc(m, 1000, 0, MP_MEM_KERNEL, MP_OWNER_NONE);
+    assert_non_null(p);
+    mp_mem_free(m, p);
     mp_mem_destroy(m);
 }
 

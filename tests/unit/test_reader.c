@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/model/model.h"
 
@@ -313,6 +314,7 @@ typedef struct bspec {
     uint32_t n_data;
     uint8_t fill;
     bool misalign; /* data on a 4-byte, not 8-byte, boundary */
+    const void *raw; /* n_data bytes to store instead of `fill` */
     uint64_t offset, size; /* written when offset != 0 */
 } bspec;
 
@@ -505,6 +507,8 @@ static uint8_t *build(const mspec *s, size_t *len)
             bt = table(&b, bf, 1, brp);
             uint8_t data[256];
             memset(data, bs->fill, sizeof data);
+            if (bs->raw)
+                memcpy(data, bs->raw, bs->n_data);
             /* Keep the data 16-aligned like force_align asks (or misalign on purpose). */
             while ((b.n + 4) % 16 != (bs->misalign ? 4u : 0u))
                 put(&b, NULL, 1);
@@ -823,6 +827,19 @@ static void test_io_errors(void **state)
     check_error(st, &err, "/nonexistent/dir/model.tflite");
     st = mp_model_load_file("/tmp", &m, &err);
     assert_int_equal(st, MP_ERR_IO);
+    /* An empty and a 5-byte file: format errors, not I/O ones. */
+    char path[] = "/tmp/mp_test_reader_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    st = mp_model_load_file(path, &m, &err);
+    assert_int_equal(st, MP_ERR_FORMAT);
+    check_error(st, &err, path);
+    assert_true(write(fd, "TFL3x", 5) == 5);
+    st = mp_model_load_file(path, &m, &err);
+    assert_int_equal(st, MP_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "5 bytes"));
+    close(fd);
+    unlink(path);
     st = mp_model_load_memory("", 0, "empty.tflite", &m, &err);
     assert_int_equal(st, MP_ERR_FORMAT);
     check_error(st, &err, "empty.tflite");
@@ -1128,6 +1145,154 @@ static void test_built_options(void **state)
     s.ops[0].opt_type = 2;
     s.ops[0].opt[3] = (fld){3, 4, 0};
     expect_fail(&s, MP_ERR_FORMAT, "depth multiplier 0");
+}
+
+/* Constant data in its less common forms: outside the FlatBuffer (Buffer.offset/size),
+ * strings, packed int4. */
+static void test_built_data_forms(void **state)
+{
+    (void)state;
+    mspec s = base_spec();
+    s.bufs[1] = (bspec){.offset = 8, .size = 8};
+    size_t len;
+    uint8_t *bytes = build(&s, &len);
+    mp_model *m = NULL;
+    mp_error err = {0};
+    assert_int_equal(mp_model_load_memory(bytes, len, "offset.tflite", &m, &err), MP_OK);
+    assert_int_equal(m->tensors[1].data_bytes, 8);
+    assert_memory_equal(m->tensors[1].data, bytes + 8, 8);
+    assert_int_equal(m->const_bytes, 8);
+    free(bytes);
+    mp_model_free(m);
+
+    /* A string tensor of 2 strings "ab", "c": count, 3 offsets, 3 bytes. */
+    uint8_t str_data[19];
+    int32_t hdr[4] = {2, 16, 18, 19};
+    memcpy(str_data, hdr, 16);
+    memcpy(str_data + 16, "abc", 3);
+    s = base_spec();
+    s.t[1].type = MP_DT_STRING;
+    s.t[1].rank = 1;
+    s.t[1].shape[0] = 2;
+    s.bufs[1] = (bspec){.n_data = sizeof str_data, .raw = str_data};
+    assert_int_equal(load_spec(&s, &err), MP_OK);
+    s.t[1].shape[0] = 3;
+    expect_fail(&s, MP_ERR_FORMAT, "holds 2 strings but the shape has 3");
+    s.t[1].shape[0] = 2;
+    hdr[2] = 20; /* past the data */
+    memcpy(str_data, hdr, 16);
+    expect_fail(&s, MP_ERR_FORMAT, "string offset 1 is 20");
+    s.bufs[1].n_data = 3;
+    expect_fail(&s, MP_ERR_FORMAT, "too short");
+
+    /* int4: two values per byte, so 3 values need 2 bytes. */
+    s = base_spec();
+    s.t[1].type = MP_DT_INT4;
+    s.t[1].rank = 1;
+    s.t[1].shape[0] = 3;
+    s.bufs[1].n_data = 2;
+    assert_int_equal(load_spec(&s, &err), MP_OK);
+    s.bufs[1].n_data = 3;
+    expect_fail(&s, MP_ERR_FORMAT, "3 i4 values need 2");
+}
+
+/* More option tables mapped into mp_op_options. */
+static void test_built_more_options(void **state)
+{
+    (void)state;
+    mspec s = conv_spec();
+    mp_model *m = NULL;
+    mp_error err = {0};
+    size_t len;
+    uint8_t *bytes;
+
+    /* TRANSPOSE_CONV: padding, strides, activation; bias (input 3) optional. */
+    s.codes[0] = (cspec){67, 67, NULL};
+    s.ops[0].n_in = 4;
+    s.ops[0].in[0] = 0;
+    s.ops[0].in[1] = 1;
+    s.ops[0].in[2] = 0;
+    s.ops[0].in[3] = -1;
+    s.ops[0].opt_type = 49;
+    bytes = build(&s, &len);
+    assert_int_equal(mp_model_load_memory(bytes, len, "tconv.tflite", &m, &err), MP_OK);
+    free(bytes);
+    assert_int_equal(m->ops[0].opt.padding, MP_PAD_VALID);
+    assert_int_equal(m->ops[0].opt.stride_w, 2);
+    assert_int_equal(m->ops[0].opt.activation, MP_ACT_RELU6);
+    assert_int_equal(m->ops[0].inputs[3], -1);
+    mp_model_free(m);
+    s.ops[0].in[3] = 0;
+    s.ops[0].in[2] = -1; /* output_shape is not optional */
+    expect_fail(&s, MP_ERR_FORMAT, "input 2 is -1");
+
+    /* CONCATENATION axis + activation; RESIZE_BILINEAR flags at fields 2 and 3;
+     * UNPACK num and axis; MEAN keep_dims. */
+    struct {
+        int code, type, nf;
+        fld f[3];
+    } cases[] = {
+        {MP_OP_CONCATENATION, 10, 2, {{0, 4, -1}, {1, 1, MP_ACT_RELU}}},
+        {MP_OP_RESIZE_BILINEAR, 15, 2, {{2, 1, 1}, {3, 1, 1}}},
+        {MP_OP_RESIZE_NEAREST_NEIGHBOR, 74, 1, {{1, 1, 1}}},
+        {MP_OP_UNPACK, 64, 2, {{0, 4, 2}, {1, 4, 1}}},
+        {MP_OP_MEAN, 27, 1, {{0, 1, 1}}},
+        {MP_OP_FULLY_CONNECTED, 8, 3, {{0, 1, MP_ACT_TANH}, {1, 1, 1}, {2, 1, 1}}},
+        {MP_OP_STRIDED_SLICE, 32, 3, {{0, 4, 5}, {4, 4, 2}, {5, 1, 1}}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        s = base_spec();
+        s.codes[0] = (cspec){(int8_t)cases[c].code, cases[c].code, NULL};
+        s.ops[0].opt_type = (uint8_t)cases[c].type;
+        s.ops[0].n_opt = cases[c].nf;
+        memcpy(s.ops[0].opt, cases[c].f, sizeof cases[c].f);
+        bytes = build(&s, &len);
+        mp_status st = mp_model_load_memory(bytes, len, "opts.tflite", &m, &err);
+        free(bytes);
+        if (st != MP_OK)
+            fail_msg("%s: %s", mp_op_name(cases[c].code), err.msg);
+        const mp_op_options *o = &m->ops[0].opt;
+        switch (cases[c].code) {
+        case MP_OP_CONCATENATION:
+            assert_int_equal(o->axis, -1);
+            assert_int_equal(o->activation, MP_ACT_RELU);
+            break;
+        case MP_OP_RESIZE_BILINEAR:
+            assert_true(o->align_corners && o->half_pixel_centers);
+            break;
+        case MP_OP_RESIZE_NEAREST_NEIGHBOR:
+            assert_true(!o->align_corners && o->half_pixel_centers);
+            break;
+        case MP_OP_UNPACK:
+            assert_int_equal(o->values_count, 2);
+            assert_int_equal(o->axis, 1);
+            break;
+        case MP_OP_MEAN:
+            assert_true(o->keep_dims);
+            break;
+        case MP_OP_FULLY_CONNECTED:
+            assert_int_equal(o->activation, MP_ACT_TANH);
+            assert_int_equal(o->weights_format, 1);
+            assert_true(o->keep_num_dims);
+            break;
+        case MP_OP_STRIDED_SLICE:
+            assert_int_equal(o->begin_mask, 5);
+            assert_int_equal(o->end_mask, 0);
+            assert_int_equal(o->shrink_axis_mask, 2);
+            assert_true(o->offset);
+            break;
+        }
+        mp_model_free(m);
+    }
+
+    /* A builtin operator code that also carries a custom_code string keeps it. */
+    s = base_spec();
+    s.codes[0] = (cspec){0, 0, "note"};
+    bytes = build(&s, &len);
+    assert_int_equal(mp_model_load_memory(bytes, len, "cc.tflite", &m, &err), MP_OK);
+    free(bytes);
+    assert_string_equal(m->ops[0].custom_code, "note");
+    mp_model_free(m);
 }
 
 /* Quantization kept, including an unaligned zero_point array copied out. */
@@ -1436,6 +1601,8 @@ int main(void)
         cmocka_unit_test(test_load_memory_copies),
         cmocka_unit_test(test_built_faults),
         cmocka_unit_test(test_built_options),
+        cmocka_unit_test(test_built_data_forms),
+        cmocka_unit_test(test_built_more_options),
         cmocka_unit_test(test_built_quant),
         cmocka_unit_test(test_built_misaligned_data),
         cmocka_unit_test(test_shared_subobjects_budget),
