@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/model/reference_input.h"
+#include "engine/model/tflite_writer.h"
 #include "engine/session.h"
 
 static mp_session *open_session(const char *model, int threads)
@@ -175,6 +176,52 @@ static void test_tensor_size_limit(void **state)
     mp_session_destroy(s);
 }
 
+/* Two ADDs over [1,4]: `first` = a + a writes tensor 1; the second reads `second_in` and
+ * writes `second_out`. Returns the session's load status. */
+static mp_status load_two_adds(int32_t second_in, int32_t second_out, mp_error *err)
+{
+    mp_tfw *w = mp_tfw_create();
+    const int32_t dims[2] = {1, 4};
+    int32_t a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, dims, 0, NULL);
+    int32_t b = mp_tfw_tensor(w, "b", MP_DT_FLOAT32, 2, dims, 0, NULL);
+    int32_t c = mp_tfw_tensor(w, "c", MP_DT_FLOAT32, 2, dims, 0, NULL);
+    int32_t d = mp_tfw_tensor(w, "d", MP_DT_FLOAT32, 2, dims, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    const int32_t in1[2] = {a, a}, out1[1] = {b};
+    const int32_t in2[2] = {second_in, a}, out2[1] = {second_out};
+    mp_tfw_op(w, MP_OP_ADD, 2, in1, 1, out1, &o);
+    mp_tfw_op(w, MP_OP_ADD, 2, in2, 1, out2, &o);
+    const int32_t gin[1] = {a}, gout[1] = {second_out};
+    mp_tfw_io(w, 1, gin, 1, gout);
+    void *bytes = NULL;
+    size_t size = 0;
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, err), MP_OK);
+    mp_tfw_free(w);
+    (void)c;
+    (void)d;
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(NULL, &s, err), MP_OK);
+    mp_status st = mp_session_load_memory(s, bytes, size, "adds.tflite", err);
+    mp_session_destroy(s);
+    free(bytes);
+    return st;
+}
+
+/* Graphs that are not single-assignment in execution order are refused before any kernel
+ * sees them (a second writer could overrun a buffer sized for the first). */
+static void test_dataflow_is_checked(void **state)
+{
+    (void)state;
+    mp_error err = {0};
+    assert_int_equal(load_two_adds(1, 2, &err), MP_OK);                 /* a -> b -> c */
+    assert_int_equal(load_two_adds(1, 1, &err), MP_ERR_FORMAT);         /* b written twice */
+    assert_non_null(strstr(err.msg, "written by an earlier operator"));
+    assert_int_equal(load_two_adds(1, 0, &err), MP_ERR_FORMAT);         /* writes the input */
+    assert_non_null(strstr(err.msg, "model input"));
+    assert_int_equal(load_two_adds(3, 2, &err), MP_ERR_FORMAT);         /* reads d, never written */
+    assert_non_null(strstr(err.msg, "'d'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_dilated_conv_any_size),
         cmocka_unit_test(test_misuse_is_refused),
         cmocka_unit_test(test_tensor_size_limit),
+        cmocka_unit_test(test_dataflow_is_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
