@@ -16,6 +16,10 @@
 
 #define MP_MAX_RANK 8
 
+/* Bytes readable (zeros) past the end of a loaded model's bytes: constants are used in place
+ * and XNNPACK kernels may read up to XNN_EXTRA_BYTES (16) past the end of an input. */
+#define MP_MODEL_TAIL_SLACK 16
+
 /* TensorFlow Lite TensorType numbering. */
 typedef enum mp_dtype {
     MP_DT_FLOAT32 = 0,

@@ -1136,18 +1136,33 @@ mp_status mp_model_load_file(const char *path, mp_model **out, mp_error *err)
         return mp_fail(err, MP_ERR_IO, "%s: file too large to map", path);
     }
     size_t size = (size_t)sb.st_size;
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* Reserve the file's size plus MP_MODEL_TAIL_SLACK of zero pages, then map the file over
+     * the start: a constant that ends the file stays readable 16 bytes past its end (a plain
+     * file mapping would fault there when the file size is a multiple of the page size). */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (size > SIZE_MAX - MP_MODEL_TAIL_SLACK - page) {
+        close(fd);
+        return mp_fail(err, MP_ERR_IO, "%s: file too large to map", path);
+    }
+    size_t map_len = (size + MP_MODEL_TAIL_SLACK + page - 1) / page * page;
+    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map != MAP_FAILED && mmap(map, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        int e2 = errno;
+        munmap(map, map_len);
+        map = MAP_FAILED;
+        errno = e2;
+    }
     int e = errno;
     close(fd); /* the mapping keeps the file alive */
     if (map == MAP_FAILED)
         return mp_fail(err, MP_ERR_IO, "%s: cannot map %zu bytes: %s", path, size, strerror(e));
     rd_impl *im = calloc(1, sizeof *im);
     if (!im) {
-        munmap(map, size);
+        munmap(map, map_len);
         return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory while reading the model", path);
     }
     im->map = map;
-    im->map_len = size;
+    im->map_len = map_len;
     return load(path, map, size, im, out, err);
 }
 
@@ -1164,9 +1179,11 @@ mp_status mp_model_load_memory(const void *bytes, size_t size, const char *label
     /* One owned copy, 16-byte aligned like the FlatBuffer's own force_align, so constant
      * data keeps the alignment it has relative to the start of the file. */
     void *copy = NULL;
-    if (posix_memalign(&copy, 16, size) != 0 || !copy)
+    if (size > SIZE_MAX - MP_MODEL_TAIL_SLACK ||
+        posix_memalign(&copy, 16, size + MP_MODEL_TAIL_SLACK) != 0 || !copy)
         return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory copying %zu bytes", label, size);
     memcpy(copy, bytes, size);
+    memset((char *)copy + size, 0, MP_MODEL_TAIL_SLACK); /* see MP_MODEL_TAIL_SLACK */
     rd_impl *im = calloc(1, sizeof *im);
     if (!im) {
         free(copy);
