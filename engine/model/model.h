@@ -115,6 +115,7 @@ typedef struct mp_op_info {
     int32_t n_inputs, n_outputs, n_intermediates;
     const int32_t *inputs;     /* tensor indices, -1 = optional input omitted */
     const int32_t *outputs;
+    const int32_t *intermediates; /* n_intermediates tensor indices (LSTM-style operators) */
     mp_op_options opt;
 } mp_op_info;
 

@@ -961,6 +961,7 @@ static mp_status read_operator(rd *r, const fb_vec *ops, int32_t i, int32_t n_te
     op->n_intermediates = (int32_t)inter.n;
     op->inputs = idx;
     op->outputs = idx + in.n;
+    op->intermediates = idx + in.n + out.n;
 
     return read_options(r, i, code, opt_type, &opts, &op->opt);
 }

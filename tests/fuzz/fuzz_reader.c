@@ -57,9 +57,10 @@ static void walk(const mp_model *m)
         CHECK(mp_op_name(op->opcode) != NULL && op->opcode != MP_OP_CUSTOM);
         for (int32_t k = 0; k < op->n_inputs; k++)
             CHECK(op->inputs[k] >= -1 && op->inputs[k] < m->n_tensors);
-        /* Intermediates follow the outputs in the same array. */
-        for (int32_t k = 0; k < op->n_outputs + op->n_intermediates; k++)
+        for (int32_t k = 0; k < op->n_outputs; k++)
             CHECK(op->outputs[k] >= 0 && op->outputs[k] < m->n_tensors);
+        for (int32_t k = 0; k < op->n_intermediates; k++)
+            CHECK(op->intermediates[k] >= 0 && op->intermediates[k] < m->n_tensors);
         CHECK(op->opt.n_new_shape >= 0 && op->opt.n_new_shape <= MP_MAX_RANK);
         CHECK(op->opt.n_squeeze_dims >= 0 && op->opt.n_squeeze_dims <= MP_MAX_RANK);
         if (op->custom_code)
