@@ -34,6 +34,53 @@ mp_status mp_node_fail(mp_node *n, mp_status st, const char *fmt, ...)
                    n->index, name ? name : "?", msg);
 }
 
+const char *mp_tname(const mp_tensor *t)
+{
+    return t && t->info && t->info->name ? t->info->name : "?";
+}
+
+mp_status mp_node_check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t optional)
+{
+    if (n->n_in < min_in || n->n_in > max_in)
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects %d to %d inputs, has %d", min_in, max_in,
+                            n->n_in);
+    for (int32_t i = 0; i < n->n_in; i++)
+        if (!n->in[i] && !(i < 32 && (optional >> i) & 1))
+            return mp_node_fail(n, MP_ERR_FORMAT, "input %d is required but omitted", i);
+    if (n->n_out != 1 || !n->out[0])
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 output, has %d", n->n_out);
+    return MP_OK;
+}
+
+mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out)
+{
+    if (mp_dtype_size(in->dtype) == 0)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "tensor '%s' has unsupported dtype %s",
+                            mp_tname(in), mp_dtype_name(in->dtype));
+    if (out->dtype != in->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
+                            mp_tname(out), mp_dtype_name(out->dtype), mp_tname(in),
+                            mp_dtype_name(in->dtype));
+    return MP_OK;
+}
+
+bool mp_dtype_is_index(mp_dtype dt)
+{
+    return dt == MP_DT_INT32 || dt == MP_DT_INT64;
+}
+
+int64_t mp_tensor_index_at(const mp_tensor *t, size_t i)
+{
+    if (t->dtype == MP_DT_INT64) {
+        int64_t v;
+        memcpy(&v, (const char *)t->data + i * 8, 8);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, (const char *)t->data + i * 4, 4);
+    return v;
+}
+
 bool mp_activation_range(int32_t act, float *lo, float *hi)
 {
     switch (act) {

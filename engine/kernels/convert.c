@@ -18,11 +18,6 @@
 #include <string.h>
 #include <xnnpack.h>
 
-static const char *tname(const mp_tensor *t)
-{
-    return t && t->info && t->info->name ? t->info->name : "?";
-}
-
 static mp_status check_io(mp_node *n)
 {
     if (n->n_in != 1 || !n->in[0])
@@ -66,10 +61,10 @@ static mp_status cast_infer(mp_node *n)
     if (!cast_dtype_ok(in->dtype) || !cast_dtype_ok(out->dtype))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "cannot cast '%s' %s to '%s' %s (supported: f32, i32, i64, u8, i8, "
-                            "i16, bool)", tname(in), mp_dtype_name(in->dtype), tname(out),
+                            "i16, bool)", mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
                             mp_dtype_name(out->dtype));
     if (!mp_tensor_set_shape(out, in->rank, in->dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -152,7 +147,7 @@ static mp_status cast_run(mp_node *n)
     size_t count = mp_tensor_elements(in);
     if (count != mp_tensor_elements(out))
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have as many elements as '%s'",
-                            tname(out), tname(in));
+                            mp_tname(out), mp_tname(in));
     if (count == 0)
         return MP_OK;
     if (in->dtype == out->dtype && in->dtype != MP_DT_BOOL) {
@@ -181,7 +176,7 @@ static mp_status dq_infer(mp_node *n)
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
     if (out->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' must be f32, is %s", tname(out),
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' must be f32, is %s", mp_tname(out),
                             mp_dtype_name(out->dtype));
     const mp_quant *q = &in->info->quant;
     switch (in->dtype) {
@@ -190,23 +185,23 @@ static mp_status dq_infer(mp_node *n)
     case MP_DT_INT8: case MP_DT_UINT8: case MP_DT_INT16:
         if (q->count < 1 || !q->scale)
             return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "input '%s' is %s without quantization parameters", tname(in),
+                                "input '%s' is %s without quantization parameters", mp_tname(in),
                                 mp_dtype_name(in->dtype));
         if (q->count > 1) {
             int32_t d = q->quantized_dimension;
             if (d < 0 || d >= in->rank || in->dims[d] != q->count)
                 return mp_node_fail(n, MP_ERR_SHAPE,
-                                    "input '%s': %d scales do not match dimension %d", tname(in),
+                                    "input '%s': %d scales do not match dimension %d", mp_tname(in),
                                     q->count, d);
         }
         break;
     default:
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "cannot dequantize '%s' of dtype %s (supported: i8, u8, i16, f16)",
-                            tname(in), mp_dtype_name(in->dtype));
+                            mp_tname(in), mp_dtype_name(in->dtype));
     }
     if (!mp_tensor_set_shape(out, in->rank, in->dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -319,7 +314,7 @@ static mp_status dq_run(mp_node *n)
     size_t count = mp_tensor_elements(in);
     if (count != mp_tensor_elements(out))
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have as many elements as '%s'",
-                            tname(out), tname(in));
+                            mp_tname(out), mp_tname(in));
     if (count == 0)
         return MP_OK;
     if (s && s->op) {
@@ -341,7 +336,7 @@ static mp_status dq_run(mp_node *n)
         int32_t d = q->quantized_dimension;
         if (d < 0 || d >= in->rank || in->dims[d] != q->count)
             return mp_node_fail(n, MP_ERR_SHAPE, "input '%s': %d scales do not match dimension %d",
-                                tname(in), q->count, d);
+                                mp_tname(in), q->count, d);
         channels = (size_t)q->count;
         inner = 1;
         for (int32_t i = 0; i < d; i++)

@@ -59,6 +59,18 @@ const mp_kernel *mp_kernel_find(int32_t opcode);
 mp_status mp_node_fail(mp_node *n, mp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Name of a tensor for messages ("?" when unnamed or NULL). */
+const char *mp_tname(const mp_tensor *t);
+/* Between min_in and max_in inputs, each present unless its bit is set in `optional`, and
+ * exactly one output; otherwise MP_ERR_FORMAT naming the operator. */
+mp_status mp_node_check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t optional);
+/* The output has the input's dtype, which has a fixed element size (MP_ERR_UNSUPPORTED). */
+mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out);
+/* int32 or int64: the dtypes of shape, axis and index tensors. */
+bool mp_dtype_is_index(mp_dtype dt);
+/* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */
+int64_t mp_tensor_index_at(const mp_tensor *t, size_t i);
+
 /* Output range [lo, hi] of a fused activation; false for ones we cannot fuse (TANH,
  * SIGN_BIT) so the caller reports it. */
 bool mp_activation_range(int32_t act, float *lo, float *hi);

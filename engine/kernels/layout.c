@@ -15,57 +15,7 @@
 
 /* ---- shared helpers -------------------------------------------------------------------- */
 
-static const char *tname(const mp_tensor *t)
-{
-    return t && t->info && t->info->name ? t->info->name : "?";
-}
-
 #define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
-
-/* Input count, presence of the required inputs, one output. */
-static mp_status check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t optional)
-{
-    if (n->n_in < min_in || n->n_in > max_in)
-        return mp_node_fail(n, MP_ERR_FORMAT, "expects %d to %d inputs, has %d", min_in, max_in,
-                            n->n_in);
-    for (int32_t i = 0; i < n->n_in; i++)
-        if (!n->in[i] && !(i < 32 && (optional >> i) & 1))
-            return mp_node_fail(n, MP_ERR_FORMAT, "input %d is required but omitted", i);
-    if (n->n_out != 1 || !n->out[0])
-        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 output, has %d", n->n_out);
-    return MP_OK;
-}
-
-/* The output keeps the input's dtype, which must have a fixed element size. */
-static mp_status check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out)
-{
-    if (mp_dtype_size(in->dtype) == 0)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "tensor '%s' has unsupported dtype %s",
-                            tname(in), mp_dtype_name(in->dtype));
-    if (out->dtype != in->dtype)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
-                            tname(out), mp_dtype_name(out->dtype), tname(in),
-                            mp_dtype_name(in->dtype));
-    return MP_OK;
-}
-
-static bool is_index_dtype(mp_dtype dt)
-{
-    return dt == MP_DT_INT32 || dt == MP_DT_INT64;
-}
-
-/* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */
-static int64_t index_at(const mp_tensor *t, size_t i)
-{
-    if (t->dtype == MP_DT_INT64) {
-        int64_t v;
-        memcpy(&v, (const char *)t->data + i * 8, 8);
-        return v;
-    }
-    int32_t v;
-    memcpy(&v, (const char *)t->data + i * 4, 4);
-    return v;
-}
 
 /* "[2,-1,3]" for a list of 64-bit values (shapes requested before they are checked). */
 static const char *fmt_list(int32_t count, const int64_t *v, char *buf, size_t size)
@@ -85,7 +35,7 @@ static mp_status run_copy(mp_node *n)
     mp_tensor *out = n->out[0];
     if (in->bytes != out->bytes)
         return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' has %zu bytes, output '%s' %zu",
-                            tname(in), in->bytes, tname(out), out->bytes);
+                            mp_tname(in), in->bytes, mp_tname(out), out->bytes);
     if (in->data != out->data && in->bytes)
         memcpy(out->data, in->data, in->bytes);
     return MP_OK;
@@ -137,13 +87,13 @@ static void noop_release(mp_node *n)
 
 static mp_status reshape_infer(mp_node *n)
 {
-    mp_status st = check_io(n, 1, 2, 1u << 1);
+    mp_status st = mp_node_check_io(n, 1, 2, 1u << 1);
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0];
     const mp_tensor *shp = n->n_in > 1 ? n->in[1] : NULL;
     mp_tensor *out = n->out[0];
-    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
         return st;
 
     size_t in_count = mp_tensor_elements(in);
@@ -153,19 +103,19 @@ static mp_status reshape_infer(mp_node *n)
      * else from the new_shape option. Old converters emit an empty shape vector next to the
      * option: TFLite would then make a scalar, which only works for one element; we use
      * the option instead whenever the scalar cannot be right. */
-    bool from_tensor = shp && shp->rank == 1 && is_index_dtype(shp->dtype);
+    bool from_tensor = shp && shp->rank == 1 && mp_dtype_is_index(shp->dtype);
     if (from_tensor && shp->dims[0] == 0 && in_count != 1 && n->opt->has_new_shape)
         from_tensor = false;
     if (from_tensor) {
         if (shp->dims[0] > MP_MAX_RANK)
             return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "shape tensor '%s' asks for rank %d (max %d)", tname(shp),
+                                "shape tensor '%s' asks for rank %d (max %d)", mp_tname(shp),
                                 shp->dims[0], MP_MAX_RANK);
         if (!shp->value_known || !shp->data)
             return MP_ERR_DEFERRED;
         rank = shp->dims[0];
         for (int32_t i = 0; i < rank; i++)
-            want[i] = index_at(shp, (size_t)i);
+            want[i] = mp_tensor_index_at(shp, (size_t)i);
     } else if (n->opt->has_new_shape) {
         rank = n->opt->n_new_shape;
         if (rank < 0 || rank > MP_MAX_RANK)
@@ -190,13 +140,13 @@ static mp_status reshape_infer(mp_node *n)
         if (want[i] == -1) {
             if (stretch >= 0)
                 return mp_node_fail(n, MP_ERR_SHAPE, "new shape %s for '%s' has several -1", b2,
-                                    tname(out));
+                                    mp_tname(out));
             stretch = i;
             continue;
         }
         if (want[i] < 0 || want[i] > INT32_MAX)
             return mp_node_fail(n, MP_ERR_SHAPE, "new shape %s for '%s' has an invalid dimension",
-                                b2, tname(out));
+                                b2, mp_tname(out));
         if (want[i]) {
             if (known_nonzero > SIZE_MAX / (size_t)want[i])
                 return mp_node_fail(n, MP_ERR_SHAPE, "new shape %s overflows", b2);
@@ -218,9 +168,9 @@ static mp_status reshape_infer(mp_node *n)
     if (out_count != in_count)
         return mp_node_fail(n, MP_ERR_SHAPE,
                             "cannot reshape '%s' %s (%zu elements) to %s (%zu elements)",
-                            tname(in), SHAPE_STR(in, b1), in_count, b2, out_count);
+                            mp_tname(in), SHAPE_STR(in, b1), in_count, b2, out_count);
     if (!mp_tensor_set_shape(out, rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -228,12 +178,12 @@ static mp_status reshape_infer(mp_node *n)
 
 static mp_status squeeze_infer(mp_node *n)
 {
-    mp_status st = check_io(n, 1, 1, 0);
+    mp_status st = mp_node_check_io(n, 1, 1, 0);
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
         return st;
     bool drop[MP_MAX_RANK] = {false};
     char b[96];
@@ -248,13 +198,13 @@ static mp_status squeeze_infer(mp_node *n)
         int32_t d = n->opt->squeeze_dims[j];
         if (d < -in->rank || d >= in->rank)
             return mp_node_fail(n, MP_ERR_SHAPE, "squeeze dimension %d out of range for '%s' %s", d,
-                                tname(in), SHAPE_STR(in, b));
+                                mp_tname(in), SHAPE_STR(in, b));
         if (d < 0)
             d += in->rank;
         if (in->dims[d] != 1)
             return mp_node_fail(n, MP_ERR_SHAPE,
                                 "cannot squeeze dimension %d of '%s' %s: its size is not 1", d,
-                                tname(in), SHAPE_STR(in, b));
+                                mp_tname(in), SHAPE_STR(in, b));
         drop[d] = true;
     }
     int32_t dims[MP_MAX_RANK], rank = 0;
@@ -262,7 +212,7 @@ static mp_status squeeze_infer(mp_node *n)
         if (!drop[i])
             dims[rank++] = in->dims[i];
     if (!mp_tensor_set_shape(out, rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -270,26 +220,26 @@ static mp_status squeeze_infer(mp_node *n)
 
 static mp_status expand_dims_infer(mp_node *n)
 {
-    mp_status st = check_io(n, 2, 2, 0);
+    mp_status st = mp_node_check_io(n, 2, 2, 0);
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *ax = n->in[1];
     mp_tensor *out = n->out[0];
-    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
         return st;
     char b[96];
-    if (!is_index_dtype(ax->dtype) || mp_tensor_elements(ax) != 1)
+    if (!mp_dtype_is_index(ax->dtype) || mp_tensor_elements(ax) != 1)
         return mp_node_fail(n, MP_ERR_SHAPE, "axis '%s' must be one int32/int64 value, is %s %s",
-                            tname(ax), mp_dtype_name(ax->dtype), SHAPE_STR(ax, b));
+                            mp_tname(ax), mp_dtype_name(ax->dtype), SHAPE_STR(ax, b));
     if (in->rank + 1 > MP_MAX_RANK)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "'%s' %s: output rank exceeds %d", tname(in),
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "'%s' %s: output rank exceeds %d", mp_tname(in),
                             SHAPE_STR(in, b), MP_MAX_RANK);
     if (!ax->value_known || !ax->data)
         return MP_ERR_DEFERRED;
-    int64_t axis = index_at(ax, 0);
+    int64_t axis = mp_tensor_index_at(ax, 0);
     if (axis < -(int64_t)in->rank - 1 || axis > in->rank)
         return mp_node_fail(n, MP_ERR_SHAPE, "axis %lld out of range for '%s' %s", (long long)axis,
-                            tname(in), SHAPE_STR(in, b));
+                            mp_tname(in), SHAPE_STR(in, b));
     if (axis < 0)
         axis += in->rank + 1;
     int32_t dims[MP_MAX_RANK], rank = 0;
@@ -300,7 +250,7 @@ static mp_status expand_dims_infer(mp_node *n)
             dims[rank++] = in->dims[i];
     }
     if (!mp_tensor_set_shape(out, rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -317,19 +267,19 @@ static mp_status concat_axis(mp_node *n, int32_t rank, int32_t *axis)
 
 static mp_status concat_infer(mp_node *n)
 {
-    mp_status st = check_io(n, 1, INT32_MAX, 0);
+    mp_status st = mp_node_check_io(n, 1, INT32_MAX, 0);
     if (st != MP_OK)
         return st;
     const mp_tensor *in0 = n->in[0];
     mp_tensor *out = n->out[0];
-    if ((st = check_same_dtype(n, in0, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in0, out)) != MP_OK)
         return st;
     int32_t act = n->opt->activation;
     if (act < MP_ACT_NONE || act > MP_ACT_SIGN_BIT)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "unknown fused activation %d", act);
     if (act != MP_ACT_NONE && out->dtype != MP_DT_FLOAT32)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "fused activation on %s output '%s'",
-                            mp_dtype_name(out->dtype), tname(out));
+                            mp_dtype_name(out->dtype), mp_tname(out));
     int32_t axis = 0;
     if ((st = concat_axis(n, in0->rank, &axis)) != MP_OK)
         return st;
@@ -340,22 +290,22 @@ static mp_status concat_infer(mp_node *n)
     for (int32_t i = 0; i < n->n_in; i++) {
         const mp_tensor *t = n->in[i];
         if (t->dtype != in0->dtype)
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s but '%s' is %s", tname(t),
-                                mp_dtype_name(t->dtype), tname(in0), mp_dtype_name(in0->dtype));
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s but '%s' is %s", mp_tname(t),
+                                mp_dtype_name(t->dtype), mp_tname(in0), mp_dtype_name(in0->dtype));
         bool ok = t->rank == in0->rank;
         for (int32_t d = 0; ok && d < t->rank; d++)
             ok = d == axis || t->dims[d] == in0->dims[d];
         if (!ok)
             return mp_node_fail(n, MP_ERR_SHAPE,
-                                "input '%s' %s does not match '%s' %s outside axis %d", tname(t),
-                                SHAPE_STR(t, b1), tname(in0), SHAPE_STR(in0, b2), axis);
+                                "input '%s' %s does not match '%s' %s outside axis %d", mp_tname(t),
+                                SHAPE_STR(t, b1), mp_tname(in0), SHAPE_STR(in0, b2), axis);
         total += t->dims[axis];
     }
     if (total > INT32_MAX)
         return mp_node_fail(n, MP_ERR_SHAPE, "concatenated dimension too large");
     dims[axis] = (int32_t)total;
     if (!mp_tensor_set_shape(out, in0->rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -407,11 +357,11 @@ static mp_status pad_read(mp_node *n, const mp_tensor *in, const mp_tensor *pads
                           int64_t *post)
 {
     for (int32_t d = 0; d < in->rank; d++) {
-        pre[d] = index_at(pads, (size_t)d * 2);
-        post[d] = index_at(pads, (size_t)d * 2 + 1);
+        pre[d] = mp_tensor_index_at(pads, (size_t)d * 2);
+        post[d] = mp_tensor_index_at(pads, (size_t)d * 2 + 1);
         if (pre[d] < 0 || post[d] < 0 || pre[d] > INT32_MAX || post[d] > INT32_MAX)
             return mp_node_fail(n, MP_ERR_SHAPE, "paddings '%s' for dimension %d are [%lld,%lld]: "
-                                "must be non-negative", tname(pads), d, (long long)pre[d],
+                                "must be non-negative", mp_tname(pads), d, (long long)pre[d],
                                 (long long)post[d]);
     }
     return MP_OK;
@@ -420,25 +370,25 @@ static mp_status pad_read(mp_node *n, const mp_tensor *in, const mp_tensor *pads
 static mp_status pad_infer(mp_node *n)
 {
     bool v2 = n->opcode == MP_OP_PADV2;
-    mp_status st = v2 ? check_io(n, 2, 3, 1u << 2) : check_io(n, 2, 2, 0);
+    mp_status st = v2 ? mp_node_check_io(n, 2, 3, 1u << 2) : mp_node_check_io(n, 2, 2, 0);
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *pads = n->in[1];
     mp_tensor *out = n->out[0];
-    if ((st = check_same_dtype(n, in, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
         return st;
     char b1[96], b2[96];
-    if (!is_index_dtype(pads->dtype) || pads->rank != 2 || pads->dims[0] != in->rank ||
+    if (!mp_dtype_is_index(pads->dtype) || pads->rank != 2 || pads->dims[0] != in->rank ||
         pads->dims[1] != 2)
         return mp_node_fail(n, MP_ERR_SHAPE,
                             "paddings '%s' must be int32/int64 [%d,2] for input '%s' %s, is %s %s",
-                            tname(pads), in->rank, tname(in), SHAPE_STR(in, b1),
+                            mp_tname(pads), in->rank, mp_tname(in), SHAPE_STR(in, b1),
                             mp_dtype_name(pads->dtype), SHAPE_STR(pads, b2));
     if (v2 && n->n_in > 2 && n->in[2]) {
         const mp_tensor *cv = n->in[2];
         if (cv->dtype != in->dtype || mp_tensor_elements(cv) != 1)
             return mp_node_fail(n, MP_ERR_SHAPE,
-                                "constant value '%s' must be one %s element, is %s %s", tname(cv),
+                                "constant value '%s' must be one %s element, is %s %s", mp_tname(cv),
                                 mp_dtype_name(in->dtype), mp_dtype_name(cv->dtype),
                                 SHAPE_STR(cv, b1));
     }
@@ -452,11 +402,11 @@ static mp_status pad_infer(mp_node *n)
         int64_t v = in->dims[d] + pre[d] + post[d];
         if (v > INT32_MAX)
             return mp_node_fail(n, MP_ERR_SHAPE, "padded dimension %d of '%s' too large", d,
-                                tname(in));
+                                mp_tname(in));
         dims[d] = (int32_t)v;
     }
     if (!mp_tensor_set_shape(out, in->rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -486,7 +436,7 @@ static mp_status pad_check_out(mp_node *n, const int64_t *pre, const int64_t *po
         ok = in->dims[d] + pre[d] + post[d] == out->dims[d];
     if (!ok)
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match the paddings of '%s'",
-                            tname(out), tname(n->in[1]));
+                            mp_tname(out), mp_tname(n->in[1]));
     return MP_OK;
 }
 
@@ -675,26 +625,26 @@ typedef struct s2b_params {
 
 static mp_status s2b_check(mp_node *n, bool to_batch)
 {
-    mp_status st = check_io(n, 3, 3, 0);
+    mp_status st = mp_node_check_io(n, 3, 3, 0);
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *blk = n->in[1], *pads = n->in[2];
-    if ((st = check_same_dtype(n, in, n->out[0])) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in, n->out[0])) != MP_OK)
         return st;
     char b1[96], b2[96];
     if (in->rank < 2)
-        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must have rank 2 or more", tname(in),
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must have rank 2 or more", mp_tname(in),
                             SHAPE_STR(in, b1));
-    if (!is_index_dtype(blk->dtype) || blk->rank != 1 || blk->dims[0] < 1 ||
+    if (!mp_dtype_is_index(blk->dtype) || blk->rank != 1 || blk->dims[0] < 1 ||
         blk->dims[0] > in->rank - 1)
         return mp_node_fail(n, MP_ERR_SHAPE,
                             "block_shape '%s' must be int32/int64 [M] with 1 <= M <= %d, is %s %s",
-                            tname(blk), in->rank - 1, mp_dtype_name(blk->dtype),
+                            mp_tname(blk), in->rank - 1, mp_dtype_name(blk->dtype),
                             SHAPE_STR(blk, b1));
-    if (!is_index_dtype(pads->dtype) || pads->rank != 2 || pads->dims[0] != blk->dims[0] ||
+    if (!mp_dtype_is_index(pads->dtype) || pads->rank != 2 || pads->dims[0] != blk->dims[0] ||
         pads->dims[1] != 2)
         return mp_node_fail(n, MP_ERR_SHAPE, "%s '%s' must be int32/int64 [%d,2], is %s %s",
-                            to_batch ? "paddings" : "crops", tname(pads), blk->dims[0],
+                            to_batch ? "paddings" : "crops", mp_tname(pads), blk->dims[0],
                             mp_dtype_name(pads->dtype), SHAPE_STR(pads, b2));
     return MP_OK;
 }
@@ -705,21 +655,21 @@ static mp_status s2b_read(mp_node *n, bool to_batch, s2b_params *p)
     p->m = blk->dims[0];
     p->block_count = 1;
     for (int32_t i = 0; i < p->m; i++) {
-        p->block[i] = index_at(blk, (size_t)i);
-        p->before[i] = index_at(pads, (size_t)i * 2);
-        p->after[i] = index_at(pads, (size_t)i * 2 + 1);
+        p->block[i] = mp_tensor_index_at(blk, (size_t)i);
+        p->before[i] = mp_tensor_index_at(pads, (size_t)i * 2);
+        p->after[i] = mp_tensor_index_at(pads, (size_t)i * 2 + 1);
         if (p->block[i] < 1 || p->block[i] > INT32_MAX)
             return mp_node_fail(n, MP_ERR_SHAPE, "block_shape '%s'[%d] = %lld must be >= 1",
-                                tname(blk), i, (long long)p->block[i]);
+                                mp_tname(blk), i, (long long)p->block[i]);
         if (p->before[i] < 0 || p->after[i] < 0 || p->before[i] > INT32_MAX ||
             p->after[i] > INT32_MAX)
             return mp_node_fail(n, MP_ERR_SHAPE, "%s '%s' for dimension %d are [%lld,%lld]: "
                                 "must be non-negative", to_batch ? "paddings" : "crops",
-                                tname(pads), i + 1, (long long)p->before[i],
+                                mp_tname(pads), i + 1, (long long)p->before[i],
                                 (long long)p->after[i]);
         p->block_count *= p->block[i];
         if (p->block_count > INT32_MAX)
-            return mp_node_fail(n, MP_ERR_SHAPE, "block_shape '%s' too large", tname(blk));
+            return mp_node_fail(n, MP_ERR_SHAPE, "block_shape '%s' too large", mp_tname(blk));
     }
     return MP_OK;
 }
@@ -740,7 +690,7 @@ static mp_status s2b_shape(mp_node *n, bool to_batch, const s2b_params *p, int32
             if (padded % p->block[i] != 0)
                 return mp_node_fail(n, MP_ERR_SHAPE,
                                     "padded dimension %d of '%s' %s (%lld) is not a multiple of "
-                                    "block size %lld", i + 1, tname(in), SHAPE_STR(in, b),
+                                    "block size %lld", i + 1, mp_tname(in), SHAPE_STR(in, b),
                                     (long long)padded, (long long)p->block[i]);
             dims[i + 1] = (int32_t)(padded / p->block[i]);
         }
@@ -748,7 +698,7 @@ static mp_status s2b_shape(mp_node *n, bool to_batch, const s2b_params *p, int32
         if (in->dims[0] % p->block_count != 0)
             return mp_node_fail(n, MP_ERR_SHAPE,
                                 "batch of '%s' %s is not a multiple of the block count %lld",
-                                tname(in), SHAPE_STR(in, b), (long long)p->block_count);
+                                mp_tname(in), SHAPE_STR(in, b), (long long)p->block_count);
         dims[0] = (int32_t)(in->dims[0] / p->block_count);
         for (int32_t i = 0; i < p->m; i++) {
             int64_t full = (int64_t)in->dims[i + 1] * p->block[i];
@@ -757,7 +707,7 @@ static mp_status s2b_shape(mp_node *n, bool to_batch, const s2b_params *p, int32
                 return mp_node_fail(n, MP_ERR_SHAPE,
                                     "crops [%lld,%lld] exceed dimension %d of '%s' %s times block "
                                     "%lld", (long long)p->before[i], (long long)p->after[i], i + 1,
-                                    tname(in), SHAPE_STR(in, b), (long long)p->block[i]);
+                                    mp_tname(in), SHAPE_STR(in, b), (long long)p->block[i]);
             dims[i + 1] = (int32_t)v;
         }
     }
@@ -777,7 +727,7 @@ static mp_status s2b_infer_common(mp_node *n, bool to_batch)
         (st = s2b_shape(n, to_batch, &p, dims)) != MP_OK)
         return st;
     if (!mp_tensor_set_shape(n->out[0], n->in[0]->rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(n->out[0]));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(n->out[0]));
     return MP_OK;
 }
 
@@ -809,7 +759,7 @@ static mp_status s2b_run_common(mp_node *n, bool to_batch)
         return st;
     if (out->rank != in->rank || memcmp(out->dims, dims, sizeof(int32_t) * (size_t)in->rank))
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match block shape and %s",
-                            tname(out), to_batch ? "paddings" : "crops");
+                            mp_tname(out), to_batch ? "paddings" : "crops");
     if (out->bytes == 0)
         return MP_OK;
     const mp_tensor *big = to_batch ? in : out;   /* spatial layout */

@@ -18,11 +18,6 @@ typedef struct resize_state {
     uint32_t flags;
 } resize_state;
 
-static const char *tname(const mp_tensor *t)
-{
-    return t && t->info && t->info->name ? t->info->name : "?";
-}
-
 static uint32_t resize_flags(const mp_op_options *o)
 {
     if (o->align_corners)
@@ -41,13 +36,13 @@ static mp_status resize_infer(mp_node *n)
     char b[96];
     if (in->dtype != MP_DT_FLOAT32 || out->dtype != MP_DT_FLOAT32)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "only f32 is supported ('%s' is %s, '%s' %s)",
-                            tname(in), mp_dtype_name(in->dtype), tname(out),
+                            mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
                             mp_dtype_name(out->dtype));
     if (in->rank != 4)
-        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must be NHWC (rank 4)", tname(in),
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must be NHWC (rank 4)", mp_tname(in),
                             mp_shape_str(in->rank, in->dims, b, sizeof b));
     if (size->dtype != MP_DT_INT32 || mp_tensor_elements(size) != 2 || size->rank != 1)
-        return mp_node_fail(n, MP_ERR_SHAPE, "size '%s' must be int32 [2], is %s %s", tname(size),
+        return mp_node_fail(n, MP_ERR_SHAPE, "size '%s' must be int32 [2], is %s %s", mp_tname(size),
                             mp_dtype_name(size->dtype),
                             mp_shape_str(size->rank, size->dims, b, sizeof b));
     if (n->opt->align_corners && n->opt->half_pixel_centers)
@@ -58,11 +53,11 @@ static mp_status resize_infer(mp_node *n)
     int32_t hw[2];
     memcpy(hw, size->data, sizeof hw);
     if (hw[0] <= 0 || hw[1] <= 0 || (in->dims[1] == 0 || in->dims[2] == 0))
-        return mp_node_fail(n, MP_ERR_SHAPE, "cannot resize '%s' %s to %dx%d", tname(in),
+        return mp_node_fail(n, MP_ERR_SHAPE, "cannot resize '%s' %s to %dx%d", mp_tname(in),
                             mp_shape_str(in->rank, in->dims, b, sizeof b), hw[0], hw[1]);
     int32_t dims[4] = {in->dims[0], hw[0], hw[1], in->dims[3]};
     if (!mp_tensor_set_shape(out, 4, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -85,8 +80,8 @@ static mp_status resize_prepare(mp_node *n)
         n->state = s;
     }
     if (out->rank != 4 || out->dims[0] != in->dims[0] || out->dims[3] != in->dims[3])
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match input '%s'", tname(out),
-                            tname(in));
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match input '%s'", mp_tname(out),
+                            mp_tname(in));
     size_t channels = (size_t)in->dims[3];
     uint32_t flags = resize_flags(n->opt);
     if (mp_tensor_elements(out) == 0) /* nothing to compute; XNNPACK refuses empty shapes */

@@ -15,55 +15,7 @@
 
 /* ---- shared helpers -------------------------------------------------------------------- */
 
-static const char *tname(const mp_tensor *t)
-{
-    return t && t->info && t->info->name ? t->info->name : "?";
-}
-
 #define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
-
-static mp_status check_io(mp_node *n, int32_t min_in, int32_t max_in)
-{
-    if (n->n_in < min_in || n->n_in > max_in)
-        return mp_node_fail(n, MP_ERR_FORMAT, "expects %d to %d inputs, has %d", min_in, max_in,
-                            n->n_in);
-    for (int32_t i = 0; i < n->n_in; i++)
-        if (!n->in[i])
-            return mp_node_fail(n, MP_ERR_FORMAT, "input %d is required but omitted", i);
-    if (n->n_out != 1 || !n->out[0])
-        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 output, has %d", n->n_out);
-    return MP_OK;
-}
-
-static mp_status check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out)
-{
-    if (mp_dtype_size(in->dtype) == 0)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "tensor '%s' has unsupported dtype %s",
-                            tname(in), mp_dtype_name(in->dtype));
-    if (out->dtype != in->dtype)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
-                            tname(out), mp_dtype_name(out->dtype), tname(in),
-                            mp_dtype_name(in->dtype));
-    return MP_OK;
-}
-
-static bool is_index_dtype(mp_dtype dt)
-{
-    return dt == MP_DT_INT32 || dt == MP_DT_INT64;
-}
-
-/* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */
-static int64_t index_at(const mp_tensor *t, size_t i)
-{
-    if (t->dtype == MP_DT_INT64) {
-        int64_t v;
-        memcpy(&v, (const char *)t->data + i * 8, 8);
-        return v;
-    }
-    int32_t v;
-    memcpy(&v, (const char *)t->data + i * 4, 4);
-    return v;
-}
 
 static mp_status noop_prepare(mp_node *n)
 {
@@ -80,7 +32,7 @@ static void noop_release(mp_node *n)
 
 static mp_status shape_infer(mp_node *n)
 {
-    mp_status st = check_io(n, 1, 1);
+    mp_status st = mp_node_check_io(n, 1, 1, 0);
     if (st != MP_OK)
         return st;
     mp_tensor *out = n->out[0];
@@ -88,10 +40,10 @@ static mp_status shape_infer(mp_node *n)
      * was built with, so that is what we write. */
     if (out->dtype != MP_DT_INT32 && out->dtype != MP_DT_INT64)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' must be int32 or int64, is %s",
-                            tname(out), mp_dtype_name(out->dtype));
+                            mp_tname(out), mp_dtype_name(out->dtype));
     int32_t dims[1] = {n->in[0]->rank};
     if (!mp_tensor_set_shape(out, 1, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -101,7 +53,7 @@ static mp_status shape_run(mp_node *n)
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
     if (out->rank != 1 || out->dims[0] != in->rank)
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have %d elements", tname(out),
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have %d elements", mp_tname(out),
                             in->rank);
     for (int32_t i = 0; i < in->rank; i++) {
         if (out->dtype == MP_DT_INT64)
@@ -142,22 +94,22 @@ static int64_t slice_len(int64_t a, int64_t b)
 
 static mp_status slice_check(mp_node *n)
 {
-    mp_status st = check_io(n, 4, 4);
+    mp_status st = mp_node_check_io(n, 4, 4, 0);
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0];
-    if ((st = check_same_dtype(n, in, n->out[0])) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in, n->out[0])) != MP_OK)
         return st;
     char b1[96], b2[96];
     for (int32_t i = 1; i < 4; i++) {
         const mp_tensor *t = n->in[i];
-        if (!is_index_dtype(t->dtype) || t->rank != 1)
+        if (!mp_dtype_is_index(t->dtype) || t->rank != 1)
             return mp_node_fail(n, MP_ERR_SHAPE, "%s '%s' must be an int32 vector, is %s %s",
-                                i == 1 ? "begin" : i == 2 ? "end" : "strides", tname(t),
+                                i == 1 ? "begin" : i == 2 ? "end" : "strides", mp_tname(t),
                                 mp_dtype_name(t->dtype), SHAPE_STR(t, b1));
         if (t->dims[0] != n->in[1]->dims[0])
             return mp_node_fail(n, MP_ERR_SHAPE, "begin '%s' %s and '%s' %s differ in length",
-                                tname(n->in[1]), SHAPE_STR(n->in[1], b1), tname(t),
+                                mp_tname(n->in[1]), SHAPE_STR(n->in[1], b1), mp_tname(t),
                                 SHAPE_STR(t, b2));
     }
     if (n->in[1]->dims[0] > 32)
@@ -220,15 +172,15 @@ static mp_status slice_build(mp_node *n, bool have_begin, slice_plan *p)
         }
         if (full >= rank)
             return mp_node_fail(n, MP_ERR_SHAPE, "slice has more indices than input '%s' %s has "
-                                "dimensions", tname(in), SHAPE_STR(in, b));
+                                "dimensions", mp_tname(in), SHAPE_STR(in, b));
         int64_t size = in->dims[full];
-        int64_t s = index_at(ts, (size_t)i);
+        int64_t s = mp_tensor_index_at(ts, (size_t)i);
         if (s == 0)
-            return mp_node_fail(n, MP_ERR_SHAPE, "stride %d of '%s' is zero", i, tname(ts));
-        int64_t e = index_at(te, (size_t)i);
+            return mp_node_fail(n, MP_ERR_SHAPE, "stride %d of '%s' is zero", i, mp_tname(ts));
+        int64_t e = mp_tensor_index_at(te, (size_t)i);
         int64_t start = 0, count;
         if (have_begin) {
-            int64_t bv = index_at(tb, (size_t)i);
+            int64_t bv = mp_tensor_index_at(tb, (size_t)i);
             if ((bm >> i) & 1)
                 start = s > 0 ? 0 : size - 1;
             else if ((shr >> i) & 1)
@@ -242,8 +194,8 @@ static mp_status slice_build(mp_node *n, bool have_begin, slice_plan *p)
              * would read out of bounds) */
             if (have_begin && (start < 0 || start >= size))
                 return mp_node_fail(n, MP_ERR_SHAPE, "index %lld out of range for dimension %d "
-                                    "of '%s' %s", (long long)index_at(tb, (size_t)i), full,
-                                    tname(in), SHAPE_STR(in, b));
+                                    "of '%s' %s", (long long)mp_tensor_index_at(tb, (size_t)i), full,
+                                    mp_tname(in), SHAPE_STR(in, b));
             s = 1;
             count = 1;
         } else if (o->offset) {
@@ -259,7 +211,7 @@ static mp_status slice_build(mp_node *n, bool have_begin, slice_plan *p)
             count = slice_len(stop - start, s);
         }
         if (count > INT32_MAX)
-            return mp_node_fail(n, MP_ERR_SHAPE, "slice of '%s' too large", tname(in));
+            return mp_node_fail(n, MP_ERR_SHAPE, "slice of '%s' too large", mp_tname(in));
         p->start[full] = start;
         p->step[full] = s;
         p->count[full] = count;
@@ -272,7 +224,7 @@ static mp_status slice_build(mp_node *n, bool have_begin, slice_plan *p)
     }
     return MP_OK;
 too_many:
-    return mp_node_fail(n, MP_ERR_UNSUPPORTED, "slice output of '%s' exceeds rank %d", tname(in),
+    return mp_node_fail(n, MP_ERR_UNSUPPORTED, "slice output of '%s' exceeds rank %d", mp_tname(in),
                         MP_MAX_RANK);
 }
 
@@ -290,7 +242,7 @@ static mp_status slice_infer(mp_node *n)
     if ((st = slice_build(n, begins, &p)) != MP_OK)
         return st;
     if (!mp_tensor_set_shape(n->out[0], p.out_rank, p.out_dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(n->out[0]));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(n->out[0]));
     return MP_OK;
 }
 
@@ -339,12 +291,12 @@ static mp_status slice_run(mp_node *n)
         if (p.count[d] > 0 && (p.start[d] < 0 || p.start[d] >= in->dims[d] || last < 0 ||
                                last >= in->dims[d]))
             return mp_node_fail(n, MP_ERR_SHAPE, "slice of dimension %d of '%s' %s is out of "
-                                "range", d, tname(in), SHAPE_STR(in, b1));
+                                "range", d, mp_tname(in), SHAPE_STR(in, b1));
     }
     if (total != mp_tensor_elements(out) || p.out_rank != out->rank ||
         memcmp(p.out_dims, out->dims, sizeof(int32_t) * (size_t)out->rank) != 0)
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' %s does not match the slice %s",
-                            tname(out), SHAPE_STR(out, b1),
+                            mp_tname(out), SHAPE_STR(out, b1),
                             mp_shape_str(p.out_rank, p.out_dims, b2, sizeof b2));
     if (total == 0)
         return MP_OK;
@@ -405,28 +357,28 @@ static mp_status pack_axis(mp_node *n, int32_t rank, int32_t *axis)
 
 static mp_status pack_infer(mp_node *n)
 {
-    mp_status st = check_io(n, 1, INT32_MAX);
+    mp_status st = mp_node_check_io(n, 1, INT32_MAX, 0);
     if (st != MP_OK)
         return st;
     const mp_tensor *in0 = n->in[0];
     mp_tensor *out = n->out[0];
-    if ((st = check_same_dtype(n, in0, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in0, out)) != MP_OK)
         return st;
     if (n->opt->values_count > 0 && n->opt->values_count != n->n_in)
         return mp_node_fail(n, MP_ERR_FORMAT, "values_count %d but %d inputs",
                             n->opt->values_count, n->n_in);
     char b1[96], b2[96];
     if (in0->rank + 1 > MP_MAX_RANK)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "'%s' %s: output rank exceeds %d", tname(in0),
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "'%s' %s: output rank exceeds %d", mp_tname(in0),
                             SHAPE_STR(in0, b1), MP_MAX_RANK);
     for (int32_t i = 1; i < n->n_in; i++) {
         const mp_tensor *t = n->in[i];
         if (t->dtype != in0->dtype)
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s but '%s' is %s", tname(t),
-                                mp_dtype_name(t->dtype), tname(in0), mp_dtype_name(in0->dtype));
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s but '%s' is %s", mp_tname(t),
+                                mp_dtype_name(t->dtype), mp_tname(in0), mp_dtype_name(in0->dtype));
         if (!mp_tensor_same_shape(t, in0))
-            return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s differs from '%s' %s", tname(t),
-                                SHAPE_STR(t, b1), tname(in0), SHAPE_STR(in0, b2));
+            return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s differs from '%s' %s", mp_tname(t),
+                                SHAPE_STR(t, b1), mp_tname(in0), SHAPE_STR(in0, b2));
     }
     int32_t axis = 0;
     if ((st = pack_axis(n, in0->rank, &axis)) != MP_OK)
@@ -439,7 +391,7 @@ static mp_status pack_infer(mp_node *n)
             dims[rank++] = in0->dims[d];
     }
     if (!mp_tensor_set_shape(out, rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", tname(out));
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
     return MP_OK;
 }
 
@@ -452,7 +404,7 @@ static mp_status pack_run(mp_node *n)
     if (st != MP_OK)
         return st;
     if (out->bytes != in0->bytes * (size_t)n->n_in)
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold %d inputs", tname(out),
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold %d inputs", mp_tname(out),
                             n->n_in);
     size_t outer = 1, chunk = mp_dtype_size(in0->dtype);
     for (int32_t d = 0; d < axis; d++)
