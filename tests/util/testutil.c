@@ -23,7 +23,9 @@ const char *mp_test_shared_dir(void)
 void mp_test_require_shared(void)
 {
     if (!mp_test_shared_dir()) {
-        printf("SKIP: shared models not found at %s/models (set MP_SHARED_DIR)\n", MP_SHARED_DIR);
+        const char *env = getenv("MP_SHARED_DIR");
+        printf("SKIP: shared models not found at %s/models (MP_SHARED_DIR chooses the folder)\n",
+               env && *env ? env : MP_SHARED_DIR);
         exit(MP_TEST_SKIP);
     }
 }
