@@ -137,12 +137,11 @@ void mp_session_destroy(mp_session *s)
 
 /* Refuse a model with operators memprof has no kernel for, naming each missing one once
  * with the index of its first use. */
-static mp_status fail_unsupported(mp_session *s, const mp_model *m, mp_error *err)
+static mp_status fail_unsupported(const mp_model *m, mp_error *err)
 {
     char list[400] = "";
     size_t len = 0;
     int missing = 0;
-    (void)s;
     for (int32_t i = 0; i < m->n_ops; i++) {
         int32_t c = m->ops[i].opcode;
         if (mp_kernel_find(c))
@@ -235,7 +234,7 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
     }
     for (int32_t i = 0; i < m->n_ops; i++)
         if (!mp_kernel_find(m->ops[i].opcode)) {
-            mp_status st = fail_unsupported(s, m, err);
+            mp_status st = fail_unsupported(m, err);
             unload(s);
             return st;
         }
@@ -526,11 +525,9 @@ static mp_status infer_all(mp_session *s, mp_error *err)
     for (int32_t t = 0; t < s->n_tensors; t++) {
         if (!s->trt[t].used || s->tensors[t].is_const || s->trt[t].producer_deferred)
             continue;
-        if (!s->trt[t].owned || mp_mem_size(s->tensors[t].data) != s->tensors[t].bytes + XNN_EXTRA_BYTES) {
-            st = ensure_storage(s, t, s->trt[t].owned ? s->trt[t].kind : MP_MEM_STATIC, err);
-            if (st != MP_OK)
-                return st;
-        }
+        st = ensure_storage(s, t, s->trt[t].owned ? s->trt[t].kind : MP_MEM_STATIC, err);
+        if (st != MP_OK)
+            return st;
     }
     s->shapes_dirty = false;
     return MP_OK;

@@ -64,6 +64,18 @@ mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_ten
     return MP_OK;
 }
 
+mp_status mp_node_check_f32_io(mp_node *n)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    if (in->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32)",
+                            mp_tname(in), mp_dtype_name(in->dtype));
+    if (out->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s, expected f32",
+                            mp_tname(out), mp_dtype_name(out->dtype));
+    return MP_OK;
+}
+
 bool mp_dtype_is_index(mp_dtype dt)
 {
     return dt == MP_DT_INT32 || dt == MP_DT_INT64;

@@ -66,6 +66,8 @@ const char *mp_tname(const mp_tensor *t);
 mp_status mp_node_check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t optional);
 /* The output has the input's dtype, which has a fixed element size (MP_ERR_UNSUPPORTED). */
 mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out);
+/* Input 0 and output 0 are float32 (MP_ERR_UNSUPPORTED naming the tensor otherwise). */
+mp_status mp_node_check_f32_io(mp_node *n);
 /* int32 or int64: the dtypes of shape, axis and index tensors. */
 bool mp_dtype_is_index(mp_dtype dt);
 /* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */

@@ -42,12 +42,9 @@ static mp_status mean_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_FORMAT, "an input or the output is omitted (-1)");
     const mp_tensor *in = n->in[0], *axes = n->in[1];
     mp_tensor *out = n->out[0];
-    if (in->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32)",
-                            in->info->name, mp_dtype_name(in->dtype));
-    if (out->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s, expected f32",
-                            out->info->name, mp_dtype_name(out->dtype));
+    mp_status dst = mp_node_check_f32_io(n);
+    if (dst != MP_OK)
+        return dst;
     if (axes->dtype != MP_DT_INT32 && axes->dtype != MP_DT_INT64)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "axes '%s' have dtype %s (expected i32)",
                             axes->info->name, mp_dtype_name(axes->dtype));

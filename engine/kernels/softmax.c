@@ -18,19 +18,13 @@ typedef struct softmax_state {
 
 static mp_status softmax_infer(mp_node *n)
 {
-    if (n->n_in != 1 || n->n_out != 1)
-        return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 input and 1 output, got %d and %d",
-                            n->n_in, n->n_out);
-    if (!n->in[0] || !n->out[0])
-        return mp_node_fail(n, MP_ERR_FORMAT, "the input or the output is omitted (-1)");
+    mp_status st = mp_node_check_io(n, 1, 1, 0);
+    if (st == MP_OK)
+        st = mp_node_check_f32_io(n);
+    if (st != MP_OK)
+        return st;
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    if (in->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32)",
-                            in->info->name, mp_dtype_name(in->dtype));
-    if (out->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s, expected f32",
-                            out->info->name, mp_dtype_name(out->dtype));
     if (in->rank < 1)
         return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' is a scalar (rank 0); needs rank >= 1",
                             in->info->name);

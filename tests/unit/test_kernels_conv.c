@@ -10,68 +10,6 @@
 #include <xnnpack.h>
 
 #include "kernel_harness.h"
-
-/* ---- helpers -------------------------------------------------------------------------- */
-
-static float frand(uint32_t *seed)
-{
-    *seed = *seed * 1664525u + 1013904223u;
-    return (float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f; /* [-1, 1) */
-}
-
-static void fill(float *x, size_t n, uint32_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = frand(&seed);
-}
-
-static double ref_act(double x, int act)
-{
-    switch (act) {
-    case MP_ACT_RELU: return x < 0 ? 0 : x;
-    case MP_ACT_RELU_N1_TO_1: return x < -1 ? -1 : (x > 1 ? 1 : x);
-    case MP_ACT_RELU6: return x < 0 ? 0 : (x > 6 ? 6 : x);
-    case MP_ACT_TANH: return tanh(x);
-    case MP_ACT_SIGN_BIT: return signbit(x) ? 1.0 : 0.0;
-    default: return x;
-    }
-}
-
-/* Relative error below 1e-5, relative to max(|want|, lo): pass lo ~ sqrt(terms summed)
- * so that cancellation in long sums (which XNNPACK reorders) is judged fairly. */
-static void expect_close_f(const float *got, const float *want, size_t n, double lo)
-{
-    size_t at = 0;
-    double e = mp_test_max_rel_err(got, want, n, lo, &at);
-    if (e > 1e-5) {
-        fprintf(stderr, "mismatch at %zu: got %.7g want %.7g (rel err %g)\n", at,
-                (double)got[at], (double)want[at], e);
-        fail();
-    }
-}
-
-static void expect_close(const float *got, const float *want, size_t n)
-{
-    expect_close_f(got, want, n, 1.0);
-}
-
-static void expect_ok(kh_case *c, mp_status st)
-{
-    if (st != MP_OK) {
-        fprintf(stderr, "unexpected failure: %s\n", c->err.msg);
-        fail();
-    }
-}
-
-static void expect_fail(kh_case *c, mp_status got, mp_status want, const char *needle)
-{
-    if (got != want || !strstr(c->err.msg, needle)) {
-        fprintf(stderr, "expected status %d mentioning '%s', got %d: %s\n", want, needle, got,
-                c->err.msg);
-        fail();
-    }
-}
-
 /* ---- reference ------------------------------------------------------------------------ */
 
 typedef struct conv_params {
@@ -133,7 +71,7 @@ static void ref_conv(const conv_params *p, int32_t h, int32_t w, const float *x,
                                 acc += (double)xv * fv;
                             }
                         }
-                    y[((b * oh + oy) * ow + ox) * p->cout + oc] = (float)ref_act(acc, p->act);
+                    y[((b * oh + oy) * ow + ox) * p->cout + oc] = (float)kh_ref_act(acc, p->act);
                 }
 }
 
@@ -167,9 +105,9 @@ static void check_conv(const conv_params *p)
     float scales[64];
     int64_t zps[64];
     int32_t qdim = dw ? 3 : 0;
-    fill(bias, (size_t)p->cout, 99);
+    kh_fill(bias, (size_t)p->cout, 99, 1.0f);
     if (p->quant == 0) {
-        fill(fref, fn, 7);
+        kh_fill(fref, fn, 7, 1.0f);
         memcpy(fdata, fref, fn * sizeof(float));
     } else if (p->quant == 1) {
         /* int8 symmetric, one scale per output channel */
@@ -179,7 +117,7 @@ static void check_conv(const conv_params *p)
         uint32_t seed = 5;
         int32_t inner = dw ? 1 : fdims[1] * fdims[2] * fdims[3];
         for (size_t i = 0; i < fn; i++) {
-            int8_t q = (int8_t)((int32_t)(frand(&seed) * 127.0f));
+            int8_t q = (int8_t)((int32_t)(kh_frand(&seed, 1.0f) * 127.0f));
             int32_t c = dw ? (int32_t)(i % (size_t)p->cout) : (int32_t)(i / (size_t)inner);
             ((int8_t *)fdata)[i] = q;
             fref[i] = scales[c] * (float)q;
@@ -190,14 +128,14 @@ static void check_conv(const conv_params *p)
         zps[0] = 128;
         uint32_t seed = 11;
         for (size_t i = 0; i < fn; i++) {
-            uint8_t q = (uint8_t)((frand(&seed) + 1.0f) * 127.5f);
+            uint8_t q = (uint8_t)((kh_frand(&seed, 1.0f) + 1.0f) * 127.5f);
             ((uint8_t *)fdata)[i] = q;
             fref[i] = scales[0] * (float)((int32_t)q - 128);
         }
     } else {
         uint32_t seed = 13;
         for (size_t i = 0; i < fn; i++) {
-            fref[i] = (float)(int32_t)(frand(&seed) * 64.0f) / 64.0f;
+            fref[i] = (float)(int32_t)(kh_frand(&seed, 1.0f) * 64.0f) / 64.0f;
             ((uint16_t *)fdata)[i] = to_half(fref[i]);
         }
     }
@@ -225,8 +163,8 @@ static void check_conv(const conv_params *p)
         kh_omit_input(&c);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
 
-    fill(x->data, mp_tensor_elements(x), 1);
-    expect_ok(&c, kh_run(&c));
+    kh_fill(x->data, mp_tensor_elements(x), 1, 1.0f);
+    kh_expect_ok(&c, kh_run(&c));
     int32_t oh = out_size(p->h, p->kh, p->sh, p->dh, p->padding);
     int32_t ow = out_size(p->w, p->kw, p->sw, p->dw, p->padding);
     assert_int_equal(y->rank, 4);
@@ -240,13 +178,13 @@ static void check_conv(const conv_params *p)
         tol_floor = 1.0;
     float *want = malloc(on * sizeof(float) + 1);
     ref_conv(p, p->h, p->w, x->data, fref, p->bias ? bias : NULL, want);
-    expect_close_f(y->data, want, on, tol_floor);
+    kh_expect_close(y->data, want, on, tol_floor);
 
     /* same shapes, new data: run only */
-    fill(x->data, mp_tensor_elements(x), 2);
-    expect_ok(&c, kh_rerun(&c, false));
+    kh_fill(x->data, mp_tensor_elements(x), 2, 1.0f);
+    kh_expect_ok(&c, kh_rerun(&c, false));
     ref_conv(p, p->h, p->w, x->data, fref, p->bias ? bias : NULL, want);
-    expect_close_f(y->data, want, on, tol_floor);
+    kh_expect_close(y->data, want, on, tol_floor);
     free(want);
 
     if (p->h2) {
@@ -255,14 +193,14 @@ static void check_conv(const conv_params *p)
         assert_true(mp_tensor_set_shape(x, 4, dims2));
         free(x->data);
         x->data = calloc(1, x->bytes + XNN_EXTRA_BYTES);
-        fill(x->data, mp_tensor_elements(x), 3);
-        expect_ok(&c, kh_run(&c));
+        kh_fill(x->data, mp_tensor_elements(x), 3, 1.0f);
+        kh_expect_ok(&c, kh_run(&c));
         assert_int_equal(y->dims[1], out_size(p->h2, p->kh, p->sh, p->dh, p->padding));
         assert_int_equal(y->dims[2], out_size(p->w2, p->kw, p->sw, p->dw, p->padding));
         on = mp_tensor_elements(y);
         want = malloc(on * sizeof(float) + 1);
         ref_conv(p, p->h2, p->w2, x->data, fref, p->bias ? bias : NULL, want);
-        expect_close_f(y->data, want, on, tol_floor);
+        kh_expect_close(y->data, want, on, tol_floor);
         free(want);
     }
     kh_free(&c);
@@ -289,12 +227,12 @@ static void test_conv_hand_valid(void **state)
     kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){1}, bias);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
     memcpy(x->data, k_x16, sizeof k_x16);
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->dims[1], 2);
     assert_int_equal(y->dims[2], 2);
     /* 1+2+3+5+6+7+9+10+11 = 54, then +9 per step right, +36 per step down */
     static const float want[4] = {55, 64, 91, 100};
-    expect_close(y->data, want, 4);
+    kh_expect_close(y->data, want, 4, 1.0);
     kh_free(&c);
 }
 
@@ -310,7 +248,7 @@ static void test_conv_hand_same(void **state)
     kh_omit_input(&c);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
     memcpy(x->data, k_x16, sizeof k_x16);
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->dims[1], 4);
     assert_int_equal(y->dims[2], 4);
     static const float want[16] = {
@@ -319,7 +257,7 @@ static void test_conv_hand_same(void **state)
         57, 90, 99, 69,
         46, 72, 78, 54,   /* 9+10+13+14, ..., 11+12+15+16 */
     };
-    expect_close(y->data, want, 16);
+    kh_expect_close(y->data, want, 16, 1.0);
     kh_free(&c);
 }
 
@@ -340,12 +278,12 @@ static void test_conv_hand_stride_relu6(void **state)
     kh_omit_input(&c);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
     memcpy(x->data, k_x16, sizeof k_x16);
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     /* out 2x2 (no padding needed: (2-1)*2+2-4 = 0); x[y][x] - x[y+1][x+1] = -5 everywhere:
      * channel 0 -> relu6(-5) = 0, channel 1 -> relu6(5) = 5 */
     static const float want[8] = {0, 5, 0, 5, 0, 5, 0, 5};
     assert_int_equal(y->dims[1], 2);
-    expect_close(y->data, want, 8);
+    kh_expect_close(y->data, want, 8, 1.0);
     kh_free(&c);
 }
 
@@ -370,9 +308,9 @@ static void test_dw_hand(void **state)
         xd[2 * i] = k_x16[i];
         xd[2 * i + 1] = -k_x16[i];
     }
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     static const float want[8] = {54, -108, 63, -126, 90, -180, 99, -198};
-    expect_close(y->data, want, 8);
+    kh_expect_close(y->data, want, 8, 1.0);
     kh_free(&c);
 }
 
@@ -465,7 +403,7 @@ static void test_empty_batch(void **state)
     kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){1, 3, 3, 1}, k_ones9);
     kh_omit_input(&c);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->dims[0], 0);
     assert_int_equal(y->dims[1], 4);
     kh_free(&c);
@@ -499,43 +437,43 @@ static void test_errors(void **state)
     /* input of rank 3 */
     mp_status st = try_conv(&c, MP_OP_CONV_2D, MP_DT_FLOAT32, 3, (int32_t[]){4, 4, 3},
                             (int32_t[]){2, 3, 3, 3}, NULL, 0, MP_PAD_SAME);
-    expect_fail(&c, st, MP_ERR_SHAPE, "'t0'");
+    kh_expect_fail(&c, st, MP_ERR_SHAPE, "'t0'");
     kh_free(&c);
 
     /* 3 input channels, filter of 2: not a whole number of groups */
     st = try_conv(&c, MP_OP_CONV_2D, MP_DT_FLOAT32, 4, (int32_t[]){1, 4, 4, 3},
                   (int32_t[]){2, 3, 3, 2}, NULL, 0, MP_PAD_SAME);
-    expect_fail(&c, st, MP_ERR_SHAPE, "'t1'");
+    kh_expect_fail(&c, st, MP_ERR_SHAPE, "'t1'");
     kh_free(&c);
 
     /* bias of the wrong length */
     st = try_conv(&c, MP_OP_CONV_2D, MP_DT_FLOAT32, 4, (int32_t[]){1, 4, 4, 3},
                   (int32_t[]){2, 3, 3, 3}, bias, 3, MP_PAD_SAME);
-    expect_fail(&c, st, MP_ERR_SHAPE, "'t2'");
+    kh_expect_fail(&c, st, MP_ERR_SHAPE, "'t2'");
     kh_free(&c);
 
     /* VALID window larger than the input */
     st = try_conv(&c, MP_OP_CONV_2D, MP_DT_FLOAT32, 4, (int32_t[]){1, 2, 4, 3},
                   (int32_t[]){2, 3, 3, 3}, NULL, 0, MP_PAD_VALID);
-    expect_fail(&c, st, MP_ERR_SHAPE, "'t0'");
+    kh_expect_fail(&c, st, MP_ERR_SHAPE, "'t0'");
     kh_free(&c);
 
     /* int8 activations are not run */
     st = try_conv(&c, MP_OP_CONV_2D, MP_DT_INT8, 4, (int32_t[]){1, 4, 4, 3},
                   (int32_t[]){2, 3, 3, 3}, NULL, 0, MP_PAD_SAME);
-    expect_fail(&c, st, MP_ERR_UNSUPPORTED, "'t0'");
+    kh_expect_fail(&c, st, MP_ERR_UNSUPPORTED, "'t0'");
     kh_free(&c);
 
     /* depthwise: 5 filter channels for 2 input channels */
     st = try_conv(&c, MP_OP_DEPTHWISE_CONV_2D, MP_DT_FLOAT32, 4, (int32_t[]){1, 4, 4, 2},
                   (int32_t[]){1, 3, 3, 5}, NULL, 0, MP_PAD_SAME);
-    expect_fail(&c, st, MP_ERR_SHAPE, "'t1'");
+    kh_expect_fail(&c, st, MP_ERR_SHAPE, "'t1'");
     kh_free(&c);
 
     /* depthwise: filter not [1,KH,KW,C] */
     st = try_conv(&c, MP_OP_DEPTHWISE_CONV_2D, MP_DT_FLOAT32, 4, (int32_t[]){1, 4, 4, 2},
                   (int32_t[]){2, 3, 3, 2}, NULL, 0, MP_PAD_SAME);
-    expect_fail(&c, st, MP_ERR_SHAPE, "'t1'");
+    kh_expect_fail(&c, st, MP_ERR_SHAPE, "'t1'");
     kh_free(&c);
 
     /* a filter computed at run time */
@@ -544,7 +482,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){1, 3, 3, 1}, NULL);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t1'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t1'");
     kh_free(&c);
 
     /* unknown fused activation */
@@ -554,7 +492,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){1, 3, 3, 1}, k_ones9);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "activation");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "activation");
     kh_free(&c);
 }
 

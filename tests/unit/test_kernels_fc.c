@@ -10,66 +10,6 @@
 #include <xnnpack.h>
 
 #include "kernel_harness.h"
-
-static float frand(uint32_t *seed)
-{
-    *seed = *seed * 1664525u + 1013904223u;
-    return (float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f; /* [-1, 1) */
-}
-
-static void fill(float *x, size_t n, uint32_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = frand(&seed);
-}
-
-static double ref_act(double x, int act)
-{
-    switch (act) {
-    case MP_ACT_RELU: return x < 0 ? 0 : x;
-    case MP_ACT_RELU_N1_TO_1: return x < -1 ? -1 : (x > 1 ? 1 : x);
-    case MP_ACT_RELU6: return x < 0 ? 0 : (x > 6 ? 6 : x);
-    case MP_ACT_TANH: return tanh(x);
-    case MP_ACT_SIGN_BIT: return signbit(x) ? 1.0 : 0.0;
-    default: return x;
-    }
-}
-
-/* Relative error below 1e-5, relative to max(|want|, lo): pass lo ~ sqrt(terms summed)
- * so that cancellation in long sums (which XNNPACK reorders) is judged fairly. */
-static void expect_close_f(const float *got, const float *want, size_t n, double lo)
-{
-    size_t at = 0;
-    double e = mp_test_max_rel_err(got, want, n, lo, &at);
-    if (e > 1e-5) {
-        fprintf(stderr, "mismatch at %zu: got %.7g want %.7g (rel err %g)\n", at,
-                (double)got[at], (double)want[at], e);
-        fail();
-    }
-}
-
-static void expect_close(const float *got, const float *want, size_t n)
-{
-    expect_close_f(got, want, n, 1.0);
-}
-
-static void expect_ok(kh_case *c, mp_status st)
-{
-    if (st != MP_OK) {
-        fprintf(stderr, "unexpected failure: %s\n", c->err.msg);
-        fail();
-    }
-}
-
-static void expect_fail(kh_case *c, mp_status got, mp_status want, const char *needle)
-{
-    if (got != want || !strstr(c->err.msg, needle)) {
-        fprintf(stderr, "expected status %d mentioning '%s', got %d: %s\n", want, needle, got,
-                c->err.msg);
-        fail();
-    }
-}
-
 /* y[b][o] = act(bias[o] + sum_i x[b][i] * w[o][i]) in double */
 static void ref_fc(const float *x, const float *w, const float *bias, float *y, size_t batch,
                    size_t in_c, size_t out_c, int act)
@@ -79,7 +19,7 @@ static void ref_fc(const float *x, const float *w, const float *bias, float *y, 
             double acc = bias ? bias[o] : 0.0;
             for (size_t i = 0; i < in_c; i++)
                 acc += (double)x[b * in_c + i] * w[o * in_c + i];
-            y[b * out_c + o] = (float)ref_act(acc, act);
+            y[b * out_c + o] = (float)kh_ref_act(acc, act);
         }
 }
 
@@ -98,17 +38,17 @@ static void test_hand(void **state)
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
     float *xd = x->data;
     xd[0] = 1, xd[1] = 2, xd[2] = 3;
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->rank, 2);
     assert_int_equal(y->dims[0], 1);
     assert_int_equal(y->dims[1], 2);
     /* 1 - 3 + 0.5 = -1.5 ; 2 + 2 - 1 = 3 */
-    expect_close(y->data, (const float[]){-1.5f, 3.0f}, 2);
+    kh_expect_close(y->data, (const float[]){-1.5f, 3.0f}, 2, 1.0);
 
     /* new data, run only: x = (-1, 4, 0.5) -> -1 - 0.5 + 0.5 = -1 ; -2 + 4 - 1 = 1 */
     xd[0] = -1, xd[1] = 4, xd[2] = 0.5f;
-    expect_ok(&c, kh_rerun(&c, false));
-    expect_close(y->data, (const float[]){-1.0f, 1.0f}, 2);
+    kh_expect_ok(&c, kh_rerun(&c, false));
+    kh_expect_close(y->data, (const float[]){-1.0f, 1.0f}, 2, 1.0);
     kh_free(&c);
 
     /* RELU, no bias */
@@ -120,8 +60,8 @@ static void test_hand(void **state)
     y = kh_output(&c, MP_DT_FLOAT32);
     xd = x->data;
     xd[0] = 1, xd[1] = 2, xd[2] = 3;
-    expect_ok(&c, kh_run(&c));
-    expect_close(y->data, (const float[]){0.0f, 4.0f}, 2);
+    kh_expect_ok(&c, kh_run(&c));
+    kh_expect_close(y->data, (const float[]){0.0f, 4.0f}, 2, 1.0);
     kh_free(&c);
 }
 
@@ -146,9 +86,9 @@ static void check_fc(const fc_params *p)
     float *bias = malloc((size_t)p->out_c * sizeof(float));
     float scales[64];
     int64_t zps[1] = {3};
-    fill(bias, (size_t)p->out_c, 17);
+    kh_fill(bias, (size_t)p->out_c, 17, 1.0f);
     if (p->quant == 0) {
-        fill(wref, wn, 21);
+        kh_fill(wref, wn, 21, 1.0f);
         memcpy(wdata, wref, wn * sizeof(float));
     } else if (p->quant == 1) {
         assert_true(p->out_c <= 64);
@@ -156,7 +96,7 @@ static void check_fc(const fc_params *p)
             scales[o] = 0.005f * (float)(o + 1);
         uint32_t seed = 23;
         for (size_t i = 0; i < wn; i++) {
-            int8_t q = (int8_t)(int32_t)(frand(&seed) * 127.0f);
+            int8_t q = (int8_t)(int32_t)(kh_frand(&seed, 1.0f) * 127.0f);
             ((int8_t *)wdata)[i] = q;
             wref[i] = scales[i / (size_t)p->in_c] * (float)q;
         }
@@ -164,7 +104,7 @@ static void check_fc(const fc_params *p)
         scales[0] = 0.01f;
         uint32_t seed = 29;
         for (size_t i = 0; i < wn; i++) {
-            uint8_t q = (uint8_t)((frand(&seed) + 1.0f) * 127.5f);
+            uint8_t q = (uint8_t)((kh_frand(&seed, 1.0f) + 1.0f) * 127.5f);
             ((uint8_t *)wdata)[i] = q;
             wref[i] = scales[0] * (float)((int32_t)q - 3);
         }
@@ -192,8 +132,8 @@ static void check_fc(const fc_params *p)
 
     size_t xn = mp_tensor_elements(x), batch = xn / (size_t)p->in_c;
     double tol_floor = sqrt((double)p->in_c);
-    fill(x->data, xn, 31);
-    expect_ok(&c, kh_run(&c));
+    kh_fill(x->data, xn, 31, 1.0f);
+    kh_expect_ok(&c, kh_run(&c));
     if (p->keep_num_dims) {
         assert_int_equal(y->rank, p->rank);
         for (int32_t i = 0; i < p->rank - 1; i++)
@@ -208,18 +148,18 @@ static void check_fc(const fc_params *p)
     float *want = malloc(yn * sizeof(float) + 1);
     ref_fc(x->data, wref, p->bias ? bias : NULL, want, batch, (size_t)p->in_c, (size_t)p->out_c,
            p->act);
-    expect_close_f(y->data, want, yn, tol_floor);
+    kh_expect_close(y->data, want, yn, tol_floor);
 
     /* new input data (and new run-time weights), run only */
-    fill(x->data, xn, 37);
+    kh_fill(x->data, xn, 37, 1.0f);
     if (p->runtime_weights) {
-        fill(wref, wn, 41);
+        kh_fill(wref, wn, 41, 1.0f);
         memcpy(w->data, wref, wn * sizeof(float));
     }
-    expect_ok(&c, kh_rerun(&c, false));
+    kh_expect_ok(&c, kh_rerun(&c, false));
     ref_fc(x->data, wref, p->bias ? bias : NULL, want, batch, (size_t)p->in_c, (size_t)p->out_c,
            p->act);
-    expect_close_f(y->data, want, yn, tol_floor);
+    kh_expect_close(y->data, want, yn, tol_floor);
     free(want);
 
     /* a new batch size: setup only */
@@ -233,13 +173,13 @@ static void check_fc(const fc_params *p)
     x->data = calloc(1, x->bytes + XNN_EXTRA_BYTES);
     xn = mp_tensor_elements(x);
     batch = xn / (size_t)p->in_c;
-    fill(x->data, xn, 43);
-    expect_ok(&c, kh_run(&c));
+    kh_fill(x->data, xn, 43, 1.0f);
+    kh_expect_ok(&c, kh_run(&c));
     yn = batch * (size_t)p->out_c;
     want = malloc(yn * sizeof(float) + 1);
     ref_fc(x->data, wref, p->bias ? bias : NULL, want, batch, (size_t)p->in_c, (size_t)p->out_c,
            p->act);
-    expect_close_f(y->data, want, yn, tol_floor);
+    kh_expect_close(y->data, want, yn, tol_floor);
     free(want);
 
 done:
@@ -297,7 +237,7 @@ static void test_empty_batch(void **state)
     kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){2, 3}, w);
     kh_omit_input(&c);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->dims[0], 0);
     assert_int_equal(y->dims[1], 2);
     kh_free(&c);
@@ -317,7 +257,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 4}, w);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
     kh_free(&c);
 
     /* keep_num_dims needs the last dimension to be the input channels */
@@ -327,7 +267,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 4}, w);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
     kh_free(&c);
 
     /* weights of rank 3 */
@@ -336,7 +276,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 3, (int32_t[]){2, 3, 4}, w);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t1'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t1'");
     kh_free(&c);
 
     /* bias of the wrong length */
@@ -345,7 +285,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 4}, w);
     kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){4}, w);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t2'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t2'");
     kh_free(&c);
 
     /* shuffled weights format */
@@ -355,7 +295,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 4}, w);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "weights_format");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "weights_format");
     kh_free(&c);
 
     /* int8 weights computed at run time */
@@ -364,7 +304,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_INT8, 2, (int32_t[]){3, 4}, NULL);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t1'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t1'");
     kh_free(&c);
 
     /* int32 input */
@@ -373,7 +313,7 @@ static void test_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 4}, w);
     kh_omit_input(&c);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t0'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t0'");
     kh_free(&c);
 
     /* release without prepare */

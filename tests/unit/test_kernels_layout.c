@@ -20,13 +20,6 @@ static void fill_f32(mp_tensor *t, float base)
         x[i] = base + (float)((i * 7919) % 97) * 0.25f - 12.0f;
 }
 
-static void fill_bytes(mp_tensor *t, unsigned seed)
-{
-    uint8_t *x = t->data;
-    for (size_t i = 0; i < t->bytes; i++)
-        x[i] = (uint8_t)(seed + i * 131 + (i >> 3) * 17);
-}
-
 static void expect_shape(const mp_tensor *t, int32_t rank, const int32_t *dims)
 {
     char a[96], b[96];
@@ -111,7 +104,7 @@ static void test_reshape_options_and_legacy(void **state)
     c.opt.has_new_shape = true;
     c.opt.n_new_shape = 1;
     c.opt.new_shape[0] = -1;
-    fill_bytes(in, 3);
+    kh_fill_bytes(in, 3);
     assert_int_equal(kh_run(&c), MP_OK);
     expect_shape(out, 1, (int32_t[]){12});
     assert_memory_equal(out->data, in->data, in->bytes);
@@ -227,7 +220,7 @@ static void test_squeeze(void **state)
     out = kh_output(&c, MP_DT_INT16);
     c.opt.n_squeeze_dims = 1;
     c.opt.squeeze_dims[0] = -2;
-    fill_bytes(in, 9);
+    kh_fill_bytes(in, 9);
     assert_int_equal(kh_run(&c), MP_OK);
     expect_shape(out, 3, (int32_t[]){1, 3, 2});
     assert_memory_equal(out->data, in->data, in->bytes);
@@ -332,7 +325,7 @@ static void test_concat_shapes_and_dtypes(void **state)
         mp_tensor *ins[4];
         for (int i = 0; i < cases[k].n; i++) {
             ins[i] = kh_input(&c, cases[k].dt, cases[k].rank, cases[k].dims[i], NULL);
-            fill_bytes(ins[i], (unsigned)(k * 10 + (size_t)i));
+            kh_fill_bytes(ins[i], (unsigned)(k * 10 + (size_t)i));
             if (cases[k].dt == MP_DT_FLOAT32)
                 fill_f32(ins[i], (float)i);
         }
@@ -351,7 +344,7 @@ static void test_concat_shapes_and_dtypes(void **state)
         assert_memory_equal(out->data, want, out->bytes);
         /* second run with other data */
         for (int i = 0; i < cases[k].n; i++)
-            fill_bytes(ins[i], (unsigned)(k * 10 + (size_t)i + 77));
+            kh_fill_bytes(ins[i], (unsigned)(k * 10 + (size_t)i + 77));
         assert_int_equal(kh_rerun(&c, false), MP_OK);
         ref_concat(cases[k].n, ins, axis, out, want);
         assert_memory_equal(out->data, want, out->bytes);
@@ -484,7 +477,7 @@ static void check_pad(int32_t opcode, mp_dtype dt, int32_t rank, const int32_t *
     if (cv)
         kh_input(&c, dt, 0, NULL, cv);
     mp_tensor *out = kh_output(&c, dt);
-    fill_bytes(in, (unsigned)rank * 3);
+    kh_fill_bytes(in, (unsigned)rank * 3);
     if (dt == MP_DT_FLOAT32)
         fill_f32(in, 1.0f);
     assert_int_equal(kh_run(&c), MP_OK);
@@ -499,7 +492,7 @@ static void check_pad(int32_t opcode, mp_dtype dt, int32_t rank, const int32_t *
     ref_pad(in, pre, out, expect_value, want);
     assert_memory_equal(out->data, want, out->bytes);
     /* second run with new data */
-    fill_bytes(in, 99);
+    kh_fill_bytes(in, 99);
     assert_int_equal(kh_rerun(&c, false), MP_OK);
     ref_pad(in, pre, out, expect_value, want);
     assert_memory_equal(out->data, want, out->bytes);
@@ -777,7 +770,7 @@ static void check_s2b(mp_dtype dt, int32_t rank, const int32_t *dims, int32_t m,
     kh_input(&c1, MP_DT_INT32, 1, (int32_t[]){m}, block32);
     kh_input(&c1, MP_DT_INT64, 2, (int32_t[]){m, 2}, pads);
     mp_tensor *out = kh_output(&c1, dt);
-    fill_bytes(in, (unsigned)rank);
+    kh_fill_bytes(in, (unsigned)rank);
     assert_int_equal(kh_run(&c1), MP_OK);
     int32_t want_dims[MP_MAX_RANK];
     memcpy(want_dims, dims, sizeof(int32_t) * (size_t)rank);
@@ -804,7 +797,7 @@ static void check_s2b(mp_dtype dt, int32_t rank, const int32_t *dims, int32_t m,
     expect_shape(out2, rank, dims);
     assert_memory_equal(out2->data, in->data, in->bytes);
     /* and matches its own reference on other data */
-    fill_bytes(in2, 41);
+    kh_fill_bytes(in2, 41);
     assert_int_equal(kh_rerun(&c2, false), MP_OK);
     uint8_t *want2 = calloc(1, out2->bytes + 1);
     ref_batch_to_space(in2->data, in2->dims[0], m, in2->dims + 1, c, es, block, pads, want2);

@@ -12,58 +12,6 @@
 
 #include "kernel_harness.h"
 
-static float frand(uint32_t *seed)
-{
-    *seed = *seed * 1664525u + 1013904223u;
-    return (float)((*seed >> 8) & 0xffff) / 4096.0f - 8.0f; /* [-8, 8): exercises RELU6 */
-}
-
-static void fill(float *x, size_t n, uint32_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = frand(&seed);
-}
-
-static double ref_act(double x, int act)
-{
-    switch (act) {
-    case MP_ACT_RELU: return x < 0 ? 0 : x;
-    case MP_ACT_RELU_N1_TO_1: return x < -1 ? -1 : (x > 1 ? 1 : x);
-    case MP_ACT_RELU6: return x < 0 ? 0 : (x > 6 ? 6 : x);
-    case MP_ACT_TANH: return tanh(x);
-    case MP_ACT_SIGN_BIT: return signbit(x) ? 1.0 : 0.0;
-    default: return x;
-    }
-}
-
-static void expect_close(const float *got, const float *want, size_t n)
-{
-    size_t at = 0;
-    double e = mp_test_max_rel_err(got, want, n, 1.0, &at);
-    if (e > 1e-5) {
-        fprintf(stderr, "mismatch at %zu: got %.7g want %.7g (rel err %g)\n", at,
-                (double)got[at], (double)want[at], e);
-        fail();
-    }
-}
-
-static void expect_ok(kh_case *c, mp_status st)
-{
-    if (st != MP_OK) {
-        fprintf(stderr, "unexpected failure: %s\n", c->err.msg);
-        fail();
-    }
-}
-
-static void expect_fail(kh_case *c, mp_status got, mp_status want, const char *needle)
-{
-    if (got != want || !strstr(c->err.msg, needle)) {
-        fprintf(stderr, "expected status %d mentioning '%s', got %d: %s\n", want, needle, got,
-                c->err.msg);
-        fail();
-    }
-}
-
 /* ---- reference -------------------------------------------------------------------------- */
 
 typedef struct pool_params {
@@ -111,7 +59,7 @@ static void ref_pool(const pool_params *p, int32_t h, int32_t w, const float *x,
                             count++;
                         }
                     double r = p->op == MP_OP_MAX_POOL_2D ? mx : sum / count;
-                    y[((b * oh + oy) * ow + ox) * p->c + ch] = (float)ref_act(r, p->act);
+                    y[((b * oh + oy) * ow + ox) * p->c + ch] = (float)kh_ref_act(r, p->act);
                 }
 }
 
@@ -127,8 +75,8 @@ static void check_pool(const pool_params *p)
     c.opt.activation = p->act;
     mp_tensor *x = kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){p->n, p->h, p->w, p->c}, NULL);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
-    fill(x->data, mp_tensor_elements(x), 1);
-    expect_ok(&c, kh_run(&c));
+    kh_fill(x->data, mp_tensor_elements(x), 1, 8.0f);
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->rank, 4);
     assert_int_equal(y->dims[0], p->n);
     assert_int_equal(y->dims[1], out_size(p->h, p->fh, p->sh, p->padding));
@@ -137,26 +85,26 @@ static void check_pool(const pool_params *p)
     size_t on = mp_tensor_elements(y);
     float *want = malloc(on * sizeof(float) + 1);
     ref_pool(p, p->h, p->w, x->data, want);
-    expect_close(y->data, want, on);
+    kh_expect_close(y->data, want, on, 1.0);
 
-    fill(x->data, mp_tensor_elements(x), 2);
-    expect_ok(&c, kh_rerun(&c, false));
+    kh_fill(x->data, mp_tensor_elements(x), 2, 8.0f);
+    kh_expect_ok(&c, kh_rerun(&c, false));
     ref_pool(p, p->h, p->w, x->data, want);
-    expect_close(y->data, want, on);
+    kh_expect_close(y->data, want, on, 1.0);
     free(want);
 
     if (p->h2) {
         assert_true(mp_tensor_set_shape(x, 4, (int32_t[]){p->n, p->h2, p->w2, p->c}));
         free(x->data);
         x->data = calloc(1, x->bytes + XNN_EXTRA_BYTES);
-        fill(x->data, mp_tensor_elements(x), 3);
-        expect_ok(&c, kh_run(&c));
+        kh_fill(x->data, mp_tensor_elements(x), 3, 8.0f);
+        kh_expect_ok(&c, kh_run(&c));
         assert_int_equal(y->dims[1], out_size(p->h2, p->fh, p->sh, p->padding));
         assert_int_equal(y->dims[2], out_size(p->w2, p->fw, p->sw, p->padding));
         on = mp_tensor_elements(y);
         want = malloc(on * sizeof(float) + 1);
         ref_pool(p, p->h2, p->w2, x->data, want);
-        expect_close(y->data, want, on);
+        kh_expect_close(y->data, want, on, 1.0);
         free(want);
     }
     kh_free(&c);
@@ -178,10 +126,10 @@ static void run_hand(int32_t op, int32_t h, int32_t w, int32_t f, int32_t s, int
     float *xd = x->data;
     for (int32_t i = 0; i < h * w; i++)
         xd[i] = (float)(i + 1);
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->dims[1], oh);
     assert_int_equal(y->dims[2], ow);
-    expect_close(y->data, want, (size_t)(oh * ow));
+    kh_expect_close(y->data, want, (size_t)(oh * ow), 1.0);
     kh_free(&c);
 }
 
@@ -278,7 +226,7 @@ static void test_empty_batch(void **state)
     c.opt.filter_h = c.opt.filter_w = 2;
     kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){0, 4, 4, 3}, NULL);
     mp_tensor *y = kh_output(&c, MP_DT_FLOAT32);
-    expect_ok(&c, kh_run(&c));
+    kh_expect_ok(&c, kh_run(&c));
     assert_int_equal(y->dims[0], 0);
     kh_free(&c);
 }
@@ -294,7 +242,7 @@ static void test_errors(void **state)
     c.opt.filter_h = c.opt.filter_w = 2;
     kh_input(&c, MP_DT_FLOAT32, 3, (int32_t[]){4, 4, 3}, NULL);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
     kh_free(&c);
 
     kh_init(&c, MP_OP_MAX_POOL_2D, NULL);
@@ -302,14 +250,14 @@ static void test_errors(void **state)
     c.opt.filter_h = c.opt.filter_w = 5;
     kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){1, 4, 4, 3}, NULL);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_SHAPE, "'t0'");
     kh_free(&c);
 
     kh_init(&c, MP_OP_MAX_POOL_2D, NULL);
     c.opt.filter_h = c.opt.filter_w = 2;
     kh_input(&c, MP_DT_INT8, 4, (int32_t[]){1, 4, 4, 3}, NULL);
     kh_output(&c, MP_DT_INT8);
-    expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t0'");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_UNSUPPORTED, "'t0'");
     kh_free(&c);
 
     kh_init(&c, MP_OP_AVERAGE_POOL_2D, NULL);
@@ -317,7 +265,7 @@ static void test_errors(void **state)
     c.opt.filter_w = 2;
     kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){1, 4, 4, 3}, NULL);
     kh_output(&c, MP_DT_FLOAT32);
-    expect_fail(&c, kh_run(&c), MP_ERR_FORMAT, "filter");
+    kh_expect_fail(&c, kh_run(&c), MP_ERR_FORMAT, "filter");
     kh_free(&c);
 
     /* release without prepare */

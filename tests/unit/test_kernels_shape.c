@@ -29,13 +29,6 @@ static void expect_error(kh_case *c, mp_status want, const char *needle)
         fail_msg("message '%s' does not mention '%s'", c->err.msg, needle);
 }
 
-static void fill_bytes(mp_tensor *t, unsigned seed)
-{
-    uint8_t *x = t->data;
-    for (size_t i = 0; i < t->bytes; i++)
-        x[i] = (uint8_t)(seed + i * 131 + (i >> 3) * 17);
-}
-
 /* ---- SHAPE ------------------------------------------------------------------------------ */
 
 static void test_shape(void **state)
@@ -228,7 +221,7 @@ static void check_slice(mp_dtype dt, int32_t rank, const int32_t *dims, int n, c
     kh_input(&c, MP_DT_INT32, 1, (int32_t[]){n}, end);
     kh_input(&c, MP_DT_INT32, 1, (int32_t[]){n}, strides);
     mp_tensor *out = kh_output(&c, dt);
-    fill_bytes(in, (unsigned)n * 7);
+    kh_fill_bytes(in, (unsigned)n * 7);
     mp_status st = kh_run(&c);
     if (st != MP_OK)
         fail_msg("%s: status %d: %s", label, st, c.err.msg);
@@ -245,7 +238,7 @@ static void check_slice(mp_dtype dt, int32_t rank, const int32_t *dims, int n, c
     if (memcmp(out->data, want, out->bytes) != 0)
         fail_msg("%s: values differ", label);
     /* second run with other data */
-    fill_bytes(in, 200);
+    kh_fill_bytes(in, 200);
     assert_int_equal(kh_rerun(&c, false), MP_OK);
     numpy_gather(rank, dims, start, step, count, in->data, mp_dtype_size(dt), want);
     if (memcmp(out->data, want, out->bytes) != 0)

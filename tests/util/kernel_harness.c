@@ -1,6 +1,8 @@
 /* Kernel test harness implementation (see kernel_harness.h). */
 #include "kernel_harness.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
@@ -128,4 +130,63 @@ void kh_free(kh_case *c)
     assert_int_equal(s->bytes_alloc, s->bytes_free);
     mp_mem_set_current(NULL, -1);
     mp_mem_destroy(c->mem);
+}
+
+float kh_frand(uint32_t *seed, float scale)
+{
+    *seed = *seed * 1664525u + 1013904223u;
+    return scale * ((float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f);
+}
+
+void kh_fill(float *x, size_t n, uint32_t seed, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = kh_frand(&seed, scale);
+}
+
+void kh_fill_bytes(mp_tensor *t, unsigned seed)
+{
+    uint8_t *x = t->data;
+    for (size_t i = 0; i < t->bytes; i++)
+        x[i] = (uint8_t)(seed + i * 131 + (i >> 3) * 17);
+}
+
+double kh_ref_act(double x, int act)
+{
+    switch (act) {
+    case MP_ACT_RELU: return x < 0 ? 0 : x;
+    case MP_ACT_RELU_N1_TO_1: return x < -1 ? -1 : (x > 1 ? 1 : x);
+    case MP_ACT_RELU6: return x < 0 ? 0 : (x > 6 ? 6 : x);
+    case MP_ACT_TANH: return tanh(x);
+    case MP_ACT_SIGN_BIT: return signbit(x) ? 1.0 : 0.0;
+    default: return x;
+    }
+}
+
+void kh_expect_close(const float *got, const float *want, size_t n, double lo)
+{
+    size_t at = 0;
+    double e = mp_test_max_rel_err(got, want, n, lo, &at);
+    if (e > 1e-5) {
+        fprintf(stderr, "mismatch at %zu: got %.7g want %.7g (rel err %g)\n", at,
+                (double)got[at], (double)want[at], e);
+        fail();
+    }
+}
+
+void kh_expect_ok(kh_case *c, mp_status st)
+{
+    if (st != MP_OK) {
+        fprintf(stderr, "unexpected failure: %s\n", c->err.msg);
+        fail();
+    }
+}
+
+void kh_expect_fail(kh_case *c, mp_status got, mp_status want, const char *needle)
+{
+    if (got != want || !strstr(c->err.msg, needle)) {
+        fprintf(stderr, "expected status %d mentioning '%s', got %d: %s\n", want, needle, got,
+                c->err.msg);
+        fail();
+    }
 }

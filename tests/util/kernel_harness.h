@@ -39,6 +39,23 @@ void kh_quant(kh_case *c, mp_tensor *t, int32_t count, const float *scale, const
 mp_status kh_run(kh_case *c);
 /* Run again (prepare only when `reprepare`), e.g. after changing input data. */
 mp_status kh_rerun(kh_case *c, bool reprepare);
+/* ---- helpers shared by the kernel tests ---- */
+/* Deterministic pseudo-random float in [-scale, scale) (an LCG; advances *seed). */
+float kh_frand(uint32_t *seed, float scale);
+/* Fill n floats with kh_frand from `seed`. */
+void kh_fill(float *x, size_t n, uint32_t seed, float scale);
+/* Fill a tensor's bytes with a deterministic pattern (for dtype-agnostic data movement). */
+void kh_fill_bytes(mp_tensor *t, unsigned seed);
+/* Reference fused activation, written from the TFLite definitions. */
+double kh_ref_act(double x, int act);
+/* Fail unless every |got-want| / max(|want|, lo) <= 1e-5. Pass lo ~ sqrt(terms summed) so
+ * that cancellation in long sums (which XNNPACK reorders) is judged fairly. */
+void kh_expect_close(const float *got, const float *want, size_t n, double lo);
+/* Fail with the kernel's message unless st is MP_OK. */
+void kh_expect_ok(kh_case *c, mp_status st);
+/* Fail unless got == want and the message mentions `needle`. */
+void kh_expect_fail(kh_case *c, mp_status got, mp_status want, const char *needle);
+
 /* Release kernel state and all buffers; asserts every byte allocated was freed. */
 void kh_free(kh_case *c);
 
