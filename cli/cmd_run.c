@@ -1,5 +1,7 @@
-/* memprof run: load a model, set inputs (files or the reference formula), run it, and print
- * output summaries and times; optionally write the outputs as raw files plus a JSON index. */
+/* memprof run: load a model, change shapes where in the call order the flags say, set
+ * inputs (files or the reference formula), run it, and print output summaries, times and the
+ * memory report of the recorded trace; optionally save the trace and write the outputs as
+ * raw files plus a JSON index. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -8,35 +10,70 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <sys/mman.h>
+
+#include "analyzers/summary.h"
 #include "cli.h"
+#include "engine/memory/plan.h"
 #include "engine/model/reference_input.h"
+#include "engine/model/zoo.h"
 #include "engine/session.h"
+#include "heap_probe.h"
+#include "reports/text_summary.h"
 
 #define MAX_ARGS 64
 
 static void help(void)
 {
     printf("Usage: memprof run MODEL [options]\n\n"
-           "Runs MODEL (a .tflite file or zoo:NAME) and prints each output's summary (top-5\n"
-           "classes for classifiers) and the time of each phase. Inputs come from raw files,\n"
-           "or else from the reference formula of ../shared/oracle/README.md\n"
-           "(b = (i*7 + 3 + 13*k) %% 256; float32 b/255 - 0.5).\n\n"
+           "Runs MODEL (a .tflite file or zoo:NAME), recording every allocation of the engine,\n"
+           "and prints the outputs' summaries (top-5 classes for classifiers) and a memory\n"
+           "report: time per phase, the heap peak per kind of memory and when it happened,\n"
+           "the largest tensors alive then, allocations per run, static, dynamic and\n"
+           "duplicated bytes, copies, and the heap the trace does not account for.\n"
+           "Inputs come from raw files, or else from the reference formula of\n"
+           "../shared/oracle/README.md (b = (i*7 + 3 + 13*k) %% 256; float32 b/255 - 0.5).\n\n"
            "Options:\n"
            "  --input NAME=FILE    raw little-endian bytes for input NAME (or its index)\n"
-           "  --shape NAME=DIMS    set input NAME's shape before prepare, e.g. input=1,160,160,3\n"
+           "  --shape NAME=DIMS    shape of input NAME, e.g. input=1,160,160,3; repeat it for\n"
+           "                       the same input to give several shapes (see --shape-at)\n"
+           "  --shape-at WHEN      where in the call order shapes change:\n"
+           "                         prepare   before prepare (call orders A, B; default)\n"
+           "                         run       after prepare, before the first run (C); with\n"
+           "                                   two shapes for an input, the first before\n"
+           "                                   prepare and the second after it (E)\n"
+           "                         each-run  before every run, cycling through the shapes (D)\n"
+           "  --memory MODE        auto (default), static or dynamic (README \"Memory modes\")\n"
+           "  --planner NAME       arena planner (default: %s)\n"
+           "  --io copy|bind       copy inputs into the engine (default) or run on the\n"
+           "                       caller's buffers without a copy\n"
+           "  --trace FILE.json    save the trace (every event) as JSON\n"
+           "  --record on|off      record the trace (default on; off measures its cost)\n"
+           "  --exact              print exact byte counts next to the rounded ones\n"
            "  --output-dir DIR     write output_J.bin (raw little-endian) and outputs.json there\n"
            "  --threads N          worker threads (default 1)\n"
            "  --runs N             timed runs (default 1); prints median, min and mean\n"
-           "  --warmup N           untimed runs before them (default 0)\n"
+           "  --warmup N           runs before them, recorded but not timed (default 0)\n"
+           "  --keep-stale-arena   debug: after a shape change keep the old arena and give\n"
+           "                       tensors dynamic buffers (Samsung ONE's behaviour), to see\n"
+           "                       duplicated bytes\n"
            "  -h, --help           show this help\n\n"
-           "Example: memprof run zoo:mobilenet_v2 --threads 2 --runs 20 --warmup 3\n");
+           "Examples:\n"
+           "  memprof run zoo:mobilenet_v2 --threads 2 --runs 20 --warmup 3\n"
+           "  memprof run model.tflite --shape input_1=1,64,64,3 --shape-at run --runs 5\n",
+           mp_planner_default()->name);
 }
 
+typedef enum shape_at { AT_PREPARE, AT_RUN, AT_EACH_RUN } shape_at;
+
 typedef struct run_args {
-    const char *model, *outdir;
+    const char *model, *outdir, *trace_path, *planner;
     const char *inputs[MAX_ARGS], *shapes[MAX_ARGS];
     int n_inputs, n_shapes;
     long threads, runs, warmup;
+    shape_at at;
+    mp_memory_mode mode;
+    bool bind, record, exact, keep_stale;
 } run_args;
 
 static int parse(int argc, char **argv, run_args *a)
@@ -44,6 +81,7 @@ static int parse(int argc, char **argv, run_args *a)
     memset(a, 0, sizeof *a);
     a->threads = 1;
     a->runs = 1;
+    a->record = true;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -57,6 +95,14 @@ static int parse(int argc, char **argv, run_args *a)
             a->model = o;
             continue;
         }
+        if (strcmp(o, "--exact") == 0) {
+            a->exact = true;
+            continue;
+        }
+        if (strcmp(o, "--keep-stale-arena") == 0) {
+            a->keep_stale = true;
+            continue;
+        }
         if (!v)
             return mp_usage_error("run", "%s needs a value", o);
         i++;
@@ -68,6 +114,34 @@ static int parse(int argc, char **argv, run_args *a)
             if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
                 return mp_usage_error("run", "--shape takes NAME=DIMS, got '%s'", v);
             a->shapes[a->n_shapes++] = v;
+        } else if (strcmp(o, "--shape-at") == 0) {
+            if (strcmp(v, "prepare") == 0)
+                a->at = AT_PREPARE;
+            else if (strcmp(v, "run") == 0)
+                a->at = AT_RUN;
+            else if (strcmp(v, "each-run") == 0)
+                a->at = AT_EACH_RUN;
+            else
+                return mp_usage_error("run", "--shape-at takes prepare, run or each-run, got '%s'", v);
+        } else if (strcmp(o, "--memory") == 0) {
+            int m = mp_memory_mode_parse(v);
+            if (m < 0)
+                return mp_usage_error("run", "--memory takes auto, static or dynamic, got '%s'", v);
+            a->mode = (mp_memory_mode)m;
+        } else if (strcmp(o, "--planner") == 0) {
+            if (!mp_planner_find(v))
+                return mp_usage_error("run", "--planner: no planner '%s'", v);
+            a->planner = v;
+        } else if (strcmp(o, "--io") == 0) {
+            if (strcmp(v, "copy") != 0 && strcmp(v, "bind") != 0)
+                return mp_usage_error("run", "--io takes copy or bind, got '%s'", v);
+            a->bind = strcmp(v, "bind") == 0;
+        } else if (strcmp(o, "--record") == 0) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+                return mp_usage_error("run", "--record takes on or off, got '%s'", v);
+            a->record = strcmp(v, "on") == 0;
+        } else if (strcmp(o, "--trace") == 0) {
+            a->trace_path = v;
         } else if (strcmp(o, "--output-dir") == 0) {
             a->outdir = v;
         } else if (strcmp(o, "--threads") == 0) {
@@ -85,6 +159,8 @@ static int parse(int argc, char **argv, run_args *a)
     }
     if (!a->model)
         return mp_usage_error("run", "missing MODEL");
+    if (a->trace_path && !a->record)
+        return mp_usage_error("run", "--trace needs --record on");
     return 0;
 }
 
@@ -109,53 +185,79 @@ static int resolve_input(mp_session *s, const char *arg, const char **value, con
     return idx;
 }
 
-static int set_inputs(mp_session *s, const run_args *a, const char **files)
+/* The caller's input buffers. They are mapped, not malloc'ed, so that the heap
+ * measurement of the session (unaccounted bytes) sees only what the engine allocates. */
+typedef struct caller_buf {
+    void *p;
+    size_t cap;    /* mapped bytes */
+    size_t filled; /* bytes of the shape the contents were made for; SIZE_MAX = none */
+} caller_buf;
+
+static bool buf_reserve(caller_buf *b, size_t bytes)
 {
-    int n = mp_session_input_count(s);
-    for (int i = 0; i < a->n_inputs; i++) {
-        const char *file;
-        int idx = resolve_input(s, a->inputs[i], &file, "--input");
-        if (idx < 0)
-            return MP_EXIT_USAGE;
-        if (idx < MAX_ARGS)
-            files[idx] = file;
+    size_t need = bytes + MP_INPUT_SLACK;
+    if (b->p && b->cap >= need)
+        return true;
+    if (b->p)
+        munmap(b->p, b->cap);
+    b->p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->p == MAP_FAILED) {
+        b->p = NULL;
+        return false;
     }
-    for (int k = 0; k < n; k++) {
-        const mp_tensor *t = mp_session_input(s, k);
-        void *buf = malloc(t->bytes ? t->bytes : 1);
-        if (!buf) {
-            fprintf(stderr, "memprof: out of memory for input '%s'\n", t->info->name);
-            return MP_EXIT_RUNTIME;
+    b->cap = need;
+    b->filled = SIZE_MAX;
+    return true;
+}
+
+/* Fill input k for its current shape (from its file or the reference formula). */
+static int fill_input(mp_session *s, int k, const char *file, caller_buf *b)
+{
+    const mp_tensor *t = mp_session_input(s, k);
+    if (b->filled == t->bytes)
+        return MP_EXIT_OK;
+    if (!buf_reserve(b, t->bytes)) {
+        fprintf(stderr, "memprof: out of memory for input '%s'\n", t->info->name);
+        return MP_EXIT_RUNTIME;
+    }
+    if (file) {
+        FILE *f = fopen(file, "rb");
+        if (!f) {
+            fprintf(stderr, "memprof: cannot read %s: %s\n", file, strerror(errno));
+            return MP_EXIT_IO;
         }
-        if (k < MAX_ARGS && files[k]) {
-            FILE *f = fopen(files[k], "rb");
-            if (!f) {
-                fprintf(stderr, "memprof: cannot read %s: %s\n", files[k], strerror(errno));
-                free(buf);
-                return MP_EXIT_IO;
-            }
-            size_t got = fread(buf, 1, t->bytes, f);
-            int extra = fgetc(f);
-            fclose(f);
-            if (got != t->bytes || extra != EOF) {
-                char sh[128];
-                fprintf(stderr,
-                        "memprof: %s: input '%s' %s %s needs exactly %zu bytes; the file has %s\n",
-                        files[k], t->info->name, mp_dtype_name(t->dtype),
-                        mp_shape_str(t->rank, t->dims, sh, sizeof sh), t->bytes,
-                        got < t->bytes ? "fewer" : "more");
-                free(buf);
-                return MP_EXIT_FORMAT;
-            }
-        } else if (!mp_reference_input(buf, t->dtype, mp_tensor_elements(t), k)) {
-            fprintf(stderr, "memprof: input '%s' has dtype %s: give it with --input\n",
-                    t->info->name, mp_dtype_name(t->dtype));
-            free(buf);
-            return MP_EXIT_USAGE;
+        size_t got = fread(b->p, 1, t->bytes, f);
+        int extra = fgetc(f);
+        fclose(f);
+        if (got != t->bytes || extra != EOF) {
+            char sh[128];
+            fprintf(stderr,
+                    "memprof: %s: input '%s' %s %s needs exactly %zu bytes; the file has %s\n",
+                    file, t->info->name, mp_dtype_name(t->dtype),
+                    mp_shape_str(t->rank, t->dims, sh, sizeof sh), t->bytes,
+                    got < t->bytes ? "fewer" : "more");
+            return MP_EXIT_FORMAT;
         }
-        mp_error err = {0};
-        mp_status st = mp_session_set_input(s, k, buf, t->bytes, &err);
-        free(buf);
+    } else if (!mp_reference_input(b->p, t->dtype, mp_tensor_elements(t), k)) {
+        fprintf(stderr, "memprof: input '%s' has dtype %s: give it with --input\n",
+                t->info->name, mp_dtype_name(t->dtype));
+        return MP_EXIT_USAGE;
+    }
+    b->filled = t->bytes;
+    return MP_EXIT_OK;
+}
+
+/* Give every input its data before a run: copied, or bound in place (--io bind). */
+static int feed_inputs(mp_session *s, const run_args *a, const char **files, caller_buf *bufs)
+{
+    mp_error err = {0};
+    for (int k = 0; k < mp_session_input_count(s) && k < MAX_ARGS; k++) {
+        int rc = fill_input(s, k, files[k], &bufs[k]);
+        if (rc != MP_EXIT_OK)
+            return rc;
+        size_t bytes = mp_session_input(s, k)->bytes;
+        mp_status st = a->bind ? mp_session_set_input_buffer(s, k, bufs[k].p, bufs[k].cap, &err)
+                               : mp_session_set_input(s, k, bufs[k].p, bytes, &err);
         if (st != MP_OK)
             return mp_report_error(&err);
     }
@@ -280,10 +382,181 @@ static int write_outputs(mp_session *s, const char *dir)
     return rc;
 }
 
+/* The memory report of the recorded session, and the trace file when asked for. */
+static int report(const mp_trace *tr, const run_args *a)
+{
+    mp_summary sum;
+    mp_error err = {0};
+    if (mp_summary_compute(tr, &sum, &err) != MP_OK)
+        return mp_report_error(&err);
+    printf("\n");
+    mp_report_summary_text(stdout, tr, &sum, a->exact);
+    mp_summary_free(&sum);
+    size_t n = mp_trace_count(tr);
+    printf("recorder %zu events, %zu bytes per event (%.1f MiB of events, %.1f KiB of names)\n",
+           n, sizeof(mp_event), (double)(n * sizeof(mp_event)) / (1 << 20),
+           (double)mp_trace_meta_heap(tr) / 1024);
+    if (a->trace_path) {
+        if (mp_trace_save(tr, a->trace_path, &err) != MP_OK)
+            return mp_report_error(&err);
+        printf("trace    %s (%zu events)\n", a->trace_path, mp_trace_count(tr));
+    }
+    return MP_EXIT_OK;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The shapes of --shape, grouped by input: shapes[k][0..n[k]). */
+typedef struct shape_plan {
+    int n[MAX_ARGS];
+    int rank[MAX_ARGS][MAX_ARGS];
+    int32_t dims[MAX_ARGS][MAX_ARGS][MP_MAX_RANK];
+} shape_plan;
+
+static int collect_shapes(mp_session *s, const run_args *a, shape_plan *sp)
+{
+    memset(sp->n, 0, sizeof sp->n);
+    for (int i = 0; i < a->n_shapes; i++) {
+        const char *dims_s;
+        int idx = resolve_input(s, a->shapes[i], &dims_s, "--shape");
+        if (idx < 0 || idx >= MAX_ARGS)
+            return MP_EXIT_USAGE;
+        int r = mp_parse_dims(dims_s, sp->dims[idx][sp->n[idx]], MP_MAX_RANK);
+        if (r < 0)
+            return mp_usage_error("run", "--shape: '%s' is not a list of positive dimensions "
+                                         "like 1,224,224,3", dims_s);
+        sp->rank[idx][sp->n[idx]++] = r;
+        if (a->at == AT_PREPARE && sp->n[idx] > 1)
+            return mp_usage_error("run", "--shape: input %d has several shapes; they need "
+                                         "--shape-at run or each-run", idx);
+        if (a->at == AT_RUN && sp->n[idx] > 2)
+            return mp_usage_error("run", "--shape-at run takes at most two shapes per input "
+                                         "(before and after prepare)");
+    }
+    return MP_EXIT_OK;
+}
+
+/* Set input k's shape number j (modulo the count). */
+static int apply_shape(mp_session *s, const shape_plan *sp, int k, int j)
+{
+    mp_error err = {0};
+    int c = j % sp->n[k];
+    if (mp_session_set_input_shape(s, k, sp->rank[k][c], sp->dims[k][c], &err) != MP_OK)
+        return mp_report_error(&err);
+    return MP_EXIT_OK;
+}
+
+/* Load, shape, prepare and run as the flags say; times[] gets the timed runs. */
+static int drive(mp_session *s, const run_args *a, shape_plan *sp, const void *zoo_bytes,
+                 size_t zoo_size, const char **files, caller_buf *bufs, uint64_t *times, uint64_t *t_load,
+                 uint64_t *t_prepare)
+{
+    mp_error err = {0};
+    int rc = MP_EXIT_OK;
+    uint64_t t0 = mp_now_ns();
+    mp_status st = zoo_bytes ? mp_session_load_memory(s, zoo_bytes, zoo_size, a->model, &err)
+                             : mp_session_load(s, a->model, &err);
+    if (st != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    *t_load = mp_now_ns() - t0;
+    rc = collect_shapes(s, a, sp);
+    if (rc != MP_EXIT_OK)
+        goto out;
+    for (int i = 0; i < a->n_inputs && rc == MP_EXIT_OK; i++) {
+        const char *file;
+        int idx = resolve_input(s, a->inputs[i], &file, "--input");
+        if (idx < 0 || idx >= MAX_ARGS)
+            rc = MP_EXIT_USAGE;
+        else
+            files[idx] = file;
+    }
+    int n_in = mp_session_input_count(s);
+    /* before prepare: A/B's shapes, and E's first one */
+    for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
+        if (sp->n[k] && (a->at == AT_PREPARE || (a->at == AT_RUN && sp->n[k] == 2)))
+            rc = apply_shape(s, sp, k, 0);
+    if (rc != MP_EXIT_OK)
+        goto out;
+    t0 = mp_now_ns();
+    if (mp_session_prepare(s, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    *t_prepare = mp_now_ns() - t0;
+    /* after prepare: C's shape, E's second one */
+    for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
+        if (sp->n[k] && a->at == AT_RUN)
+            rc = apply_shape(s, sp, k, sp->n[k] - 1);
+    long total = a->warmup + a->runs;
+    for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
+        for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
+            if (sp->n[k] && a->at == AT_EACH_RUN)
+                rc = apply_shape(s, sp, k, (int)r);
+        if (rc == MP_EXIT_OK)
+            rc = feed_inputs(s, a, files, bufs);
+        if (rc != MP_EXIT_OK)
+            break;
+        t0 = mp_now_ns();
+        if (mp_session_run(s, &err) != MP_OK) {
+            rc = mp_report_error(&err);
+            break;
+        }
+        if (r >= a->warmup)
+            times[r - a->warmup] = mp_now_ns() - t0;
+    }
+out:
+    return rc;
+}
+
+static void print_times(const run_args *a, uint64_t *times, uint64_t t_load, uint64_t t_prepare)
+{
+    printf("time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
+           t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, a->threads);
+    if (a->runs > 1) {
+        double mean = 0;
+        for (long i = 0; i < a->runs; i++)
+            mean += (double)times[i];
+        mean /= (double)a->runs;
+        qsort(times, (size_t)a->runs, sizeof times[0], cmp_u64);
+        printf("runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
+               a->runs, a->warmup, times[a->runs / 2] / 1e6, times[0] / 1e6, mean / 1e6);
+    }
+}
+
+/* Outputs are read where the engine left them; with --io copy they are copied out
+ * through the session (a recorded copy), as a caller of the API would. */
+static int print_outputs(mp_session *s, const run_args *a)
+{
+    const mp_model *m = mp_session_model(s);
+    printf("model    %s  (%d operators, %d tensors, %zu constant bytes)\n", m->path, m->n_ops,
+           m->n_tensors, m->const_bytes);
+    for (int k = 0; k < mp_session_input_count(s); k++) {
+        const mp_tensor *t = mp_session_input(s, k);
+        char sh[128];
+        printf("input %d  %s  %s %s\n", k, t->info->name, mp_dtype_name(t->dtype),
+               mp_shape_str(t->rank, t->dims, sh, sizeof sh));
+    }
+    for (int j = 0; j < mp_session_output_count(s); j++) {
+        const mp_tensor *t = mp_session_output(s, j);
+        if (!a->bind) {
+            mp_error err = {0};
+            void *copy = malloc(t->bytes ? t->bytes : 1);
+            if (!copy)
+                return MP_EXIT_RUNTIME;
+            mp_status st = mp_session_get_output(s, j, copy, t->bytes, &err);
+            free(copy);
+            if (st != MP_OK)
+                return mp_report_error(&err);
+        }
+        print_output(t, j);
+    }
+    return MP_EXIT_OK;
 }
 
 int mp_cmd_run(int argc, char **argv)
@@ -295,87 +568,65 @@ int mp_cmd_run(int argc, char **argv)
 
     mp_error err = {0};
     mp_session *s = NULL;
-    mp_session_options so = {.threads = (int)a.threads};
-    uint64_t *times = malloc(sizeof(uint64_t) * (size_t)a.runs);
-    if (!times || mp_session_create(&so, &s, &err) != MP_OK) {
-        free(times);
-        return times ? mp_report_error(&err) : MP_EXIT_RUNTIME;
-    }
-    uint64_t t0 = mp_now_ns();
-    if (mp_session_load(s, a.model, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    uint64_t t_load = mp_now_ns() - t0;
-    for (int i = 0; i < a.n_shapes; i++) {
-        const char *dims_s;
-        int32_t dims[MP_MAX_RANK];
-        int idx = resolve_input(s, a.shapes[i], &dims_s, "--shape");
-        if (idx < 0) {
-            rc = MP_EXIT_USAGE;
-            goto out;
-        }
-        int rank = mp_parse_dims(dims_s, dims, MP_MAX_RANK);
-        if (rank < 0) {
-            rc = mp_usage_error("run", "--shape: '%s' is not a list of positive dimensions like 1,224,224,3",
-                                dims_s);
-            goto out;
-        }
-        if (mp_session_set_input_shape(s, idx, rank, dims, &err) != MP_OK) {
-            rc = mp_report_error(&err);
-            goto out;
-        }
-    }
-    t0 = mp_now_ns();
-    if (mp_session_prepare(s, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    uint64_t t_prepare = mp_now_ns() - t0;
+    mp_trace *tr = a.record ? mp_trace_create() : NULL;
+    uint64_t *times = calloc((size_t)a.runs, sizeof(uint64_t));
+    caller_buf *bufs = calloc(MAX_ARGS, sizeof *bufs);
+    shape_plan *sp = calloc(1, sizeof *sp);
     const char *files[MAX_ARGS] = {0};
-    rc = set_inputs(s, &a, files);
-    if (rc != MP_EXIT_OK)
-        goto out;
-    for (long i = 0; i < a.warmup; i++)
-        if (mp_session_run(s, &err) != MP_OK) {
-            rc = mp_report_error(&err);
-            goto out;
-        }
-    for (long i = 0; i < a.runs; i++) {
-        t0 = mp_now_ns();
-        if (mp_session_run(s, &err) != MP_OK) {
-            rc = mp_report_error(&err);
-            goto out;
-        }
-        times[i] = mp_now_ns() - t0;
+    void *zoo_bytes = NULL;
+    size_t zoo_size = 0;
+    if (!times || !bufs || !sp || (a.record && !tr)) {
+        fprintf(stderr, "memprof: out of memory\n");
+        rc = MP_EXIT_RUNTIME;
+        goto done;
     }
-    const mp_model *m = mp_session_model(s);
-    printf("model    %s  (%d operators, %d tensors, %zu constant bytes)\n", m->path, m->n_ops,
-           m->n_tensors, m->const_bytes);
-    for (int k = 0; k < mp_session_input_count(s); k++) {
-        const mp_tensor *t = mp_session_input(s, k);
-        char sh[128];
-        printf("input %d  %s  %s %s  (%s)\n", k, t->info->name, mp_dtype_name(t->dtype),
-               mp_shape_str(t->rank, t->dims, sh, sizeof sh),
-               k < MAX_ARGS && files[k] ? files[k] : "reference formula");
+    mp_session_options so = {.threads = (int)a.threads, .mode = a.mode, .planner = a.planner,
+                             .trace = tr, .keep_stale_arena = a.keep_stale};
+    /* a built-in model is built before the measured window, as a file exists before it */
+    if (strncmp(a.model, "zoo:", 4) == 0 &&
+        mp_zoo_build(a.model + 4, &zoo_bytes, &zoo_size, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto done;
     }
-    for (int j = 0; j < mp_session_output_count(s); j++)
-        print_output(mp_session_output(s, j), j);
-    printf("time     load %.3f ms  prepare %.3f ms  first run %.3f ms  (threads %ld)\n",
-           t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, a.threads);
-    if (a.runs > 1) {
-        double mean = 0;
-        for (long i = 0; i < a.runs; i++)
-            mean += (double)times[i];
-        mean /= (double)a.runs;
-        qsort(times, (size_t)a.runs, sizeof times[0], cmp_u64);
-        printf("runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
-               a.runs, a.warmup, times[a.runs / 2] / 1e6, times[0] / 1e6, mean / 1e6);
+    /* the heap measurement window: session creation to teardown */
+    uint64_t heap_before = mp_heap_probe_live();
+    mp_heap_probe_reset_peak();
+    if (mp_session_create(&so, &s, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto done;
     }
-    if (a.outdir)
-        rc = write_outputs(s, a.outdir);
-out:
+    uint64_t t_load = 0, t_prepare = 0;
+    rc = drive(s, &a, sp, zoo_bytes, zoo_size, files, bufs, times, &t_load, &t_prepare);
+    if (rc == MP_EXIT_OK)
+        rc = print_outputs(s, &a);
+    if (rc == MP_EXIT_OK) {
+        print_times(&a, times, t_load, t_prepare);
+        if (a.outdir)
+            rc = write_outputs(s, a.outdir);
+    }
+    uint64_t slack = mp_mem_get_stats(mp_session_mem(s))->slack_at_peak;
     mp_session_destroy(s);
+    s = NULL;
+    uint64_t heap_peak = mp_heap_probe_peak() - heap_before;
+    if (rc != MP_EXIT_OK || !tr)
+        goto done;
+    if (mp_heap_probe_available()) {
+        mp_trace_meta *meta = mp_trace_meta_mut(tr);
+        meta->process_heap_peak = (int64_t)heap_peak;
+        /* the allocator's headers and alignment room at the peak, and the recorder's
+         * names and tables: heap the process holds that is not the engine's */
+        meta->allocator_overhead = (int64_t)(slack + mp_trace_meta_heap(tr));
+    }
+    rc = report(tr, &a);
+done:
+    mp_session_destroy(s);
+    mp_trace_destroy(tr);
+    for (int k = 0; bufs && k < MAX_ARGS; k++)
+        if (bufs[k].p)
+            munmap(bufs[k].p, bufs[k].cap);
+    free(bufs);
+    free(sp);
     free(times);
+    free(zoo_bytes);
     return rc;
 }

@@ -1,6 +1,9 @@
 /* The session: loads a model, infers shapes, gives tensors storage, creates operators once,
  * and runs them in order (see session.h for the call sequence).
  *
+ * Memory for the tensors comes from the managers in session_memory.c; every public call
+ * opens a phase of the trace (load, prepare, shape, io, run K, teardown).
+ *
  * Shape handling: infer_all() walks the operators in execution order. An operator whose
  * inputs all have values known at prepare time (constants, shape arithmetic) is evaluated
  * right there ("folded") and skipped by runs. An operator whose output shape needs a value
@@ -14,39 +17,43 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "kernels/kernel.h"
+#include "session_internal.h"
 
-typedef struct node_rt {
-    const mp_kernel *kernel;
-    bool folded;      /* evaluated at prepare time; runs skip it */
-    bool deferred;    /* output shape known only while running */
-    bool created;     /* kernel prepare ran at least once */
-    uint64_t seen;    /* sum of the versions of its tensors at its last prepare */
-} node_rt;
+const size_t MP_INPUT_SLACK = XNN_EXTRA_BYTES;
 
-typedef struct tensor_rt {
-    uint32_t version;   /* bumped when shape or storage changes */
-    bool owned;         /* data allocated by the session (not the model's constant) */
-    bool used;          /* read or written by some operator, or a graph input/output */
-    bool producer_deferred;
-    mp_mem_kind kind;
-} tensor_rt;
+const char *mp_memory_mode_name(mp_memory_mode m)
+{
+    return m == MP_MEMORY_STATIC ? "static" : m == MP_MEMORY_DYNAMIC ? "dynamic" : "auto";
+}
 
-struct mp_session {
-    mp_session_options opt;
-    mp_mem *mem;
-    pthreadpool_t pool;
-    mp_model *model;
-    int32_t n_tensors, n_nodes;
-    mp_tensor *tensors;
-    tensor_rt *trt;
-    mp_node *nodes;
-    node_rt *nrt;
-    mp_tensor **slots; /* node in/out pointer arrays */
-    mp_error node_err;
-    bool prepared;
-    bool shapes_dirty;
-};
+int mp_memory_mode_parse(const char *name)
+{
+    for (int m = MP_MEMORY_AUTO; m <= MP_MEMORY_DYNAMIC; m++)
+        if (strcmp(name, mp_memory_mode_name((mp_memory_mode)m)) == 0)
+            return m;
+    return -1;
+}
+
+/* A public call opens a trace phase unless one is open already (prepare called by run
+ * stays inside the run). Returns whether this call opened it. */
+static bool phase_begin(mp_session *s, mp_phase_kind kind, uint64_t run)
+{
+    if (s->in_phase)
+        return false;
+    s->in_phase = true;
+    if (s->trace)
+        mp_trace_phase_begin(s->trace, kind, run);
+    return true;
+}
+
+static void phase_end(mp_session *s, bool opened)
+{
+    if (!opened)
+        return;
+    s->in_phase = false;
+    if (s->trace)
+        mp_trace_phase_end(s->trace);
+}
 
 mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_error *err)
 {
@@ -56,14 +63,30 @@ mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_
     mp_session *s = calloc(1, sizeof *s);
     if (!s)
         return mp_fail(err, MP_ERR_NOMEM, "out of memory creating a session");
+    if (opt)
+        s->opt = *opt;
     s->opt.threads = opt && opt->threads > 0 ? opt->threads : 1;
     s->opt.max_tensor_bytes =
         opt && opt->max_tensor_bytes ? opt->max_tensor_bytes : MP_DEFAULT_MAX_TENSOR;
+    if (s->opt.mode > MP_MEMORY_DYNAMIC) {
+        int mode = (int)s->opt.mode;
+        free(s);
+        return mp_fail(err, MP_ERR_ARG, "unknown memory mode %d", mode);
+    }
+    s->planner = s->opt.planner ? mp_planner_find(s->opt.planner) : mp_planner_default();
+    if (!s->planner) {
+        const char *name = s->opt.planner;
+        free(s);
+        return mp_fail(err, MP_ERR_ARG, "unknown planner '%s'", name);
+    }
+    s->opt.planner = NULL; /* the caller's string need not outlive this call */
+    s->trace = s->opt.trace;
     s->mem = mp_mem_create();
     if (!s->mem) {
         free(s);
         return mp_fail(err, MP_ERR_NOMEM, "out of memory creating a session");
     }
+    mp_mem_set_trace(s->mem, s->trace);
     /* no single buffer (XNNPACK's included) may exceed the tensor limit plus slack */
     mp_mem_set_max_alloc(s->mem, s->opt.max_tensor_bytes + 4096);
     if (s->opt.threads > 1) {
@@ -77,16 +100,6 @@ mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_
     }
     *out = s;
     return MP_OK;
-}
-
-static void free_storage(mp_session *s, int32_t t)
-{
-    if (s->trt[t].owned) {
-        mp_mem_free(s->mem, s->tensors[t].data);
-        s->tensors[t].data = NULL;
-        s->trt[t].owned = false;
-        s->trt[t].version++;
-    }
 }
 
 static void release_nodes(mp_session *s)
@@ -107,14 +120,15 @@ static void unload(mp_session *s)
         return;
     if (s->nodes)
         release_nodes(s);
-    for (int32_t t = 0; t < s->n_tensors; t++)
-        free_storage(s, t);
+    if (s->trt)
+        mp_sm_release_all(s);
     mp_mem_free(s->mem, s->tensors);
     mp_mem_free(s->mem, s->trt);
     mp_mem_free(s->mem, s->nodes);
     mp_mem_free(s->mem, s->nrt);
     mp_mem_free(s->mem, s->slots);
     mp_model_free(s->model);
+    mp_mem_note_model_freed(s->mem);
     s->model = NULL;
     s->tensors = NULL;
     s->nodes = NULL;
@@ -127,7 +141,9 @@ void mp_session_destroy(mp_session *s)
     if (!s)
         return;
     mp_mem_set_current(s->mem, -1);
+    bool ph = phase_begin(s, MP_PHASE_TEARDOWN, 0);
     unload(s);
+    phase_end(s, ph);
     if (s->pool)
         pthreadpool_destroy(s->pool);
     mp_mem_set_current(NULL, -1);
@@ -212,6 +228,34 @@ static mp_status check_dataflow(mp_session *s, const mp_model *m, mp_error *err)
     return st;
 }
 
+/* Names of the model's tensors and operators, so that the trace stands on its own. */
+static bool describe_in_trace(mp_session *s)
+{
+    const mp_model *m = s->model;
+    mp_trace_meta *tm = mp_trace_meta_mut(s->trace);
+    if (!mp_trace_alloc_tables(s->trace, m->n_tensors, m->n_ops, m->n_inputs, m->n_outputs) ||
+        !mp_trace_set_str(s->trace, &tm->model, m->path) ||
+        !mp_trace_set_str(s->trace, &tm->mode, mp_memory_mode_name(s->opt.mode)) ||
+        !mp_trace_set_str(s->trace, &tm->planner, s->planner->name))
+        return false;
+    tm->threads = s->opt.threads;
+    for (int32_t t = 0; t < m->n_tensors; t++) {
+        tm->tensors[t].dtype = m->tensors[t].dtype;
+        tm->tensors[t].is_const = m->tensors[t].data != NULL;
+        if (!mp_trace_set_str(s->trace, &tm->tensors[t].name, m->tensors[t].name))
+            return false;
+    }
+    for (int32_t i = 0; i < m->n_ops; i++) {
+        const mp_op_info *op = &m->ops[i];
+        if (!mp_trace_set_op(s->trace, i, mp_op_name(op->opcode), op->n_inputs, op->inputs,
+                             op->n_outputs, op->outputs))
+            return false;
+    }
+    memcpy(tm->inputs, m->inputs, sizeof(int32_t) * (size_t)m->n_inputs);
+    memcpy(tm->outputs, m->outputs, sizeof(int32_t) * (size_t)m->n_outputs);
+    return true;
+}
+
 /* Build the runtime view of a verified model. */
 static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
 {
@@ -243,7 +287,7 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         unload(s);
         return vst;
     }
-    mp_mem_note_mapped(s->mem, m->const_bytes);
+    mp_mem_note_model(s->mem, m->const_bytes, m->heap_bytes);
     for (int32_t t = 0; t < m->n_tensors; t++) {
         const mp_tensor_info *ti = &m->tensors[t];
         mp_tensor *x = &s->tensors[t];
@@ -311,6 +355,11 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         }
     }
     s->shapes_dirty = true;
+    s->plan_dirty = true;
+    if (s->trace && !describe_in_trace(s)) {
+        unload(s);
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory describing %s in the trace", m->path);
+    }
     return MP_OK;
 }
 
@@ -318,11 +367,13 @@ mp_status mp_session_load(mp_session *s, const char *path, mp_error *err)
 {
     if (s->model)
         return mp_fail(err, MP_ERR_ARG, "a model is already loaded in this session");
+    bool ph = phase_begin(s, MP_PHASE_LOAD, 0);
     mp_model *m = NULL;
     mp_status st = mp_model_open(path, &m, err);
-    if (st != MP_OK)
-        return st;
-    return attach(s, m, err);
+    if (st == MP_OK)
+        st = attach(s, m, err);
+    phase_end(s, ph);
+    return st;
 }
 
 mp_status mp_session_load_memory(mp_session *s, const void *bytes, size_t size, const char *label,
@@ -330,11 +381,13 @@ mp_status mp_session_load_memory(mp_session *s, const void *bytes, size_t size, 
 {
     if (s->model)
         return mp_fail(err, MP_ERR_ARG, "a model is already loaded in this session");
+    bool ph = phase_begin(s, MP_PHASE_LOAD, 0);
     mp_model *m = NULL;
     mp_status st = mp_model_load_memory(bytes, size, label, &m, err);
-    if (st != MP_OK)
-        return st;
-    return attach(s, m, err);
+    if (st == MP_OK)
+        st = attach(s, m, err);
+    phase_end(s, ph);
+    return st;
 }
 
 mp_status mp_session_set_input_shape(mp_session *s, int input, int32_t rank, const int32_t *dims,
@@ -374,35 +427,14 @@ mp_status mp_session_set_input_shape(mp_session *s, int input, int32_t rank, con
     if (!mp_tensor_set_shape(t, rank, dims))
         return mp_fail(err, MP_ERR_SHAPE, "%s: input '%s': shape %s is too large", s->model->path,
                        ti->name, mp_shape_str(rank, dims, a, sizeof a));
-    if (old_rank != rank || memcmp(old, t->dims, sizeof(int32_t) * (size_t)rank) != 0)
+    if (old_rank != rank || memcmp(old, t->dims, sizeof(int32_t) * (size_t)rank) != 0) {
         s->shapes_dirty = true;
-    return MP_OK;
-}
-
-/* Give tensor t storage of its current size (+ XNNPACK's read slack), keeping the present
- * buffer when it is already exactly right. */
-static mp_status ensure_storage(mp_session *s, int32_t t, mp_mem_kind kind, mp_error *err)
-{
-    mp_tensor *x = &s->tensors[t];
-    tensor_rt *r = &s->trt[t];
-    if (x->is_const)
-        return MP_OK;
-    if (r->owned && r->kind == kind && mp_mem_size(x->data) == x->bytes + XNN_EXTRA_BYTES)
-        return MP_OK;
-    free_storage(s, t);
-    if (x->bytes > s->opt.max_tensor_bytes) {
-        char sh[128];
-        return mp_fail(err, MP_ERR_SHAPE, "%s: tensor '%s' %s would need %zu bytes (limit %zu)",
-                       s->model->path, x->info->name, mp_shape_str(x->rank, x->dims, sh, sizeof sh),
-                       x->bytes, s->opt.max_tensor_bytes);
+        s->trt[t->index].version++;
+        /* nothing planned for the old shapes stays allocated */
+        bool ph = phase_begin(s, MP_PHASE_SHAPE, 0);
+        mp_sm_invalidate(s, false);
+        phase_end(s, ph);
     }
-    x->data = mp_mem_calloc(s->mem, x->bytes + XNN_EXTRA_BYTES, 0, kind, MP_OWNER_TENSOR(t));
-    if (!x->data)
-        return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory for tensor '%s' (%zu bytes)",
-                       s->model->path, x->info->name, x->bytes);
-    r->owned = true;
-    r->kind = kind;
-    r->version++;
     return MP_OK;
 }
 
@@ -471,7 +503,8 @@ static mp_status infer_node(mp_session *s, int32_t i, mp_error *err)
     return st;
 }
 
-/* Infer every shape; fold what is computable now; give known-shape tensors storage. */
+/* Infer every shape and fold what is computable now (folded values get engine storage);
+ * then classify every tensor for the memory managers. */
 static mp_status infer_all(mp_session *s, mp_error *err)
 {
     mp_status st;
@@ -499,49 +532,57 @@ static mp_status infer_all(mp_session *s, mp_error *err)
             continue;
         }
         /* constant folding: shape arithmetic, DEQUANTIZE of constant weights, ... */
-        if (r->kernel->reads_shapes_only || inputs_known(s, n, true))
-            r->folded = true;
-        for (int32_t j = 0; j < n->n_out; j++) {
-            st = ensure_storage(s, n->out[j]->index, r->folded ? MP_MEM_ENGINE : MP_MEM_STATIC, err);
-            if (st != MP_OK)
-                return st;
-        }
-        if (r->folded) {
-            /* inputs of a folded node are constants or folded outputs: already in place */
-            st = prepare_node(s, i, err);
-            if (st == MP_OK) {
-                mp_mem_set_current(s->mem, i);
-                st = r->kernel->run(n);
-                if (st != MP_OK)
-                    *err = s->node_err;
-            }
-            if (st != MP_OK)
-                return st;
-            for (int32_t j = 0; j < n->n_out; j++)
-                n->out[j]->value_known = true;
-        }
-    }
-    /* graph inputs, and anything still without storage that has a known shape */
-    for (int32_t t = 0; t < s->n_tensors; t++) {
-        if (!s->trt[t].used || s->tensors[t].is_const || s->trt[t].producer_deferred)
+        if (!r->kernel->reads_shapes_only && !inputs_known(s, n, true))
             continue;
-        st = ensure_storage(s, t, s->trt[t].owned ? s->trt[t].kind : MP_MEM_STATIC, err);
+        r->folded = true;
+        for (int32_t j = 0; j < n->n_out; j++) {
+            st = mp_sm_give_own(s, n->out[j]->index, MP_MEM_ENGINE, err);
+            if (st != MP_OK)
+                return st;
+        }
+        /* inputs of a folded node are constants or folded outputs: already in place */
+        st = prepare_node(s, i, err);
+        if (st == MP_OK) {
+            mp_mem_set_current(s->mem, i);
+            st = r->kernel->run(n);
+            if (st != MP_OK)
+                *err = s->node_err;
+        }
         if (st != MP_OK)
             return st;
+        for (int32_t j = 0; j < n->n_out; j++)
+            n->out[j]->value_known = true;
     }
+    mp_sm_classify(s);
     s->shapes_dirty = false;
     return MP_OK;
 }
 
-mp_status mp_session_prepare(mp_session *s, mp_error *err)
+/* Every tensor the node touches has storage (in dynamic mode most get it only in a run). */
+static bool node_has_storage(const mp_node *n)
 {
-    if (!s->model)
-        return mp_fail(err, MP_ERR_ARG, "no model loaded");
-    mp_status st = infer_all(s, err);
+    for (int32_t j = 0; j < n->n_in; j++)
+        if (n->in[j] && !n->in[j]->data)
+            return false;
+    for (int32_t j = 0; j < n->n_out; j++)
+        if (!n->out[j]->data)
+            return false;
+    return true;
+}
+
+static mp_status prepare_all(mp_session *s, mp_error *err)
+{
+    mp_status st;
+    if (s->shapes_dirty || !s->prepared) {
+        st = infer_all(s, err);
+        if (st != MP_OK)
+            return st;
+    }
+    st = mp_sm_place(s, err);
     if (st != MP_OK)
         return st;
     for (int32_t i = 0; i < s->n_nodes; i++) {
-        if (s->nrt[i].folded || s->nrt[i].deferred)
+        if (s->nrt[i].folded || s->nrt[i].deferred || !node_has_storage(&s->nodes[i]))
             continue;
         st = prepare_node(s, i, err);
         if (st != MP_OK)
@@ -551,37 +592,143 @@ mp_status mp_session_prepare(mp_session *s, mp_error *err)
     return MP_OK;
 }
 
-mp_status mp_session_set_input(mp_session *s, int input, const void *data, size_t bytes,
-                               mp_error *err)
+static bool needs_prepare(const mp_session *s)
+{
+    return !s->prepared || s->shapes_dirty || s->plan_dirty;
+}
+
+mp_status mp_session_prepare(mp_session *s, mp_error *err)
 {
     if (!s->model)
         return mp_fail(err, MP_ERR_ARG, "no model loaded");
-    if (input < 0 || input >= s->model->n_inputs)
-        return mp_fail(err, MP_ERR_ARG, "%s: no input #%d (the model has %d)", s->model->path,
-                       input, s->model->n_inputs);
-    if (!s->prepared || s->shapes_dirty) {
-        mp_status st = mp_session_prepare(s, err);
-        if (st != MP_OK)
-            return st;
-    }
-    mp_tensor *t = &s->tensors[s->model->inputs[input]];
-    if (bytes != t->bytes)
-        return mp_fail(err, MP_ERR_ARG, "%s: input '%s' takes %zu bytes, got %zu",
-                       s->model->path, t->info->name, t->bytes, bytes);
-    memcpy(t->data, data, bytes);
+    bool ph = phase_begin(s, MP_PHASE_PREPARE, 0);
+    mp_status st = prepare_all(s, err);
+    phase_end(s, ph);
+    return st;
+}
+
+static mp_status check_io_index(const mp_session *s, int i, bool input, mp_error *err)
+{
+    if (!s->model)
+        return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    int n = input ? s->model->n_inputs : s->model->n_outputs;
+    if (i < 0 || i >= n)
+        return mp_fail(err, MP_ERR_ARG, "%s: no %s #%d (the model has %d)", s->model->path,
+                       input ? "input" : "output", i, n);
     return MP_OK;
 }
 
-mp_status mp_session_run(mp_session *s, mp_error *err)
+/* Bind (buf != NULL) or unbind tensor t to a caller's buffer. Which tensors the arena
+ * holds changes, so the plan is made again. */
+static void bind(mp_session *s, int32_t t, void *buf, size_t capacity)
 {
-    if (!s->model)
-        return mp_fail(err, MP_ERR_ARG, "no model loaded");
-    mp_status st;
-    if (!s->prepared || s->shapes_dirty) {
-        st = mp_session_prepare(s, err);
+    tensor_rt *r = &s->trt[t];
+    bool was_bound = r->home == HOME_CALLER;
+    if (buf && was_bound) {
+        if (s->tensors[t].data != buf)
+            r->version++;
+        s->tensors[t].data = buf;
+        r->caller_cap = capacity;
+        return;
+    }
+    if (!buf && !was_bound)
+        return;
+    mp_sm_free_own(s, t);
+    mp_sm_invalidate(s, true);
+    r->caller = buf;
+    r->caller_cap = buf ? capacity : 0;
+    r->home = buf ? HOME_CALLER : HOME_NONE;
+    s->tensors[t].data = buf;
+    r->version++;
+    if (s->prepared && !s->shapes_dirty)
+        mp_sm_classify(s);
+}
+
+mp_status mp_session_set_input_buffer(mp_session *s, int input, void *buf, size_t capacity,
+                                      mp_error *err)
+{
+    mp_status st = check_io_index(s, input, true, err);
+    if (st != MP_OK)
+        return st;
+    bind(s, s->model->inputs[input], buf, capacity);
+    return MP_OK;
+}
+
+mp_status mp_session_set_output_buffer(mp_session *s, int output, void *buf, size_t capacity,
+                                       mp_error *err)
+{
+    mp_status st = check_io_index(s, output, false, err);
+    if (st != MP_OK)
+        return st;
+    int32_t t = s->model->outputs[output];
+    for (int32_t i = 0; i < s->model->n_inputs; i++)
+        if (s->model->inputs[i] == t)
+            return mp_fail(err, MP_ERR_ARG, "%s: output #%d is also an input; bind the input",
+                           s->model->path, output);
+    bind(s, t, buf, capacity);
+    return MP_OK;
+}
+
+mp_status mp_session_set_input(mp_session *s, int input, const void *data, size_t bytes,
+                               mp_error *err)
+{
+    mp_status st = check_io_index(s, input, true, err);
+    if (st != MP_OK)
+        return st;
+    bool ph = phase_begin(s, MP_PHASE_IO, 0);
+    int32_t ti = s->model->inputs[input];
+    mp_tensor *t = &s->tensors[ti];
+    if (s->trt[ti].home == HOME_CALLER)
+        bind(s, ti, NULL, 0); /* copying replaces the caller's buffer */
+    if (needs_prepare(s))
+        st = prepare_all(s, err);
+    if (st == MP_OK && !t->data)
+        st = mp_sm_give_own(s, ti, MP_MEM_DYNAMIC, err); /* dynamic mode: now it is needed */
+    if (st == MP_OK && bytes != t->bytes)
+        st = mp_fail(err, MP_ERR_ARG, "%s: input '%s' takes %zu bytes, got %zu", s->model->path,
+                     t->info->name, t->bytes, bytes);
+    if (st == MP_OK) {
+        memcpy(t->data, data, bytes);
+        if (s->trace)
+            mp_trace_copy(s->trace, ti, bytes, MP_COPY_IN);
+    }
+    phase_end(s, ph);
+    return st;
+}
+
+mp_status mp_session_get_output(mp_session *s, int output, void *dst, size_t bytes,
+                                mp_error *err)
+{
+    mp_status st = check_io_index(s, output, false, err);
+    if (st != MP_OK)
+        return st;
+    int32_t ti = s->model->outputs[output];
+    const mp_tensor *t = &s->tensors[ti];
+    if (!t->data || s->runs == 0)
+        return mp_fail(err, MP_ERR_ARG, "%s: output '%s' has no value before a run",
+                       s->model->path, t->info->name);
+    if (bytes != t->bytes)
+        return mp_fail(err, MP_ERR_ARG, "%s: output '%s' has %zu bytes, got a buffer of %zu",
+                       s->model->path, t->info->name, t->bytes, bytes);
+    bool ph = phase_begin(s, MP_PHASE_IO, 0);
+    memcpy(dst, t->data, bytes);
+    if (s->trace)
+        mp_trace_copy(s->trace, ti, bytes, MP_COPY_OUT);
+    phase_end(s, ph);
+    return MP_OK;
+}
+
+static mp_status run_nodes(mp_session *s, mp_error *err)
+{
+    mp_status st = MP_OK;
+    if (needs_prepare(s)) {
+        st = prepare_all(s, err); /* cases C, D and E: plan for the new shapes here */
         if (st != MP_OK)
             return st;
     }
+    st = mp_sm_check_bound(s, err);
+    if (st != MP_OK)
+        return st;
     /* While running every tensor's data exists before its readers run, so a deferred
      * operator's infer may read any input value. */
     for (int32_t i = 0; i < s->model->n_inputs; i++)
@@ -591,6 +738,8 @@ mp_status mp_session_run(mp_session *s, mp_error *err)
         node_rt *r = &s->nrt[i];
         if (r->folded)
             continue;
+        if (s->trace)
+            mp_trace_op_mark(s->trace, MP_EV_OP_BEGIN, i);
         if (r->deferred) {
             st = infer_node(s, i, err);
             if (st == MP_ERR_DEFERRED) {
@@ -599,15 +748,13 @@ mp_status mp_session_run(mp_session *s, mp_error *err)
             }
             if (st != MP_OK)
                 return st;
-            for (int32_t j = 0; j < n->n_out; j++) {
-                st = ensure_storage(s, n->out[j]->index, MP_MEM_DYNAMIC, err);
-                if (st != MP_OK)
-                    return st;
-            }
         }
-        st = prepare_node(s, i, err);
+        st = mp_sm_before_node(s, i, err);
+        if (st == MP_OK)
+            st = prepare_node(s, i, err);
         if (st != MP_OK)
             return st;
+        mp_mem_set_current(s->mem, i);
         st = r->kernel->run(n);
         if (st != MP_OK) {
             *err = s->node_err;
@@ -615,8 +762,37 @@ mp_status mp_session_run(mp_session *s, mp_error *err)
         }
         for (int32_t j = 0; j < n->n_out; j++)
             n->out[j]->value_known = true;
+        mp_sm_after_node(s, i);
+        if (s->trace)
+            mp_trace_op_mark(s->trace, MP_EV_OP_END, i);
     }
     return MP_OK;
+}
+
+mp_status mp_session_run(mp_session *s, mp_error *err)
+{
+    if (!s->model)
+        return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    bool ph = phase_begin(s, MP_PHASE_RUN, ++s->runs);
+    mp_status st = run_nodes(s, err);
+    phase_end(s, ph);
+    return st;
+}
+
+void mp_session_memory_info(const mp_session *s, mp_session_memory *out)
+{
+    memset(out, 0, sizeof *out);
+    out->arena_bytes = s->arena_bytes;
+    out->lower_bound = s->arena_lower_bound;
+    out->naive_bytes = s->arena_naive;
+    out->n_planned = s->n_planned;
+    out->plans_made = s->plans_made;
+    out->plans_reused = s->plans_reused;
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        if (s->trt[t].home == HOME_OWN && s->trt[t].kind == MP_MEM_DYNAMIC) {
+            out->n_dynamic++;
+            out->dynamic_live += mp_mem_size(s->tensors[t].data);
+        }
 }
 
 const mp_model *mp_session_model(const mp_session *s)

@@ -16,13 +16,35 @@
 #include "memory/mem.h"
 #include "model/model.h"
 #include "status.h"
+#include "trace.h"
 
 typedef struct mp_session mp_session;
+
+/* How non-constant tensors get memory (README "Memory modes"):
+ *   AUTO    plan every tensor whose shape is known into one arena; a shape change releases
+ *           the arena at once and the next prepare or run plans for the new shapes (plans
+ *           are cached per input shapes, so shapes seen before are not planned again).
+ *   STATIC  as AUTO but without the plan cache: every shape change plans again.
+ *   DYNAMIC nothing planned: each tensor is allocated right before its producer runs and
+ *           freed after its last reader (what a runtime that cannot plan does).
+ * In every mode a tensor whose shape is known only while running is dynamic. */
+typedef enum mp_memory_mode { MP_MEMORY_AUTO = 0, MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC } mp_memory_mode;
 
 typedef struct mp_session_options {
     int threads;             /* 1 = no thread pool */
     size_t max_tensor_bytes; /* refuse a tensor larger than this (0 = MP_DEFAULT_MAX_TENSOR) */
+    mp_memory_mode mode;
+    const char *planner;     /* planner name (NULL = the default planner) */
+    mp_trace *trace;         /* recorder, owned by the caller, outliving the session; NULL = none */
+    /* Debug switch reproducing Samsung ONE's behaviour: after a shape change following
+     * prepare the old arena is kept and changed tensors get dynamic buffers beside it.
+     * Exists so that tests can prove the trace shows the duplicated bytes. */
+    bool keep_stale_arena;
 } mp_session_options;
+
+/* Name of a mode ("auto", ...) and back (-1 when unknown). */
+const char *mp_memory_mode_name(mp_memory_mode m);
+int mp_memory_mode_parse(const char *name);
 
 /* A model asking for a bigger tensor is refused with MP_ERR_SHAPE instead of exhausting memory. */
 #define MP_DEFAULT_MAX_TENSOR ((size_t)4 << 30)
@@ -41,9 +63,22 @@ mp_status mp_session_load_memory(mp_session *s, const void *bytes, size_t size, 
 mp_status mp_session_set_input_shape(mp_session *s, int input, int32_t rank, const int32_t *dims,
                                      mp_error *err);
 mp_status mp_session_prepare(mp_session *s, mp_error *err);
-/* Copy caller data into input `input` (bytes must equal the input's current size). */
+/* Copy caller data into input `input` (bytes must equal the input's current size); the
+ * copy is recorded. A later set_input replaces a buffer bound by set_input_buffer. */
 mp_status mp_session_set_input(mp_session *s, int input, const void *data, size_t bytes,
                                mp_error *err);
+/* Run on the caller's buffer for input `input`, without copying. capacity must be at least
+ * the input's size plus MP_INPUT_SLACK (XNNPACK may read, never use, that far past the
+ * end); checked again at every run, since shapes can change. NULL unbinds. */
+mp_status mp_session_set_input_buffer(mp_session *s, int input, void *buf, size_t capacity,
+                                      mp_error *err);
+/* Let runs write output `output` straight into the caller's buffer (capacity >= its size
+ * at each run). NULL unbinds. A bound output is not in the arena. */
+mp_status mp_session_set_output_buffer(mp_session *s, int output, void *buf, size_t capacity,
+                                       mp_error *err);
+/* Copy output `output` of the last run into dst (bytes must equal its size); recorded. */
+mp_status mp_session_get_output(mp_session *s, int output, void *dst, size_t bytes,
+                                mp_error *err);
 mp_status mp_session_run(mp_session *s, mp_error *err);
 
 const mp_model *mp_session_model(const mp_session *s);
@@ -57,5 +92,21 @@ const mp_tensor *mp_session_tensor(const mp_session *s, int32_t index);
 int mp_session_find_input(const mp_session *s, const char *name_or_index);
 
 mp_mem *mp_session_mem(mp_session *s);
+
+/* Slack a caller's input buffer needs past the input's bytes (XNN_EXTRA_BYTES). */
+extern const size_t MP_INPUT_SLACK;
+
+/* The memory managers' state now (for tests and reports; the trace has the history). */
+typedef struct mp_session_memory {
+    uint64_t arena_bytes;     /* the current arena (0 = none) */
+    uint64_t lower_bound;     /* live-set lower bound of the current plan's tensors */
+    uint64_t naive_bytes;     /* their aligned sizes summed */
+    int32_t n_planned;        /* tensors in the current plan */
+    int32_t n_dynamic;        /* tensors with a dynamic buffer now */
+    uint64_t dynamic_live;    /* bytes of those buffers */
+    uint64_t plans_made;      /* planner calls so far */
+    uint64_t plans_reused;    /* plans taken from the cache instead */
+} mp_session_memory;
+void mp_session_memory_info(const mp_session *s, mp_session_memory *out);
 
 #endif

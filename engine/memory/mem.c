@@ -1,20 +1,33 @@
 /* Implementation of the engine's single allocation interface (see mem.h).
- * Each block carries a small header (requested size, kind, offset to the raw pointer)
- * so that frees are attributed without a lookup table. */
+ * Each block carries a small header (requested size, kind, owner, block id, offset to the
+ * raw pointer) so that frees are attributed and recorded without a lookup table. */
 #include "mem.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
 
+#include "../trace.h"
+
+_Static_assert((int)MP_MEM_CONST == (int)MP_KIND_CONST &&
+                   (int)MP_MEM_ENGINE == (int)MP_KIND_ENGINE &&
+                   (int)MP_MEM_KIND_COUNT == (int)MP_KIND_COUNT,
+               "mp_mem_kind and the trace's kinds share one numbering");
+
 struct mp_mem {
     mp_mem_stats st;
     size_t max_alloc; /* 0 = unlimited */
+    mp_trace *trace;  /* NULL = not recording */
+    uint64_t next_id;
+    uint64_t model_id, model_tables_id, mapped_bytes, model_heap;
+    uint64_t slack_live; /* header and alignment bytes of live blocks */
 };
 
 typedef struct blk_hdr {
     mp_mem *mem; /* the accountant charged at allocation, credited at free */
     size_t bytes;
+    uint64_t id;
+    int32_t tensor, op;
     uint32_t kind;
     uint32_t shift; /* bytes between the raw malloc pointer and the user pointer */
     uint32_t magic;
@@ -43,7 +56,43 @@ void mp_mem_destroy(mp_mem *m)
     free(m);
 }
 
-static void account_alloc(mp_mem *m, size_t bytes, mp_mem_kind kind)
+void mp_mem_set_trace(mp_mem *m, mp_trace *tr)
+{
+    m->trace = tr;
+}
+
+mp_trace *mp_mem_trace(const mp_mem *m)
+{
+    return m ? m->trace : NULL;
+}
+
+static uint8_t log2_of(size_t align)
+{
+    uint8_t l = 0;
+    while (((size_t)1 << l) < align)
+        l++;
+    return l;
+}
+
+static void record(mp_mem *m, int type, const blk_hdr *h, uint64_t prev_bytes)
+{
+    if (!m || !m->trace)
+        return;
+    mp_event e;
+    memset(&e, 0, sizeof e);
+    e.type = (uint8_t)type;
+    e.bytes = h->bytes;
+    e.id = h->id;
+    e.aux = prev_bytes;
+    e.tensor = h->tensor;
+    e.op = h->op;
+    e.op_last = -1;
+    e.kind = (uint8_t)h->kind;
+    e.align_log2 = log2_of(h->align);
+    mp_trace_add(m->trace, e);
+}
+
+static void account_alloc(mp_mem *m, size_t bytes, mp_mem_kind kind, size_t slack)
 {
     if (!m)
         return;
@@ -52,33 +101,43 @@ static void account_alloc(mp_mem *m, size_t bytes, mp_mem_kind kind)
     if (s->live[kind] > s->peak[kind])
         s->peak[kind] = s->live[kind];
     s->live_total += bytes;
-    if (s->live_total > s->peak_total)
+    m->slack_live += slack;
+    if (s->live_total > s->peak_total) {
         s->peak_total = s->live_total;
+        s->slack_at_peak = m->slack_live;
+    }
     s->n_alloc++;
     s->bytes_alloc += bytes;
 }
 
-static void account_free(mp_mem *m, size_t bytes, mp_mem_kind kind)
+static void account_free(mp_mem *m, size_t bytes, mp_mem_kind kind, size_t slack)
 {
     if (!m)
         return;
     mp_mem_stats *s = &m->st;
     s->live[kind] -= bytes;
     s->live_total -= bytes;
+    m->slack_live -= slack;
     s->n_free++;
     s->bytes_free += bytes;
 }
 
-void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
+/* Bytes malloc is asked for beyond the caller's: the header and the alignment room. */
+static size_t slack_of(const blk_hdr *h)
 {
-    (void)owner;
+    return (size_t)h->align + sizeof(blk_hdr);
+}
+
+/* Allocate and fill in a block without accounting or recording. */
+static char *raw_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
+{
     if (align == 0)
         align = MP_MEM_ALIGN;
     if (align < sizeof(blk_hdr))
         align = sizeof(blk_hdr);
     if ((align & (align - 1)) != 0 || kind >= MP_MEM_KIND_COUNT)
         return NULL;
-    if (bytes > SIZE_MAX - align - sizeof(blk_hdr) || (m && m->max_alloc && bytes > m->max_alloc))
+    if (bytes > SIZE_MAX - align - sizeof(blk_hdr) || (m && m->max_alloc && bytes > m->max_alloc && kind != MP_MEM_STATIC))
         return NULL;
     char *raw = malloc(bytes + align + sizeof(blk_hdr));
     if (!raw)
@@ -92,7 +151,21 @@ void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_o
     h->shift = (uint32_t)(p - raw);
     h->magic = BLK_MAGIC;
     h->align = (uint32_t)align;
-    account_alloc(m, bytes, kind);
+    h->tensor = owner.tensor;
+    h->op = owner.op;
+    h->id = 0;
+    return p;
+}
+
+void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
+{
+    char *p = raw_alloc(m, bytes, align, kind, owner);
+    if (!p)
+        return NULL;
+    blk_hdr *h = hdr_of(p);
+    h->id = m ? ++m->next_id : 0;
+    account_alloc(m, bytes, kind, slack_of(h));
+    record(m, MP_EV_ALLOC, h, 0);
     return p;
 }
 
@@ -109,11 +182,28 @@ void *mp_mem_realloc(mp_mem *m, void *ptr, size_t bytes, mp_mem_kind kind, mp_ow
     if (!ptr)
         return mp_mem_alloc(m, bytes, 0, kind, owner);
     blk_hdr *h = hdr_of(ptr);
-    void *q = mp_mem_alloc(m, bytes, h->align, (mp_mem_kind)h->kind, owner);
+    if (h->magic != BLK_MAGIC)
+        abort();
+    mp_mem *acct = h->mem;
+    char *q = raw_alloc(acct, bytes, h->align, (mp_mem_kind)h->kind,
+                        (mp_owner){h->tensor, h->op});
     if (!q)
         return NULL;
-    memcpy(q, ptr, h->bytes < bytes ? h->bytes : bytes);
-    mp_mem_free(m, ptr);
+    blk_hdr *g = hdr_of(q);
+    g->id = h->id; /* the block keeps its id */
+    size_t old = h->bytes;
+    memcpy(q, ptr, old < bytes ? old : bytes);
+    /* one realloc: the old block's bytes leave, the new ones arrive */
+    account_alloc(acct, bytes, (mp_mem_kind)g->kind, slack_of(g));
+    account_free(acct, old, (mp_mem_kind)h->kind, slack_of(h));
+    if (acct) {
+        acct->st.n_alloc--; /* counted as one realloc, not an alloc and a free */
+        acct->st.n_free--;
+        acct->st.n_realloc++;
+    }
+    record(acct, MP_EV_REALLOC, g, old);
+    h->magic = 0;
+    free((char *)ptr - h->shift);
     return q;
 }
 
@@ -126,7 +216,8 @@ void mp_mem_free(mp_mem *m, void *ptr)
         abort(); /* not ours: a bug, never input-dependent */
     h->magic = 0;
     (void)m;
-    account_free(h->mem, h->bytes, (mp_mem_kind)h->kind);
+    account_free(h->mem, h->bytes, (mp_mem_kind)h->kind, slack_of(h));
+    record(h->mem, MP_EV_FREE, h, 0);
     free((char *)ptr - h->shift);
 }
 
@@ -135,12 +226,41 @@ size_t mp_mem_size(const void *ptr)
     return ptr ? hdr_of(ptr)->bytes : 0;
 }
 
-void mp_mem_note_mapped(mp_mem *m, uint64_t bytes)
+uint64_t mp_mem_block_id(const void *ptr)
 {
-    if (m) {
-        m->st.live[MP_MEM_CONST] = bytes;
-        m->st.peak[MP_MEM_CONST] = bytes;
-    }
+    return ptr ? hdr_of(ptr)->id : 0;
+}
+
+/* A block that exists outside the allocator: accounted and recorded like one. */
+static void note_block(mp_mem *m, int type, uint64_t id, uint64_t bytes, mp_mem_kind kind)
+{
+    blk_hdr h = {.bytes = bytes, .id = id, .tensor = -1, .op = -1, .kind = kind, .align = 1};
+    if (type == MP_EV_ALLOC)
+        account_alloc(m, bytes, kind, 0);
+    else
+        account_free(m, bytes, kind, 0);
+    record(m, type, &h, 0);
+}
+
+void mp_mem_note_model(mp_mem *m, uint64_t mapped_bytes, uint64_t heap_bytes)
+{
+    if (!m || m->model_id)
+        return;
+    m->model_id = ++m->next_id;
+    m->model_tables_id = ++m->next_id;
+    m->mapped_bytes = mapped_bytes;
+    m->model_heap = heap_bytes;
+    note_block(m, MP_EV_ALLOC, m->model_id, mapped_bytes, MP_MEM_CONST);
+    note_block(m, MP_EV_ALLOC, m->model_tables_id, heap_bytes, MP_MEM_ENGINE);
+}
+
+void mp_mem_note_model_freed(mp_mem *m)
+{
+    if (!m || !m->model_id)
+        return;
+    note_block(m, MP_EV_FREE, m->model_tables_id, m->model_heap, MP_MEM_ENGINE);
+    note_block(m, MP_EV_FREE, m->model_id, m->mapped_bytes, MP_MEM_CONST);
+    m->model_id = m->model_tables_id = 0;
 }
 
 const mp_mem_stats *mp_mem_get_stats(const mp_mem *m)
@@ -150,9 +270,7 @@ const mp_mem_stats *mp_mem_get_stats(const mp_mem *m)
 
 const char *mp_mem_kind_name(mp_mem_kind kind)
 {
-    static const char *names[MP_MEM_KIND_COUNT] = {"const", "static", "dynamic", "scratch",
-                                                   "kernel", "io", "engine"};
-    return kind < MP_MEM_KIND_COUNT ? names[kind] : "?";
+    return mp_kind_name((int)kind);
 }
 
 /* ---- XNNPACK hook ------------------------------------------------------------------ */

@@ -3,7 +3,7 @@
  * Every buffer the engine needs (tensor storage, kernel scratch, packed or dequantized
  * weights, bookkeeping) is requested here with its kind of memory and its owner, never
  * with a bare malloc. An mp_mem keeps running totals (live bytes, peak, allocation
- * counts) per kind; the memory issue plugs the trace recorder in at this single point. */
+ * counts) per kind and records each call into the session's trace (engine/trace.h). */
 #ifndef MP_MEM_H
 #define MP_MEM_H
 
@@ -35,20 +35,26 @@ typedef struct mp_mem_stats {
     uint64_t live[MP_MEM_KIND_COUNT];   /* bytes currently allocated per kind */
     uint64_t peak[MP_MEM_KIND_COUNT];   /* high-water mark per kind */
     uint64_t live_total, peak_total;    /* over all heap kinds */
-    uint64_t n_alloc, n_free;           /* calls */
-    uint64_t bytes_alloc, bytes_free;   /* cumulative */
+    uint64_t n_alloc, n_free, n_realloc;/* calls */
+    uint64_t bytes_alloc, bytes_free;   /* cumulative (a realloc counts its new and old size) */
+    uint64_t slack_at_peak;             /* headers and alignment room malloc held at peak_total */
 } mp_mem_stats;
 
 typedef struct mp_mem mp_mem;
+typedef struct mp_trace mp_trace;
 
 /* Default alignment of engine buffers: a cache line (also what XNNPACK prefers). */
 #define MP_MEM_ALIGN 64
 
 mp_mem *mp_mem_create(void);
 /* Refuse (return NULL for) any single allocation larger than `bytes` (0 = no limit): a
- * malformed model cannot make the engine or XNNPACK ask the system for absurd amounts. */
+ * malformed model cannot make the engine or XNNPACK ask the system for absurd amounts.
+ * Arenas (MP_MEM_STATIC) are exempt: they hold many tensors, each checked on its own. */
 void mp_mem_set_max_alloc(mp_mem *m, size_t bytes);
 void mp_mem_destroy(mp_mem *m);
+/* Record every allocation, free and reallocation into tr from now on (NULL = stop). */
+void mp_mem_set_trace(mp_mem *m, mp_trace *tr);
+mp_trace *mp_mem_trace(const mp_mem *m);
 
 /* Allocate `bytes` (0 allowed: returns a valid unique pointer) aligned to `align`
  * (a power of two; 0 means MP_MEM_ALIGN). Returns NULL when out of memory. */
@@ -61,9 +67,14 @@ void *mp_mem_realloc(mp_mem *m, void *ptr, size_t bytes, mp_mem_kind kind, mp_ow
 void mp_mem_free(mp_mem *m, void *ptr);
 /* Bytes originally requested for a live buffer. */
 size_t mp_mem_size(const void *ptr);
+/* The block's id in the trace (0 for NULL or a block allocated without an mp_mem). */
+uint64_t mp_mem_block_id(const void *ptr);
 
-/* Record bytes that are used in place without a heap allocation (mapped constants). */
-void mp_mem_note_mapped(mp_mem *m, uint64_t bytes);
+/* Record a loaded model: its constants, used in place from a mapping (kind const, not
+ * heap), and the heap its own tables hold (kind engine), which the model's reader takes
+ * from malloc before any session exists. And their release when the model is freed. */
+void mp_mem_note_model(mp_mem *m, uint64_t mapped_bytes, uint64_t heap_bytes);
+void mp_mem_note_model_freed(mp_mem *m);
 
 const mp_mem_stats *mp_mem_get_stats(const mp_mem *m);
 const char *mp_mem_kind_name(mp_mem_kind kind);

@@ -133,6 +133,7 @@ typedef struct mp_model {
     const char *subgraph_name;
     size_t file_bytes;
     size_t const_bytes;        /* sum of constant tensor data used in place */
+    size_t heap_bytes;         /* heap the model's own tables and names hold */
     void *impl;                /* reader-private: mapping and owned arrays */
 } mp_model;
 

@@ -4,7 +4,8 @@
  * FlatBuffers helpers in flatbuf.h, and every index the rest of the engine will follow
  * (tensor, operator code, buffer) is range-checked here, so code above the reader can
  * index without checking again. Constant tensor data is not copied: tensors point into
- * the read-only file mapping (load_file) or into one owned aligned copy (load_memory).
+ * the read-only file mapping (load_file) or into one owned anonymous mapping holding a
+ * copy (load_memory).
  * The one exception is data not aligned for its element type (an 8-byte type on a 4-byte
  * boundary, which converters do produce): it is copied into aligned model memory so
  * kernels can read it through typed pointers, and left out of const_bytes.
@@ -184,9 +185,9 @@ typedef struct rd_chunk {
 typedef struct rd_impl {
     void *map;          /* read-only file mapping (load_file), or NULL */
     size_t map_len;
-    void *owned;        /* aligned copy of the bytes (load_memory), or NULL */
     rd_chunk *chunks;   /* bookkeeping arena; the first chunk is the one being filled */
     size_t used;        /* arena bytes handed out */
+    size_t heap;        /* bytes of the chunks (malloc'ed) */
     size_t budget;      /* limit on `used` (see budget_for) */
     bool over_budget;   /* an allocation was refused because of the budget */
 } rd_impl;
@@ -234,6 +235,7 @@ static void *arena_alloc(rd_impl *im, size_t n)
     rd_chunk *nc = malloc(total);
     if (!nc)
         return NULL;
+    im->heap += total;
     nc->cap = cap;
     nc->used = need;
     if (c && cap != RD_CHUNK_BYTES) {
@@ -280,7 +282,6 @@ void mp_model_free(mp_model *m)
     if (im) {
         if (im->map)
             munmap(im->map, im->map_len);
-        free(im->owned);
         rd_chunk *c = im->chunks;
         while (c) {
             rd_chunk *next = c->next;
@@ -1075,7 +1076,6 @@ static mp_status load(const char *label, const uint8_t *bytes, size_t size, rd_i
         /* Release what the caller handed over before reporting. */
         if (im->map)
             munmap(im->map, im->map_len);
-        free(im->owned);
         free(im);
         return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory while reading the model", label);
     }
@@ -1106,6 +1106,7 @@ static mp_status load(const char *label, const uint8_t *bytes, size_t size, rd_i
         mp_model_free(m);
         return st;
     }
+    m->heap_bytes = im->heap + sizeof *im + sizeof *m;
     *out = m;
     return MP_OK;
 }
@@ -1177,19 +1178,24 @@ mp_status mp_model_load_memory(const void *bytes, size_t size, const char *label
         return mp_fail(err, MP_ERR_ARG, "%s: no model bytes given", label);
     if (size == 0)
         return mp_fail(err, MP_ERR_FORMAT, "%s: empty file (0 bytes), not a TensorFlow Lite model", label);
-    /* One owned copy, 16-byte aligned like the FlatBuffer's own force_align, so constant
-     * data keeps the alignment it has relative to the start of the file. */
-    void *copy = NULL;
-    if (size > SIZE_MAX - MP_MODEL_TAIL_SLACK ||
-        posix_memalign(&copy, 16, size + MP_MODEL_TAIL_SLACK) != 0 || !copy)
+    /* One owned copy in an anonymous mapping (page-aligned, so constant data keeps the
+     * alignment it has relative to the start of the file), like a file's mapping: the
+     * weights are "mapped" memory for the trace, not heap. */
+    long page = sysconf(_SC_PAGESIZE);
+    if (size > SIZE_MAX - MP_MODEL_TAIL_SLACK - (size_t)page)
         return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory copying %zu bytes", label, size);
-    memcpy(copy, bytes, size);
-    memset((char *)copy + size, 0, MP_MODEL_TAIL_SLACK); /* see MP_MODEL_TAIL_SLACK */
+    size_t map_len = (size + MP_MODEL_TAIL_SLACK + (size_t)page - 1) / (size_t)page * (size_t)page;
+    void *copy = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy == MAP_FAILED)
+        return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory copying %zu bytes", label, size);
+    memcpy(copy, bytes, size); /* the tail stays zero: see MP_MODEL_TAIL_SLACK */
+    mprotect(copy, map_len, PROT_READ);
     rd_impl *im = calloc(1, sizeof *im);
     if (!im) {
-        free(copy);
+        munmap(copy, map_len);
         return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory while reading the model", label);
     }
-    im->owned = copy;
+    im->map = copy;
+    im->map_len = map_len;
     return load(label, copy, size, im, out, err);
 }

@@ -1,0 +1,104 @@
+/* Private state of a session, shared by session.c (the call sequence, shapes, kernels) and
+ * session_memory.c (the static and dynamic tensor memory managers). Nothing outside these
+ * two files includes it. */
+#ifndef MP_SESSION_INTERNAL_H
+#define MP_SESSION_INTERNAL_H
+
+#include "kernels/kernel.h"
+#include "memory/plan.h"
+#include "session.h"
+
+typedef struct node_rt {
+    const mp_kernel *kernel;
+    bool folded;      /* evaluated at prepare time; runs skip it */
+    bool deferred;    /* output shape known only while running */
+    bool created;     /* kernel prepare ran at least once */
+    uint64_t seen;    /* sum of the versions of its tensors at its last prepare */
+} node_rt;
+
+/* Where a non-constant tensor's bytes are. */
+typedef enum tensor_home {
+    HOME_NONE = 0,
+    HOME_OWN,    /* its own mp_mem block (dynamic buffer, or a folded value: engine) */
+    HOME_ARENA,  /* a slot of the current arena */
+    HOME_CALLER  /* a buffer the caller bound with set_input_buffer / set_output_buffer */
+} tensor_home;
+
+typedef struct tensor_rt {
+    uint32_t version;   /* bumped when shape or storage changes */
+    uint8_t home;       /* tensor_home */
+    bool used;          /* read or written by some operator, or a graph input/output */
+    bool producer_deferred;
+    bool folded;        /* written by a folded operator: engine storage, never planned */
+    bool persistent;    /* model input or variable: storage kept from prepare to teardown */
+    bool model_output;
+    bool dynamic;       /* gets a buffer before its producer runs, freed after its last reader */
+    mp_mem_kind kind;   /* of an own buffer */
+    int32_t first, last;/* operator steps using it (runs only; folded operators excluded) */
+    uint64_t offset;    /* in the arena, when HOME_ARENA */
+    void *caller;       /* bound caller buffer and its capacity */
+    size_t caller_cap;
+} tensor_rt;
+
+/* A plan kept for input shapes seen before (auto mode). */
+typedef struct plan_entry {
+    int32_t *key;       /* every input's rank and dims */
+    uint64_t *offsets;  /* per tensor; UINT64_MAX = not in the plan */
+    uint64_t total, lower_bound, naive;
+    int32_t n_planned;
+    uint64_t stamp;     /* last use, for eviction */
+} plan_entry;
+
+#define MP_PLAN_CACHE 8
+
+struct mp_session {
+    mp_session_options opt;
+    const mp_planner *planner;
+    mp_trace *trace;
+    mp_mem *mem;
+    pthreadpool_t pool;
+    mp_model *model;
+    int32_t n_tensors, n_nodes;
+    mp_tensor *tensors;
+    tensor_rt *trt;
+    mp_node *nodes;
+    node_rt *nrt;
+    mp_tensor **slots; /* node in/out pointer arrays */
+    mp_error node_err;
+    bool prepared;
+    bool shapes_dirty;
+    bool plan_dirty;       /* the arena does not match the current shapes or bindings */
+    bool in_phase;         /* a public call opened a trace phase */
+    uint64_t runs;         /* runs started */
+    /* the static manager */
+    char *arena;
+    uint64_t arena_bytes, arena_lower_bound, arena_naive;
+    int32_t n_planned;
+    bool stale_kept;       /* keep_stale_arena: the arena outlived its shapes */
+    plan_entry cache[MP_PLAN_CACHE];
+    uint64_t cache_clock;
+    uint64_t plans_made, plans_reused;
+};
+
+/* ---- session_memory.c ----------------------------------------------------------- */
+/* Lifetimes and roles of every tensor for the current folded/deferred marking. */
+void mp_sm_classify(mp_session *s);
+/* Give the static manager's tensors their slots: plan (or take a cached plan) and
+ * allocate one arena. Dynamic-mode persistent tensors get their own buffers. */
+mp_status mp_sm_place(mp_session *s, mp_error *err);
+/* Release the arena (its tensors lose their storage). */
+void mp_sm_release_arena(mp_session *s);
+/* A shape changed or a binding changed: nothing planned for the old state may stay. */
+void mp_sm_invalidate(mp_session *s, bool forget_cached_plans);
+/* Own buffer of the current size for tensor t (kept when already right). */
+mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, mp_error *err);
+void mp_sm_free_own(mp_session *s, int32_t t);
+/* Dynamic manager around running node i. */
+mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err);
+void mp_sm_after_node(mp_session *s, int32_t i);
+/* Check bound caller buffers against the current sizes. */
+mp_status mp_sm_check_bound(mp_session *s, mp_error *err);
+/* Free everything the managers hold (teardown). */
+void mp_sm_release_all(mp_session *s);
+
+#endif

@@ -1,0 +1,437 @@
+/* The session's tensor memory managers.
+ *
+ * Static manager: every non-constant tensor whose shape is known before running, and which
+ * the caller did not bind to a buffer of its own, gets a slot in one arena laid out by a
+ * planner (engine/memory/plan.h) from the tensors' lifetimes: first writer to last reader in
+ * execution order, model inputs from step 0, model outputs to the last step. Runs then
+ * allocate nothing. A shape change releases the arena at once; the next prepare or run
+ * plans again, or (auto mode) reuses the plan cached for input shapes seen before.
+ *
+ * Dynamic manager: a tensor whose shape is known only while running (and, in dynamic mode,
+ * every non-constant tensor) gets its own buffer right before its producer runs and loses it
+ * after its last reader; model inputs get theirs when the caller sets them.
+ *
+ * Every buffer is an mp_mem block, so the trace sees each one; the arena's layout is
+ * recorded as one PLAN event per tensor. */
+#include <stdlib.h>
+#include <string.h>
+#include <xnnpack.h>
+
+#include "session_internal.h"
+
+/* Each slot is aligned to a cache line, which is also what XNNPACK prefers. */
+#define SLOT_ALIGN 64
+
+static bool managed(const mp_session *s, int32_t t)
+{
+    const tensor_rt *r = &s->trt[t];
+    return r->used && !s->tensors[t].is_const && !r->folded;
+}
+
+void mp_sm_classify(mp_session *s)
+{
+    const mp_model *m = s->model;
+    int32_t end = s->n_nodes > 0 ? s->n_nodes - 1 : 0;
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        tensor_rt *r = &s->trt[t];
+        r->first = INT32_MAX;
+        r->last = -1;
+        r->folded = false;
+        r->persistent = s->tensors[t].info->is_variable && !s->tensors[t].is_const;
+        r->model_output = false;
+        if (r->persistent) {
+            r->first = 0;
+            r->last = end;
+        }
+    }
+    for (int32_t i = 0; i < m->n_inputs; i++)
+        s->trt[m->inputs[i]].first = 0;
+    for (int32_t i = 0; i < s->n_nodes; i++) {
+        const mp_node *n = &s->nodes[i];
+        if (s->nrt[i].folded) {
+            for (int32_t j = 0; j < n->n_out; j++)
+                s->trt[n->out[j]->index].folded = true;
+            continue;
+        }
+        for (int32_t j = 0; j < n->n_in + n->n_out; j++) {
+            const mp_tensor *x = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
+            if (!x)
+                continue;
+            tensor_rt *r = &s->trt[x->index];
+            if (i < r->first)
+                r->first = i;
+            if (i > r->last)
+                r->last = i;
+        }
+    }
+    for (int32_t i = 0; i < m->n_outputs; i++) {
+        tensor_rt *r = &s->trt[m->outputs[i]];
+        r->model_output = true;
+        if (r->first == INT32_MAX)
+            r->first = 0;
+        r->last = end;
+    }
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        tensor_rt *r = &s->trt[t];
+        if (r->first != INT32_MAX && r->last < r->first)
+            r->last = r->first; /* model input nobody reads, or output nobody reads */
+        r->dynamic = managed(s, t) && !r->persistent && r->home != HOME_CALLER &&
+                     (s->opt.mode == MP_MEMORY_DYNAMIC || r->producer_deferred || s->stale_kept);
+    }
+}
+
+static void set_data(mp_session *s, int32_t t, void *data, tensor_home home)
+{
+    if (s->tensors[t].data != data)
+        s->trt[t].version++;
+    s->tensors[t].data = data;
+    s->trt[t].home = (uint8_t)home;
+}
+
+void mp_sm_free_own(mp_session *s, int32_t t)
+{
+    if (s->trt[t].home != HOME_OWN)
+        return;
+    mp_mem_free(s->mem, s->tensors[t].data);
+    s->tensors[t].data = NULL;
+    s->trt[t].home = HOME_NONE;
+    s->trt[t].version++;
+}
+
+/* A tensor larger than the session's limit is refused, never attempted. */
+static mp_status check_size(const mp_session *s, int32_t t, mp_error *err)
+{
+    const mp_tensor *x = &s->tensors[t];
+    if (x->bytes <= s->opt.max_tensor_bytes)
+        return MP_OK;
+    char sh[128];
+    return mp_fail(err, MP_ERR_SHAPE, "%s: tensor '%s' %s would need %zu bytes (limit %zu)",
+                   s->model->path, x->info->name, mp_shape_str(x->rank, x->dims, sh, sizeof sh),
+                   x->bytes, s->opt.max_tensor_bytes);
+}
+
+static mp_status give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op, mp_error *err)
+{
+    mp_tensor *x = &s->tensors[t];
+    tensor_rt *r = &s->trt[t];
+    if (x->is_const || r->home == HOME_CALLER)
+        return MP_OK;
+    size_t want = x->bytes + XNN_EXTRA_BYTES;
+    if (r->home == HOME_OWN && r->kind == kind && mp_mem_size(x->data) == want)
+        return MP_OK;
+    mp_status st = check_size(s, t, err);
+    if (st != MP_OK)
+        return st;
+    void *old = x->data;
+    if (r->home == HOME_OWN)
+        mp_mem_free(s->mem, old);
+    mp_owner own = {t, op};
+    /* dynamic buffers are written in full by their producer; zeroing them would only add
+     * to the cost of allocating while running */
+    void *p = kind == MP_MEM_DYNAMIC ? mp_mem_alloc(s->mem, want, 0, kind, own)
+                                     : mp_mem_calloc(s->mem, want, 0, kind, own);
+    x->data = NULL;
+    r->home = HOME_NONE;
+    if (!p) {
+        r->version++;
+        return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory for tensor '%s' (%zu bytes)",
+                       s->model->path, x->info->name, x->bytes);
+    }
+    r->kind = kind;
+    x->data = old; /* set_data compares with the previous pointer */
+    set_data(s, t, p, HOME_OWN);
+    return MP_OK;
+}
+
+mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, mp_error *err)
+{
+    return give_own(s, t, kind, -1, err);
+}
+
+void mp_sm_release_arena(mp_session *s)
+{
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        if (s->trt[t].home == HOME_ARENA)
+            set_data(s, t, NULL, HOME_NONE);
+    if (s->arena && !s->stale_kept)
+        mp_mem_free(s->mem, s->arena);
+    if (!s->stale_kept)
+        s->arena = NULL;
+    s->arena_bytes = s->arena_lower_bound = s->arena_naive = 0;
+    s->n_planned = 0;
+    s->plan_dirty = true;
+}
+
+static void free_entry(mp_session *s, plan_entry *e)
+{
+    mp_mem_free(s->mem, e->key);
+    mp_mem_free(s->mem, e->offsets);
+    memset(e, 0, sizeof *e);
+}
+
+void mp_sm_invalidate(mp_session *s, bool forget_cached_plans)
+{
+    if (s->opt.keep_stale_arena && s->arena && s->prepared) {
+        /* Samsung ONE's behaviour, on purpose: the arena stays while tensors go dynamic */
+        s->stale_kept = true;
+    }
+    mp_sm_release_arena(s);
+    if (forget_cached_plans)
+        for (int i = 0; i < MP_PLAN_CACHE; i++)
+            free_entry(s, &s->cache[i]);
+}
+
+/* The cache key: every input's rank and dimensions. */
+static size_t key_len(const mp_session *s)
+{
+    return (size_t)s->model->n_inputs * (1 + MP_MAX_RANK);
+}
+
+static void make_key(const mp_session *s, int32_t *key)
+{
+    memset(key, 0, sizeof(int32_t) * key_len(s));
+    for (int32_t i = 0; i < s->model->n_inputs; i++) {
+        const mp_tensor *x = &s->tensors[s->model->inputs[i]];
+        int32_t *k = key + (size_t)i * (1 + MP_MAX_RANK);
+        k[0] = x->rank;
+        memcpy(k + 1, x->dims, sizeof(int32_t) * (size_t)x->rank);
+    }
+}
+
+static plan_entry *cache_find(mp_session *s, const int32_t *key)
+{
+    for (int i = 0; i < MP_PLAN_CACHE; i++)
+        if (s->cache[i].key && memcmp(s->cache[i].key, key, sizeof(int32_t) * key_len(s)) == 0)
+            return &s->cache[i];
+    return NULL;
+}
+
+static plan_entry *cache_slot(mp_session *s)
+{
+    plan_entry *victim = &s->cache[0];
+    for (int i = 0; i < MP_PLAN_CACHE; i++) {
+        if (!s->cache[i].key)
+            return &s->cache[i];
+        if (s->cache[i].stamp < victim->stamp)
+            victim = &s->cache[i];
+    }
+    free_entry(s, victim);
+    return victim;
+}
+
+/* Run the planner over the tensors flagged in `in_plan`; fill a cache entry. */
+static mp_status make_plan(mp_session *s, const bool *in_plan, plan_entry *e, mp_error *err)
+{
+    int32_t n = 0;
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        n += in_plan[t];
+    mp_owner none = MP_OWNER_NONE;
+    mp_plan_buf *bufs = mp_mem_alloc(s->mem, sizeof(mp_plan_buf) * ((size_t)n + 1), 0,
+                                     MP_MEM_ENGINE, none);
+    uint64_t *off = mp_mem_alloc(s->mem, sizeof(uint64_t) * ((size_t)n + 1), 0, MP_MEM_ENGINE, none);
+    e->offsets = mp_mem_alloc(s->mem, sizeof(uint64_t) * ((size_t)s->n_tensors + 1), 0,
+                              MP_MEM_ENGINE, none);
+    mp_status st = MP_OK;
+    if (!bufs || !off || !e->offsets) {
+        st = mp_fail(err, MP_ERR_NOMEM, "%s: out of memory planning the arena", s->model->path);
+        goto out;
+    }
+    n = 0;
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        if (in_plan[t])
+            bufs[n++] = (mp_plan_buf){s->tensors[t].bytes, s->trt[t].first, s->trt[t].last};
+    st = s->planner->plan(bufs, n, SLOT_ALIGN, off, &e->total, s->mem);
+    if (st != MP_OK) {
+        st = mp_fail(err, st, "%s: planner '%s' failed", s->model->path, s->planner->name);
+        goto out;
+    }
+    char why[256];
+    if (!mp_plan_check(bufs, n, SLOT_ALIGN, off, e->total, why, sizeof why)) {
+        /* a planner bug must never become overlapping tensors */
+        st = mp_fail(err, MP_ERR_BACKEND, "%s: planner '%s' produced an invalid plan: %s",
+                     s->model->path, s->planner->name, why);
+        goto out;
+    }
+    e->lower_bound = mp_plan_lower_bound(bufs, n, SLOT_ALIGN, NULL);
+    e->naive = mp_plan_naive(bufs, n, SLOT_ALIGN);
+    e->n_planned = n;
+    n = 0;
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        e->offsets[t] = in_plan[t] ? off[n++] : UINT64_MAX;
+    s->plans_made++;
+out:
+    mp_mem_free(s->mem, bufs);
+    mp_mem_free(s->mem, off);
+    return st;
+}
+
+/* Plan (or reuse a plan) and allocate the arena for every static tensor. */
+static mp_status place_static(mp_session *s, mp_error *err)
+{
+    mp_owner none = MP_OWNER_NONE;
+    bool *in_plan = mp_mem_calloc(s->mem, (size_t)s->n_tensors + 1, 0, MP_MEM_ENGINE, none);
+    int32_t *key = mp_mem_alloc(s->mem, sizeof(int32_t) * (key_len(s) + 1), 0, MP_MEM_ENGINE, none);
+    mp_status st = MP_OK;
+    plan_entry scratch = {0}, *e = NULL;
+    if (!in_plan || !key) {
+        st = mp_fail(err, MP_ERR_NOMEM, "%s: out of memory planning the arena", s->model->path);
+        goto out;
+    }
+    for (int32_t t = 0; t < s->n_tensors && st == MP_OK; t++) {
+        tensor_rt *r = &s->trt[t];
+        in_plan[t] = managed(s, t) && !r->dynamic && r->home != HOME_CALLER &&
+                     r->first != INT32_MAX;
+        if (in_plan[t])
+            mp_sm_free_own(s, t); /* e.g. a dynamic buffer from before: never two homes */
+        if (in_plan[t])
+            st = check_size(s, t, err);
+    }
+    if (st != MP_OK)
+        goto out;
+    make_key(s, key);
+    bool cached = s->opt.mode == MP_MEMORY_AUTO;
+    e = cached ? cache_find(s, key) : NULL;
+    if (e) {
+        s->plans_reused++;
+    } else {
+        e = cached ? cache_slot(s) : &scratch;
+        st = make_plan(s, in_plan, e, err);
+        if (st != MP_OK) {
+            free_entry(s, e);
+            e = NULL;
+            goto out;
+        }
+        if (cached) {
+            e->key = key;
+            key = NULL;
+        }
+    }
+    e->stamp = ++s->cache_clock;
+    if (e->n_planned > 0) {
+        s->arena = mp_mem_alloc(s->mem, e->total + XNN_EXTRA_BYTES, SLOT_ALIGN, MP_MEM_STATIC, none);
+        if (!s->arena) {
+            st = mp_fail(err, MP_ERR_NOMEM, "%s: out of memory for an arena of %llu bytes",
+                         s->model->path, (unsigned long long)e->total);
+            goto out;
+        }
+    }
+    uint64_t arena_id = mp_mem_block_id(s->arena);
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        if (e->offsets[t] == UINT64_MAX)
+            continue;
+        s->trt[t].offset = e->offsets[t];
+        set_data(s, t, s->arena + e->offsets[t], HOME_ARENA);
+        if (s->trace)
+            mp_trace_plan(s->trace, arena_id, t, e->offsets[t], s->tensors[t].bytes,
+                          s->trt[t].first, s->trt[t].last);
+    }
+    s->arena_bytes = s->arena ? e->total + XNN_EXTRA_BYTES : 0;
+    s->arena_lower_bound = e->lower_bound;
+    s->arena_naive = e->naive;
+    s->n_planned = e->n_planned;
+out:
+    if (e == &scratch)
+        free_entry(s, &scratch);
+    mp_mem_free(s->mem, key);
+    mp_mem_free(s->mem, in_plan);
+    return st;
+}
+
+mp_status mp_sm_place(mp_session *s, mp_error *err)
+{
+    mp_status st;
+    if (s->opt.mode != MP_MEMORY_DYNAMIC && !s->stale_kept && s->plan_dirty) {
+        mp_sm_release_arena(s);
+        st = place_static(s, err);
+        if (st != MP_OK)
+            return st;
+    }
+    s->plan_dirty = false;
+    /* own buffers: persistent tensors in dynamic mode (variables), and tensors left without
+     * storage (an unplanned input that a run will need) */
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        tensor_rt *r = &s->trt[t];
+        if (!managed(s, t) || r->home == HOME_ARENA || r->home == HOME_CALLER)
+            continue;
+        if (r->persistent) {
+            st = give_own(s, t, MP_MEM_DYNAMIC, -1, err);
+            if (st != MP_OK)
+                return st;
+        } else if (!r->dynamic && r->first != INT32_MAX) {
+            st = give_own(s, t, MP_MEM_STATIC, -1, err);
+            if (st != MP_OK)
+                return st;
+        } else if (r->home == HOME_OWN && r->kind != MP_MEM_DYNAMIC) {
+            mp_sm_free_own(s, t);
+        }
+    }
+    return MP_OK;
+}
+
+mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err)
+{
+    const mp_node *n = &s->nodes[i];
+    for (int32_t j = 0; j < n->n_out; j++) {
+        int32_t t = n->out[j]->index;
+        if (s->trt[t].dynamic) {
+            mp_status st = give_own(s, t, MP_MEM_DYNAMIC, i, err);
+            if (st != MP_OK)
+                return st;
+        }
+    }
+    /* a dynamic input nobody set (the caller skipped set_input): give it zeros */
+    for (int32_t j = 0; j < n->n_in; j++) {
+        const mp_tensor *x = n->in[j];
+        if (x && s->trt[x->index].dynamic && !x->data) {
+            mp_status st = give_own(s, x->index, MP_MEM_DYNAMIC, i, err);
+            if (st != MP_OK)
+                return st;
+            memset(x->data, 0, x->bytes);
+        }
+    }
+    return MP_OK;
+}
+
+void mp_sm_after_node(mp_session *s, int32_t i)
+{
+    const mp_node *n = &s->nodes[i];
+    for (int32_t j = 0; j < n->n_in + n->n_out; j++) {
+        const mp_tensor *x = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
+        if (!x)
+            continue;
+        const tensor_rt *r = &s->trt[x->index];
+        if (r->dynamic && r->last == i && !r->model_output)
+            mp_sm_free_own(s, x->index);
+    }
+}
+
+mp_status mp_sm_check_bound(mp_session *s, mp_error *err)
+{
+    for (int32_t i = 0; i < s->model->n_inputs + s->model->n_outputs; i++) {
+        bool input = i < s->model->n_inputs;
+        int32_t t = input ? s->model->inputs[i] : s->model->outputs[i - s->model->n_inputs];
+        const tensor_rt *r = &s->trt[t];
+        if (r->home != HOME_CALLER)
+            continue;
+        size_t need = s->tensors[t].bytes + (input ? XNN_EXTRA_BYTES : 0);
+        if (r->caller_cap < need)
+            return mp_fail(err, MP_ERR_ARG,
+                           "%s: the buffer bound to %s '%s' holds %zu bytes; it needs %zu%s",
+                           s->model->path, input ? "input" : "output", s->tensors[t].info->name,
+                           r->caller_cap, need, input ? " (its bytes + MP_INPUT_SLACK)" : "");
+    }
+    return MP_OK;
+}
+
+void mp_sm_release_all(mp_session *s)
+{
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        mp_sm_free_own(s, t);
+        if (s->trt[t].home == HOME_CALLER)
+            set_data(s, t, NULL, HOME_NONE);
+    }
+    s->stale_kept = false;
+    mp_sm_release_arena(s);
+    for (int i = 0; i < MP_PLAN_CACHE; i++)
+        free_entry(s, &s->cache[i]);
+}

@@ -1,0 +1,357 @@
+/* The in-memory trace recorder (see trace.h): an event buffer that grows geometrically,
+ * the model's names, and the current phase.
+ *
+ * The recorder's memory is the profiler's overhead, not the engine's, and
+ * mp_trace_memory() reports it. The event buffer is mapped directly (mmap, grown with
+ * mremap) rather than taken from malloc, so that a heap measurement of the process (the
+ * "unaccounted" check of memprof run) does not see the recorder growing; its pages become
+ * resident only as events fill them. */
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define INITIAL_EVENTS 65536
+
+struct mp_trace {
+    mp_event *ev;
+    size_t n, cap;
+    bool enabled;
+    bool truncated;
+    uint64_t t0;
+    uint32_t phase;      /* current phase instance, UINT32_MAX before the first */
+    uint32_t n_phases;
+    size_t meta_heap;    /* bytes requested from malloc for the metadata, live */
+    mp_trace_meta meta;
+};
+
+/* The metadata's heap allocations, counted so that a heap measurement of the process can
+ * tell the recorder's bytes from the engine's. */
+static void *meta_calloc(mp_trace *tr, size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (p)
+        tr->meta_heap += n * size;
+    return p;
+}
+
+static void meta_free(mp_trace *tr, void *p, size_t bytes)
+{
+    if (p) {
+        tr->meta_heap -= bytes;
+        free(p);
+    }
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+mp_trace *mp_trace_create(void)
+{
+    mp_trace *tr = calloc(1, sizeof *tr);
+    if (!tr)
+        return NULL;
+    void *p = mmap(NULL, sizeof(mp_event) * INITIAL_EVENTS, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        free(tr);
+        return NULL;
+    }
+    tr->ev = p;
+    tr->cap = INITIAL_EVENTS;
+    tr->enabled = true;
+    tr->t0 = now_ns();
+    tr->phase = UINT32_MAX;
+    tr->meta.threads = 1;
+    tr->meta.process_heap_peak = -1;
+    tr->meta.allocator_overhead = -1;
+    return tr;
+}
+
+static void free_str(mp_trace *tr, char **s)
+{
+    if (*s)
+        meta_free(tr, *s, strlen(*s) + 1);
+    *s = NULL;
+}
+
+static void free_tables(mp_trace *tr)
+{
+    mp_trace_meta *m = &tr->meta;
+    for (int32_t i = 0; i < m->n_tensors; i++)
+        free_str(tr, &m->tensors[i].name);
+    for (int32_t i = 0; i < m->n_ops; i++) {
+        free_str(tr, &m->ops[i].name);
+        meta_free(tr, m->ops[i].inputs, sizeof(int32_t) * ((size_t)m->ops[i].n_inputs + 1));
+        meta_free(tr, m->ops[i].outputs, sizeof(int32_t) * ((size_t)m->ops[i].n_outputs + 1));
+    }
+    if (m->tensors) {
+        meta_free(tr, m->tensors, sizeof *m->tensors * ((size_t)m->n_tensors + 1));
+        meta_free(tr, m->ops, sizeof *m->ops * ((size_t)m->n_ops + 1));
+        meta_free(tr, m->inputs, sizeof *m->inputs * ((size_t)m->n_inputs + 1));
+        meta_free(tr, m->outputs, sizeof *m->outputs * ((size_t)m->n_outputs + 1));
+    }
+    m->tensors = NULL;
+    m->ops = NULL;
+    m->inputs = m->outputs = NULL;
+    m->n_tensors = m->n_ops = m->n_inputs = m->n_outputs = 0;
+}
+
+void mp_trace_destroy(mp_trace *tr)
+{
+    if (!tr)
+        return;
+    free_tables(tr);
+    free_str(tr, &tr->meta.model);
+    free_str(tr, &tr->meta.mode);
+    free_str(tr, &tr->meta.planner);
+    munmap(tr->ev, tr->cap * sizeof(mp_event));
+    free(tr);
+}
+
+void mp_trace_set_enabled(mp_trace *tr, bool on)
+{
+    tr->enabled = on;
+}
+
+bool mp_trace_enabled(const mp_trace *tr)
+{
+    return tr && tr->enabled && !tr->truncated;
+}
+
+size_t mp_trace_count(const mp_trace *tr)
+{
+    return tr->n;
+}
+
+const mp_event *mp_trace_events(const mp_trace *tr)
+{
+    return tr->ev;
+}
+
+const mp_trace_meta *mp_trace_get_meta(const mp_trace *tr)
+{
+    return &tr->meta;
+}
+
+mp_trace_meta *mp_trace_meta_mut(mp_trace *tr)
+{
+    return &tr->meta;
+}
+
+size_t mp_trace_memory(const mp_trace *tr)
+{
+    return sizeof *tr + tr->cap * sizeof(mp_event) + tr->meta_heap;
+}
+
+size_t mp_trace_meta_heap(const mp_trace *tr)
+{
+    return tr->meta_heap;
+}
+
+bool mp_trace_set_str(mp_trace *tr, char **field, const char *value)
+{
+    char *c = NULL;
+    if (value) {
+        size_t n = strlen(value) + 1;
+        c = meta_calloc(tr, n, 1);
+        if (!c)
+            return false;
+        memcpy(c, value, n);
+    }
+    free_str(tr, field);
+    *field = c;
+    return true;
+}
+
+bool mp_trace_set_op(mp_trace *tr, int32_t i, const char *name, int32_t n_inputs,
+                     const int32_t *inputs, int32_t n_outputs, const int32_t *outputs)
+{
+    mp_trace_meta *m = &tr->meta;
+    if (i < 0 || i >= m->n_ops || n_inputs < 0 || n_outputs < 0)
+        return false;
+    mp_trace_op *o = &m->ops[i];
+    free_str(tr, &o->name);
+    meta_free(tr, o->inputs, sizeof(int32_t) * ((size_t)o->n_inputs + 1));
+    meta_free(tr, o->outputs, sizeof(int32_t) * ((size_t)o->n_outputs + 1));
+    o->n_inputs = o->n_outputs = 0;
+    o->inputs = meta_calloc(tr, (size_t)n_inputs + 1, sizeof(int32_t));
+    o->outputs = meta_calloc(tr, (size_t)n_outputs + 1, sizeof(int32_t));
+    if (!o->inputs || !o->outputs || !mp_trace_set_str(tr, &o->name, name)) {
+        meta_free(tr, o->inputs, sizeof(int32_t) * ((size_t)n_inputs + 1));
+        meta_free(tr, o->outputs, sizeof(int32_t) * ((size_t)n_outputs + 1));
+        o->inputs = o->outputs = NULL;
+        return false;
+    }
+    o->n_inputs = n_inputs;
+    o->n_outputs = n_outputs;
+    if (n_inputs)
+        memcpy(o->inputs, inputs, sizeof(int32_t) * (size_t)n_inputs);
+    if (n_outputs)
+        memcpy(o->outputs, outputs, sizeof(int32_t) * (size_t)n_outputs);
+    return true;
+}
+
+bool mp_trace_alloc_tables(mp_trace *tr, int32_t n_tensors, int32_t n_ops, int32_t n_inputs,
+                           int32_t n_outputs)
+{
+    mp_trace_meta *m = &tr->meta;
+    free_tables(tr);
+    if (n_tensors < 0 || n_ops < 0 || n_inputs < 0 || n_outputs < 0)
+        return false;
+    m->tensors = meta_calloc(tr, (size_t)n_tensors + 1, sizeof *m->tensors);
+    m->ops = meta_calloc(tr, (size_t)n_ops + 1, sizeof *m->ops);
+    m->inputs = meta_calloc(tr, (size_t)n_inputs + 1, sizeof *m->inputs);
+    m->outputs = meta_calloc(tr, (size_t)n_outputs + 1, sizeof *m->outputs);
+    if (!m->tensors || !m->ops || !m->inputs || !m->outputs) {
+        meta_free(tr, m->tensors, sizeof *m->tensors * ((size_t)n_tensors + 1));
+        meta_free(tr, m->ops, sizeof *m->ops * ((size_t)n_ops + 1));
+        meta_free(tr, m->inputs, sizeof *m->inputs * ((size_t)n_inputs + 1));
+        meta_free(tr, m->outputs, sizeof *m->outputs * ((size_t)n_outputs + 1));
+        m->tensors = NULL;
+        m->ops = NULL;
+        m->inputs = m->outputs = NULL;
+        return false;
+    }
+    m->n_tensors = n_tensors;
+    m->n_ops = n_ops;
+    m->n_inputs = n_inputs;
+    m->n_outputs = n_outputs;
+    return true;
+}
+
+/* Slow path: double the buffer. On failure recording stops for good (truncated). */
+static bool grow(mp_trace *tr)
+{
+    size_t cap = tr->cap * 2;
+    void *e = cap > tr->cap && cap < SIZE_MAX / sizeof(mp_event)
+                  ? mremap(tr->ev, tr->cap * sizeof(mp_event), cap * sizeof(mp_event),
+                           MREMAP_MAYMOVE)
+                  : MAP_FAILED;
+    if (e == MAP_FAILED) {
+        tr->truncated = true;
+        return false;
+    }
+    tr->ev = e;
+    tr->cap = cap;
+    return true;
+}
+
+bool mp_trace_append_raw(mp_trace *tr, const mp_event *ev)
+{
+    if (tr->n == tr->cap && !grow(tr))
+        return false;
+    tr->ev[tr->n++] = *ev;
+    return true;
+}
+
+bool mp_trace_add(mp_trace *tr, mp_event ev)
+{
+    if (!tr->enabled || tr->truncated)
+        return true;
+    if (ev.t_ns == 0)
+        ev.t_ns = now_ns() - tr->t0;
+    ev.phase = tr->phase;
+    return mp_trace_append_raw(tr, &ev);
+}
+
+bool mp_trace_truncated(const mp_trace *tr)
+{
+    return tr->truncated;
+}
+
+static mp_event blank(int type)
+{
+    mp_event e;
+    memset(&e, 0, sizeof e);
+    e.type = (uint8_t)type;
+    e.tensor = e.op = e.op_last = -1;
+    return e;
+}
+
+void mp_trace_phase_begin(mp_trace *tr, mp_phase_kind kind, uint64_t run)
+{
+    if (!tr || !tr->enabled)
+        return;
+    tr->phase = tr->n_phases++;
+    mp_event e = blank(MP_EV_PHASE_BEGIN);
+    e.aux = (uint64_t)kind;
+    e.id = run;
+    mp_trace_add(tr, e);
+}
+
+void mp_trace_phase_end(mp_trace *tr)
+{
+    if (!tr || !tr->enabled)
+        return;
+    mp_trace_add(tr, blank(MP_EV_PHASE_END));
+}
+
+uint32_t mp_trace_current_phase(const mp_trace *tr)
+{
+    return tr->phase;
+}
+
+void mp_trace_op_mark(mp_trace *tr, int type, int32_t op)
+{
+    if (!tr || !tr->enabled)
+        return;
+    mp_event e = blank(type);
+    e.op = op;
+    mp_trace_add(tr, e);
+}
+
+void mp_trace_plan(mp_trace *tr, uint64_t arena_id, int32_t tensor, uint64_t offset,
+                   uint64_t bytes, int32_t first, int32_t last)
+{
+    if (!tr || !tr->enabled)
+        return;
+    mp_event e = blank(MP_EV_PLAN);
+    e.kind = MP_KIND_STATIC;
+    e.id = arena_id;
+    e.tensor = tensor;
+    e.aux = offset;
+    e.bytes = bytes;
+    e.op = first;
+    e.op_last = last;
+    mp_trace_add(tr, e);
+}
+
+void mp_trace_copy(mp_trace *tr, int32_t tensor, uint64_t bytes, int direction)
+{
+    if (!tr || !tr->enabled)
+        return;
+    mp_event e = blank(MP_EV_COPY);
+    e.tensor = tensor;
+    e.bytes = bytes;
+    e.aux = (uint64_t)direction;
+    mp_trace_add(tr, e);
+}
+
+const char *mp_ev_type_name(int type)
+{
+    static const char *names[MP_EV_TYPE_COUNT] = {"alloc",       "free",      "realloc",
+                                                  "plan",        "copy",      "phase_begin",
+                                                  "phase_end",   "op_begin",  "op_end"};
+    return type >= 0 && type < MP_EV_TYPE_COUNT ? names[type] : "?";
+}
+
+const char *mp_phase_kind_name(int kind)
+{
+    static const char *names[MP_PHASE_KIND_COUNT] = {"load", "prepare", "shape",
+                                                     "io",   "run",     "teardown"};
+    return kind >= 0 && kind < MP_PHASE_KIND_COUNT ? names[kind] : "?";
+}
+
+const char *mp_kind_name(int kind)
+{
+    static const char *names[MP_KIND_COUNT] = {"const",  "static", "dynamic", "scratch",
+                                               "kernel", "io",     "engine"};
+    return kind >= 0 && kind < MP_KIND_COUNT ? names[kind] : "?";
+}

@@ -1,0 +1,21 @@
+/* The text summary `memprof run` prints: time per phase, the heap peak and what is alive
+ * then, allocations per run, static / dynamic / duplicated bytes, copies, balance and
+ * unaccounted heap. Lays out an mp_summary (analyzers/summary.h) in at most 80 columns. */
+#ifndef MP_TEXT_SUMMARY_H
+#define MP_TEXT_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analyzers/summary.h"
+#include "engine/trace.h"
+
+/* How many items of "largest alive at peak" and of "duplicated" are printed. */
+#define MP_REPORT_SUMMARY_TOP 8
+#define MP_REPORT_SUMMARY_TOP_DUPS 3
+
+/* Write the summary of trace tr to f. exact: also print exact byte counts next to the
+ * human units. tr gives the model's description (it may be NULL). */
+void mp_report_summary_text(FILE *f, const mp_trace *tr, const mp_summary *s, bool exact);
+
+#endif
