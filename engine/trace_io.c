@@ -609,7 +609,7 @@ static mp_status load_tensors(loader *ld, json_t *arr, mp_trace_meta *m)
 {
     for (int32_t i = 0; i < m->n_tensors; i++) {
         char where[48];
-        int64_t dtype;
+        int64_t dtype = 0;
         json_t *t = json_array_get(arr, (size_t)i), *c;
         snprintf(where, sizeof where, "meta.tensors[%d]", (int)i);
         if (!json_is_object(t))

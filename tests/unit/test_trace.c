@@ -22,7 +22,8 @@ static const char *tmp_path(const char *name)
     static char buf[4][256];
     static int slot;
     char *b = buf[slot++ & 3];
-    snprintf(b, 256, "%s/%s", tmp_dir, name);
+    int n = snprintf(b, 256, "%s/%s", tmp_dir, name);
+    assert_true(n > 0 && n < 256);
     return b;
 }
 
