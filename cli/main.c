@@ -10,7 +10,7 @@ static const struct {
     const char *summary;
 } k_cmds[] = {
     {"inspect", mp_cmd_inspect, "show a model's inputs, outputs, operators and tensors"},
-    {"run", mp_cmd_run, "run a model once (or N times) and print outputs and times"},
+    {"run", mp_cmd_run, "run a model, record every allocation, print a memory report"},
     {"zoo", mp_cmd_zoo, "list or write the built-in models"},
 };
 
