@@ -30,7 +30,7 @@ typedef struct tensor_rt {
     bool used;          /* read or written by some operator, or a graph input/output */
     bool producer_deferred;
     bool folded;        /* written by a folded operator: engine storage, never planned */
-    bool persistent;    /* model input or variable: storage kept from prepare to teardown */
+    bool persistent;    /* variable (state): storage kept from prepare to teardown */
     bool model_output;
     bool dynamic;       /* gets a buffer before its producer runs, freed after its last reader */
     mp_mem_kind kind;   /* of an own buffer */
