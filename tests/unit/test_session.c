@@ -222,6 +222,72 @@ static void test_dataflow_is_checked(void **state)
     assert_non_null(strstr(err.msg, "'d'"));
 }
 
+/* Caller's buffers: a bound input is read in place and a bound output written in place
+ * (no copy recorded), neither takes a slot in the arena, the outputs equal a copying
+ * session's, and buffers too small for the current shapes are refused at run. */
+static void test_caller_buffers(void **state)
+{
+    (void)state;
+    mp_error err = {0};
+    /* a session that copies: the expected output and the planned tensor count */
+    mp_session *ref = open_session("zoo:mnist_mlp", 1);
+    assert_int_equal(mp_session_get_output(ref, 0, NULL, 0, &err), MP_ERR_ARG); /* no run yet */
+    assert_int_equal(mp_session_prepare(ref, &err), MP_OK);
+    feed_reference(ref);
+    run_ok(ref);
+    const mp_tensor *in = mp_session_input(ref, 0), *out = mp_session_output(ref, 0);
+    size_t in_bytes = in->bytes, out_bytes = out->bytes;
+    float *want = malloc(out_bytes);
+    assert_int_equal(mp_session_get_output(ref, 0, want, out_bytes, &err), MP_OK);
+    mp_session_memory mi_ref;
+    mp_session_memory_info(ref, &mi_ref);
+    mp_session_destroy(ref);
+
+    mp_trace *tr = mp_trace_create();
+    mp_session_options so = {.threads = 1, .trace = tr};
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    assert_int_equal(mp_session_load(s, "zoo:mnist_mlp", &err), MP_OK);
+    unsigned char *inbuf = malloc(in_bytes + MP_INPUT_SLACK);
+    float *outbuf = malloc(out_bytes);
+    assert_true(mp_reference_input(inbuf, MP_DT_FLOAT32, in_bytes / 4, 0));
+    assert_int_equal(mp_session_set_input_buffer(s, 0, inbuf, in_bytes + MP_INPUT_SLACK, &err), MP_OK);
+    assert_int_equal(mp_session_set_output_buffer(s, 0, outbuf, out_bytes, &err), MP_OK);
+    assert_int_equal(mp_session_prepare(s, &err), MP_OK);
+    run_ok(s);
+    assert_ptr_equal(mp_session_input(s, 0)->data, inbuf);
+    assert_ptr_equal(mp_session_output(s, 0)->data, outbuf);
+    assert_memory_equal(outbuf, want, out_bytes);
+    mp_session_memory mi;
+    mp_session_memory_info(s, &mi);
+    assert_int_equal(mi.n_planned, mi_ref.n_planned - 2);
+    for (size_t i = 0; i < mp_trace_count(tr); i++)
+        assert_int_not_equal(mp_trace_events(tr)[i].type, MP_EV_COPY);
+
+    /* too small for the current shapes: refused, naming the tensor */
+    assert_int_equal(mp_session_set_output_buffer(s, 0, outbuf, out_bytes - 1, &err), MP_OK);
+    assert_int_equal(mp_session_run(s, &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "output"));
+    assert_int_equal(mp_session_set_output_buffer(s, 0, outbuf, out_bytes, &err), MP_OK);
+    assert_int_equal(mp_session_set_input_buffer(s, 0, inbuf, in_bytes, &err), MP_OK);
+    assert_int_equal(mp_session_run(s, &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "MP_INPUT_SLACK"));
+    /* unbinding puts both back in the arena */
+    assert_int_equal(mp_session_set_input_buffer(s, 0, NULL, 0, &err), MP_OK);
+    assert_int_equal(mp_session_set_output_buffer(s, 0, NULL, 0, &err), MP_OK);
+    assert_int_equal(mp_session_set_input_buffer(s, 1, inbuf, in_bytes, &err), MP_ERR_ARG);
+    feed_reference(s);
+    run_ok(s);
+    mp_session_memory_info(s, &mi);
+    assert_int_equal(mi.n_planned, mi_ref.n_planned);
+    assert_memory_equal(mp_session_output(s, 0)->data, want, out_bytes);
+    mp_session_destroy(s);
+    mp_trace_destroy(tr);
+    free(inbuf);
+    free(outbuf);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_misuse_is_refused),
         cmocka_unit_test(test_tensor_size_limit),
         cmocka_unit_test(test_dataflow_is_checked),
+        cmocka_unit_test(test_caller_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
