@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 typedef struct arena_rec {
     mp_replay_arena a;
     size_t cap;        /* capacity of a.slots */
@@ -145,14 +147,8 @@ static bool is_arena_block(uint8_t kind, int32_t tensor, int32_t op)
 /* Register block at table slot i as a new arena. */
 static bool arena_add(mp_replay *r, size_t i)
 {
-    if (r->n_arenas == r->cap_arenas) {
-        size_t ncap = r->cap_arenas ? r->cap_arenas * 2 : 4;
-        arena_rec *na = realloc(r->arenas, ncap * sizeof *na);
-        if (!na)
-            return false;
-        r->arenas = na;
-        r->cap_arenas = ncap;
-    }
+    if (!mp_grow((void **)&r->arenas, &r->cap_arenas, r->n_arenas, sizeof *r->arenas, 4))
+        return false;
     arena_rec *ar = &r->arenas[r->n_arenas];
     memset(ar, 0, sizeof *ar);
     ar->a.id = r->tab[i].id;
@@ -217,15 +213,9 @@ static bool do_alloc(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
     if (!tab_reserve(r))
         return false;
     bool arena = is_arena_block(ev->kind, ev->tensor, ev->op);
-    if (arena && r->n_arenas == r->cap_arenas) {
-        /* Grow the arena table first so that a failure leaves the state unchanged. */
-        size_t ncap = r->cap_arenas ? r->cap_arenas * 2 : 4;
-        arena_rec *na = realloc(r->arenas, ncap * sizeof *na);
-        if (!na)
-            return false;
-        r->arenas = na;
-        r->cap_arenas = ncap;
-    }
+    /* Grow the arena table first so that a failure leaves the state unchanged. */
+    if (arena && !mp_grow((void **)&r->arenas, &r->cap_arenas, r->n_arenas, sizeof *r->arenas, 4))
+        return false;
     mp_replay_block b = {
         .id = ev->id,
         .bytes = ev->bytes,
@@ -323,14 +313,8 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
                 at = s;
     }
     if (at == SIZE_MAX) {
-        if (ar->a.n_slots == ar->cap) {
-            size_t ncap = ar->cap ? ar->cap * 2 : 16;
-            mp_replay_slot *ns = realloc(ar->a.slots, ncap * sizeof *ns);
-            if (!ns)
-                return false;
-            ar->a.slots = ns;
-            ar->cap = ncap;
-        }
+        if (!mp_grow((void **)&ar->a.slots, &ar->cap, ar->a.n_slots, sizeof *ar->a.slots, 16))
+            return false;
         at = ar->a.n_slots++;
         if (ar->slot_of)
             ar->slot_of[ev->tensor] = (int32_t)at;
@@ -355,14 +339,8 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
 
 static bool push_op(mp_replay *r, int32_t op)
 {
-    if (r->n_ops == r->cap_ops) {
-        size_t ncap = r->cap_ops ? r->cap_ops * 2 : 8;
-        int32_t *no = realloc(r->ops, ncap * sizeof *no);
-        if (!no)
-            return false;
-        r->ops = no;
-        r->cap_ops = ncap;
-    }
+    if (!mp_grow((void **)&r->ops, &r->cap_ops, r->n_ops, sizeof *r->ops, 8))
+        return false;
     r->ops[r->n_ops++] = op;
     set_op_top(r);
     return true;

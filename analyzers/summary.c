@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "replay.h"
 
 /* ---- tensor homes (for duplicated bytes) ----------------------------------------------- */
@@ -25,7 +26,7 @@ typedef struct home {
 
 typedef struct tensor_homes {
     home *h;
-    uint32_t n, cap;
+    size_t n, cap;
     uint64_t dup;   /* bytes of all homes but the newest (0 with fewer than two) */
 } tensor_homes;
 
@@ -109,14 +110,8 @@ static bool home_set(walker *w, int32_t t, uint64_t key, bool slot, uint64_t seq
     tensor_homes *th = &w->th[t];
     home *h = home_find(th, key, slot);
     if (!h) {
-        if (th->n == th->cap) {
-            uint32_t ncap = th->cap ? th->cap * 2 : 2;
-            home *nh = realloc(th->h, ncap * sizeof *nh);
-            if (!nh)
-                return false;
-            th->h = nh;
-            th->cap = ncap;
-        }
+        if (!mp_grow((void **)&th->h, &th->cap, th->n, sizeof *th->h, 2))
+            return false;
         h = &th->h[th->n++];
         h->key = key;
         h->slot = slot;
@@ -212,14 +207,8 @@ static mp_summary_run *run_entry(mp_summary *s, size_t *cap, uint64_t run)
     for (size_t i = s->n_runs; i > 0; i--)
         if (s->runs[i - 1].run == run)
             return &s->runs[i - 1];
-    if (s->n_runs == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 8;
-        mp_summary_run *nr = realloc(s->runs, ncap * sizeof *nr);
-        if (!nr)
-            return NULL;
-        s->runs = nr;
-        *cap = ncap;
-    }
+    if (!mp_grow((void **)&s->runs, cap, s->n_runs, sizeof *s->runs, 8))
+        return NULL;
     mp_summary_run *e = &s->runs[s->n_runs++];
     memset(e, 0, sizeof *e);
     e->run = run;
@@ -414,14 +403,8 @@ typedef struct item_list {
 
 static mp_summary_alive *item_add(item_list *l)
 {
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 32;
-        mp_summary_alive *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return NULL;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (!mp_grow((void **)&l->v, &l->cap, l->n, sizeof *l->v, 32))
+        return NULL;
     mp_summary_alive *a = &l->v[l->n++];
     memset(a, 0, sizeof *a);
     a->tensor = -1;
