@@ -6,20 +6,7 @@
 set -u
 mp=$1
 shared=${2:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-pass() { :; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect CODE CMD... : run, check exit code; keep stdout/stderr in $tmp/out, $tmp/err
-expect() {
-  local want=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(head -c 300 "$tmp/err")"
-}
-has() { grep -q -- "$2" "$tmp/$1" || fail "$1 of last command lacks '$2': $(head -c 300 "$tmp/$1")"; }
+. "$(dirname "$0")/lib.sh"
 
 # help everywhere
 expect 0 "$mp" --help; has out "Commands:"; has out "Exit codes"

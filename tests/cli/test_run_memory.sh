@@ -6,18 +6,7 @@
 set -u
 mp=$1
 shared=${2:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect() {
-  local want=$1; shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want; stderr: $(head -c 300 "$tmp/err")"
-}
-has() { grep -q -- "$2" "$tmp/$1" || fail "$1 of last command lacks '$2': $(head -c 400 "$tmp/$1")"; }
-hasnt() { grep -q -- "$2" "$tmp/$1" && fail "$1 of last command has '$2'"; }
+. "$(dirname "$0")/lib.sh"
 
 # the report of a plain run: every section, a balanced trace, nothing held twice
 expect 0 "$mp" run zoo:mnist_mlp --runs 3
