@@ -1,10 +1,14 @@
 /* The public call sequence of the engine (after Samsung ONE's nnfw API):
  *
  *   mp_session_create -> mp_session_load -> [mp_session_set_input_shape]* -> mp_session_prepare
- *   -> ([mp_session_set_input_shape]* [mp_session_set_input/_output] mp_session_run)* -> destroy
+ *   -> ([mp_session_set_input_shape]* [set_input | set_input_buffer | set_output_buffer]
+ *       mp_session_run [get_output])* -> mp_session_destroy
  *
- * prepare infers every shape, creates every operator once and gives every tensor storage;
- * a run after a shape change infers again and sets up only what changed. */
+ * Every order of DESIGN.md's cases A-E is legal. prepare infers every shape, creates every
+ * operator once and gives every tensor storage (one planned arena in the auto and static
+ * modes); a shape change after prepare releases that arena at once, and the next call that
+ * needs memory plans for the new shapes; a run sets up only what changed. With a trace in
+ * the options, every allocation, plan, copy, phase and operator is recorded (trace.h). */
 #ifndef MP_SESSION_H
 #define MP_SESSION_H
 
