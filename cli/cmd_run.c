@@ -44,7 +44,7 @@ static void help(void)
            "                                   prepare and the second after it (E)\n"
            "                         each-run  before every run, cycling through the shapes (D)\n"
            "  --memory MODE        auto (default), static or dynamic (README \"Memory modes\")\n"
-           "  --planner NAME       arena planner (default: %s)\n"
+           "  --planner NAME       arena planner (default: %s; see the list below)\n"
            "  --io copy|bind       copy inputs into the engine (default) or run on the\n"
            "                       caller's buffers without a copy\n"
            "  --trace FILE.json    save the trace (every event) as JSON\n"
@@ -62,6 +62,9 @@ static void help(void)
            "  memprof run zoo:mobilenet_v2 --threads 2 --runs 20 --warmup 3\n"
            "  memprof run model.tflite --shape input_1=1,64,64,3 --shape-at run --runs 5\n",
            mp_planner_default()->name);
+    printf("\nPlanners:\n");
+    for (const mp_planner *const *p = mp_planner_list(); *p; p++)
+        printf("  %-10s %s\n", (*p)->name, (*p)->about);
 }
 
 typedef enum shape_at { AT_PREPARE, AT_RUN, AT_EACH_RUN } shape_at;

@@ -18,7 +18,11 @@
 
 /* Every planner, in the order --help lists them. Add new ones here (and in planners.h). */
 static const mp_planner *const planners[] = {
+    &mp_planner_best,
     &mp_planner_greedy,
+    &mp_planner_firstfit,
+    &mp_planner_breadth,
+    &mp_planner_bump,
     NULL,
 };
 

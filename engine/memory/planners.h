@@ -8,9 +8,17 @@
 #include "plan.h"
 
 /* Name of the planner mp_planner_default() returns. */
-#define MP_PLANNER_DEFAULT "greedy"
+#define MP_PLANNER_DEFAULT "best"
 
 /* Greedy by size, best-fit gaps (TensorFlow Lite's ArenaPlanner): plan_greedy.c. */
 extern const mp_planner mp_planner_greedy;
+/* No reuse, buffers one after another (the naive total): plan_bump.c. */
+extern const mp_planner mp_planner_bump;
+/* In order of first use, lowest offset that fits (Samsung ONE's FirstFit): plan_firstfit.c. */
+extern const mp_planner mp_planner_firstfit;
+/* Greedy by breadth, best-fit gaps (Pisarchyk & Lee 2020): plan_breadth.c. */
+extern const mp_planner mp_planner_breadth;
+/* The smallest of greedy, firstfit and breadth; never worse than any of them: plan_best.c. */
+extern const mp_planner mp_planner_best;
 
 #endif

@@ -31,6 +31,14 @@ static uint64_t plan_ok(const mp_planner *p, const mp_plan_buf *bufs, int32_t n,
     return total;
 }
 
+static const mp_planner *planner(const char *name)
+{
+    const mp_planner *p = mp_planner_find(name);
+    if (!p)
+        fail_msg("no planner '%s'", name);
+    return p;
+}
+
 /* ---- hand-computed plans ---------------------------------------------------------------- */
 
 static void test_empty(void **state)
@@ -209,6 +217,147 @@ static void test_lower_bound_and_naive(void **state)
     assert_int_equal(step, 2000000000);
 }
 
+/* ---- the other planners, by hand ---------------------------------------------------------- */
+
+static void test_bump(void **state)
+{
+    (void)state;
+    /* Align 64: 100 -> 128, 200 -> 256, 0 -> 0, 50 -> 64, laid out in index order whatever
+     * the lifetimes: offsets 0, 128, 384 (the empty one, at the running sum), 384. Total
+     * 448 = naive, though the lower bound is 128 + 256 = 384 (steps 1 and 2). */
+    mp_plan_buf bufs[] = {B(100, 0, 1), B(200, 1, 2), B(0, 0, 3), B(50, 2, 3)};
+    uint64_t off[4];
+    assert_int_equal(plan_ok(planner("bump"), bufs, 4, 64, off), 448);
+    assert_int_equal(off[0], 0);
+    assert_int_equal(off[1], 128);
+    assert_int_equal(off[2], 384);
+    assert_int_equal(off[3], 384);
+    assert_int_equal(mp_plan_naive(bufs, 4, 64), 448);
+    assert_int_equal(mp_plan_lower_bound(bufs, 4, 64, NULL), 384);
+    uint64_t total = 5;
+    assert_int_equal(planner("bump")->plan(NULL, 0, 64, NULL, &total, NULL), MP_OK);
+    assert_int_equal(total, 0);
+}
+
+static void test_firstfit(void **state)
+{
+    (void)state;
+    /* The graph of test_best_fit_gap, align 1. First use order: A, B, C, D (all at step 0,
+     * larger first), then X (step 2).
+     *   A 300 [0,1] -> 0; B 200 [0,3] -> 300; C 150 [0,1] -> 500; D 100 [0,3] -> 650.
+     *   X  90 [2,3]: alive with B [300,500) and D [650,750); the gaps are [0,300) and
+     *      [500,650): first fit takes the lowest, 0 (greedy's best fit took 500).
+     * Total 750, the lower bound. */
+    mp_plan_buf bufs[] = {B(300, 0, 1), B(200, 0, 3), B(150, 0, 1), B(100, 0, 3), B(90, 2, 3)};
+    uint64_t off[5];
+    assert_int_equal(plan_ok(planner("firstfit"), bufs, 5, 1, off), 750);
+    assert_int_equal(off[0], 0);
+    assert_int_equal(off[1], 300);
+    assert_int_equal(off[2], 500);
+    assert_int_equal(off[3], 650);
+    assert_int_equal(off[4], 0);
+
+    /* Order of first use, not of size: c (step 0, 10 bytes) goes before b and a (step 1),
+     * and of those the larger, b, first. Align 1. c 10 [0,2] -> 0; b 80 [1,2] -> above c,
+     * 10; a 50 [1,1], alive with c [0,10) and b [10,90) -> 90. Total 140 = the live sum at
+     * step 1 (10 + 80 + 50). (Greedy by size would give b 0, a 80, c 130.) */
+    mp_plan_buf order[] = {B(50, 1, 1), B(80, 1, 2), B(10, 0, 2)};
+    uint64_t o[3];
+    assert_int_equal(plan_ok(planner("firstfit"), order, 3, 1, o), 140);
+    assert_int_equal(o[2], 0);
+    assert_int_equal(o[1], 10);
+    assert_int_equal(o[0], 90);
+}
+
+static void test_breadth(void **state)
+{
+    (void)state;
+    /* The chain of test_chain, align 1: a 100 [0,1], b 200 [1,2], c 50 [2,3]. Breadths:
+     * step 0: 100, 1: 300, 2: 250, 3: 50. Step 1 first: b (200) -> 0, a (100) -> above b,
+     * 200. Step 2: c, alive with b only -> 200. Total 300, the lower bound. */
+    mp_plan_buf chain[] = {B(100, 0, 1), B(200, 1, 2), B(50, 2, 3)};
+    uint64_t off[4];
+    assert_int_equal(plan_ok(planner("breadth"), chain, 3, 1, off), 300);
+    assert_int_equal(off[0], 200);
+    assert_int_equal(off[1], 0);
+    assert_int_equal(off[2], 200);
+
+    /* Align 1: p 30 [0,0], q 20 [1,1], r 30 [0,1], s 20 [1,1]. Breadths: step 0: p + r = 60,
+     * step 1: q + r + s = 70 (the lower bound). Step 1 first, largest first: r -> 0,
+     * q -> 30, s -> 50. Step 0: p, alive with r [0,30) only -> 30. Total 70. */
+    mp_plan_buf w[] = {B(30, 0, 0), B(20, 1, 1), B(30, 0, 1), B(20, 1, 1)};
+    assert_int_equal(plan_ok(planner("breadth"), w, 4, 1, off), 70);
+    assert_int_equal(off[0], 30);
+    assert_int_equal(off[1], 30);
+    assert_int_equal(off[2], 0);
+    assert_int_equal(off[3], 50);
+}
+
+/* Graphs where greedy by size leaves a hole and misses the lower bound. */
+static void test_greedy_misses(void **state)
+{
+    (void)state;
+    uint64_t off[4];
+    /* The second graph of test_breadth: p 30 [0,0], q 20 [1,1], r 30 [0,1], s 20 [1,1],
+     * align 1, lower bound 70 (step 1).
+     *   greedy (by size; ties earlier first step, then index): p, r, q, s.
+     *     p -> 0 [0,30); r -> 30 [30,60); q (alive with r) -> the gap [0,30): 0;
+     *     s (alive with q [0,20), r [30,60)): the hole [20,30) is 10 bytes -> 60. Total 80.
+     *   firstfit (first use, larger first): p, r, q, s: the same plan, 80.
+     *   breadth: 70 (see test_breadth). best: 70, breadth's plan. */
+    mp_plan_buf w[] = {B(30, 0, 0), B(20, 1, 1), B(30, 0, 1), B(20, 1, 1)};
+    assert_int_equal(mp_plan_lower_bound(w, 4, 1, NULL), 70);
+    assert_int_equal(plan_ok(planner("greedy"), w, 4, 1, off), 80);
+    assert_int_equal(off[3], 60);
+    assert_int_equal(plan_ok(planner("firstfit"), w, 4, 1, off), 80);
+    assert_int_equal(plan_ok(planner("breadth"), w, 4, 1, off), 70);
+    assert_int_equal(plan_ok(planner("best"), w, 4, 1, off), 70);
+    assert_int_equal(off[0], 30);
+    assert_int_equal(off[1], 30);
+    assert_int_equal(off[2], 0);
+    assert_int_equal(off[3], 50);
+
+    /* a 40 [0,0], b 20 [1,2], c 30 [2,2], d 30 [0,1], align 1. Live sums: step 0: 70,
+     * 1: 50, 2: 50; lower bound 70.
+     *   greedy: a, d (30, first 0), c (30, first 2), b.
+     *     a -> 0 [0,40); d -> 40 [40,70); c (alive with neither) -> 0 [0,30);
+     *     b [1,2] (alive with c [0,30), d [40,70)): the hole [30,40) is 10 bytes -> 70.
+     *     Total 90.
+     *   firstfit: a, d (step 0), b (step 1), c (step 2).
+     *     a -> 0; d -> 40; b (alive with d) -> 0 [0,20); c (alive with b) -> 20. Total 70.
+     *   breadth: step 0 (70): a -> 0, d -> 40; step 1 (50): b -> the gap [0,40): 0;
+     *     step 2: c -> 20. Total 70, the same plan.
+     *   best: greedy's 90 is above the bound, firstfit's 70 reaches it: firstfit's plan. */
+    mp_plan_buf x[] = {B(40, 0, 0), B(20, 1, 2), B(30, 2, 2), B(30, 0, 1)};
+    assert_int_equal(mp_plan_lower_bound(x, 4, 1, NULL), 70);
+    assert_int_equal(plan_ok(planner("greedy"), x, 4, 1, off), 90);
+    assert_int_equal(off[1], 70);
+    assert_int_equal(plan_ok(planner("breadth"), x, 4, 1, off), 70);
+    assert_int_equal(plan_ok(planner("firstfit"), x, 4, 1, off), 70);
+    uint64_t ff[4];
+    memcpy(ff, off, sizeof ff);
+    assert_int_equal(ff[0], 0);
+    assert_int_equal(ff[1], 0);
+    assert_int_equal(ff[2], 20);
+    assert_int_equal(ff[3], 40);
+    assert_int_equal(plan_ok(planner("best"), x, 4, 1, off), 70);
+    assert_memory_equal(off, ff, sizeof ff);
+}
+
+static void test_best_picks_greedy(void **state)
+{
+    (void)state;
+    /* When greedy already reaches the bound, best returns greedy's plan (test_best_fit_gap:
+     * X at 500, where firstfit would put it at 0). */
+    mp_plan_buf bufs[] = {B(300, 0, 1), B(200, 0, 3), B(150, 0, 1), B(100, 0, 3), B(90, 2, 3)};
+    uint64_t off[5];
+    assert_int_equal(plan_ok(planner("best"), bufs, 5, 1, off), 750);
+    assert_int_equal(off[4], 500);
+    uint64_t total = 5;
+    assert_int_equal(planner("best")->plan(NULL, 0, 64, NULL, &total, NULL), MP_OK);
+    assert_int_equal(total, 0);
+}
+
 /* ---- the check -------------------------------------------------------------------------- */
 
 static void test_check(void **state)
@@ -277,8 +426,12 @@ static void test_registry(void **state)
     (void)state;
     const mp_planner *def = mp_planner_default();
     assert_non_null(def);
-    assert_string_equal(def->name, "greedy");
-    assert_ptr_equal(mp_planner_find("greedy"), def);
+    assert_string_equal(def->name, "best");
+    assert_ptr_equal(mp_planner_find("best"), def);
+    assert_non_null(mp_planner_find("greedy"));
+    assert_non_null(mp_planner_find("firstfit"));
+    assert_non_null(mp_planner_find("breadth"));
+    assert_non_null(mp_planner_find("bump"));
     assert_null(mp_planner_find("no-such-planner"));
     assert_null(mp_planner_find(""));
     assert_null(mp_planner_find(NULL));
@@ -305,14 +458,18 @@ static void test_working_memory(void **state)
         bufs[i] = B((uint64_t)(i * 37 % 500), i / 3, i / 3 + i % 5);
     for (const mp_planner *const *p = mp_planner_list(); *p; p++) {
         /* Working memory is charged to the engine kind and all given back. */
+        /* "bump" needs none at all (and so cannot run short of it). */
         mp_mem *m = mp_mem_create();
         assert_int_equal((*p)->plan(bufs, 50, 64, off, &total, m), MP_OK);
         const mp_mem_stats *s = mp_mem_get_stats(m);
-        assert_true(s->n_alloc > 0);
-        assert_true(s->peak[MP_MEM_ENGINE] > 0);
+        bool uses = strcmp((*p)->name, "bump") != 0;
+        assert_int_equal(s->n_alloc > 0, uses);
+        assert_int_equal(s->peak[MP_MEM_ENGINE] > 0, uses);
         assert_int_equal(s->live_total, 0);
         assert_int_equal(s->n_alloc, s->n_free);
         mp_mem_destroy(m);
+        if (!uses)
+            continue;
 
         /* Refused memory is MP_ERR_NOMEM, with nothing left allocated. */
         m = mp_mem_create();
@@ -405,7 +562,8 @@ static void test_random_properties(void **state)
     assert_non_null(off);
     assert_non_null(again);
     rng_state = 20240601;
-    int checked_bad = 0;
+    int checked_bad = 0, best_at_lb = 0;
+    static const char *const three[] = {"greedy", "firstfit", "breadth"};
 
     for (int g = 0; g < GRAPHS; g++) {
         int32_t n = (int32_t)rnd_below(MAX_N + 1);
@@ -433,6 +591,21 @@ static void test_random_properties(void **state)
             assert_memory_equal(again, off, sizeof(uint64_t) * (size_t)n);
         }
 
+        /* "best" is exactly the smallest of greedy, firstfit and breadth. */
+        {
+            uint64_t t_min = UINT64_MAX;
+            for (int k = 0; k < 3; k++) {
+                uint64_t t = plan_ok(planner(three[k]), bufs, n, align, off);
+                t_min = t < t_min ? t : t_min;
+            }
+            uint64_t t_best = plan_ok(planner("best"), bufs, n, align, off);
+            if (t_best != (n > 0 ? t_min : 0))
+                fail_msg("graph %d: best %llu, min of the three %llu", g,
+                         (unsigned long long)t_best, (unsigned long long)t_min);
+            assert_true(t_best >= lb);
+            best_at_lb += t_best == lb;
+        }
+
         /* The check agrees with the definition on damaged plans: move a few buffers onto
          * other buffers' offsets (or off alignment). */
         if (n >= 2) {
@@ -456,6 +629,7 @@ static void test_random_properties(void **state)
         }
     }
     assert_true(checked_bad > 100); /* the damage did find invalid plans */
+    assert_true(best_at_lb > 0);
     free(bufs);
     free(off);
     free(again);
@@ -491,6 +665,11 @@ int main(void)
         cmocka_unit_test(test_best_fit_gap),
         cmocka_unit_test(test_ties),
         cmocka_unit_test(test_lower_bound_and_naive),
+        cmocka_unit_test(test_bump),
+        cmocka_unit_test(test_firstfit),
+        cmocka_unit_test(test_breadth),
+        cmocka_unit_test(test_greedy_misses),
+        cmocka_unit_test(test_best_picks_greedy),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_working_memory),

@@ -1,0 +1,206 @@
+/* The "breadth" planner: greedy by breadth (Pisarchyk & Lee 2020, "Efficient Memory
+ * Management for Deep Neural Net Inference").
+ *
+ * The breadth of a step is the sum of the aligned sizes of the buffers alive at it. Steps
+ * are taken widest first (ties: earlier step first); at each, its buffers not yet placed
+ * are taken largest first (ties: earlier first step, then lower index) and each goes into
+ * the smallest gap, between the placed buffers whose lifetimes meet its own, that can hold
+ * it (the lowest such gap on ties), or else just above the highest of them.
+ *
+ * Only the steps where some buffer starts are visited: the buffers alive at any other step
+ * are alive at the last such step before it too, which is at least as wide and earlier, so
+ * it has placed them already. Every buffer is alive at its own first step, so every one is
+ * placed. Buffers of size 0 take offset 0 and no space. O(n^2): the breadths take a sorted
+ * sweep, each visited step scans the buffers not yet placed, and each placement scans the
+ * placed ones. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "planners.h"
+
+typedef struct br_item {
+    uint64_t size;
+    int32_t first;
+    int32_t idx;
+} br_item;
+
+typedef struct br_step {
+    uint64_t breadth;
+    int32_t step;
+} br_step;
+
+/* A placed buffer: [off, end) over steps [first, last]. Kept sorted by off. */
+typedef struct br_slot {
+    uint64_t off, end;
+    int32_t first, last;
+} br_slot;
+
+static int br_item_cmp(const void *a, const void *b)
+{
+    const br_item *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int br_step_by_step(const void *a, const void *b)
+{
+    const br_step *x = a, *y = b;
+    return x->step < y->step ? -1 : x->step > y->step;
+}
+
+static int br_step_by_breadth(const void *a, const void *b)
+{
+    const br_step *x = a, *y = b;
+    if (x->breadth != y->breadth)
+        return x->breadth > y->breadth ? -1 : 1;
+    return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* The index of the first of the nsteps sorted steps that is above `step`. */
+static int32_t br_step_find(const br_step *steps, int32_t nsteps, int64_t step)
+{
+    int32_t lo = 0, hi = nsteps;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (steps[mid].step <= step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Best fit among the ns placed slots (sorted by offset), as in plan_greedy.c. */
+static uint64_t br_offset(const br_slot *slots, int32_t ns, uint64_t size, int32_t first,
+                          int32_t last)
+{
+    uint64_t cur = 0;
+    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
+    for (int32_t j = 0; j < ns; j++) {
+        const br_slot *s = &slots[j];
+        if (s->last < first || s->first > last)
+            continue;
+        if (s->off >= cur && s->off - cur >= size && s->off - cur < best_gap) {
+            best = cur;
+            best_gap = s->off - cur;
+            if (best_gap == size)
+                break; /* an exact fit: no later gap can be better */
+        }
+        if (s->end > cur)
+            cur = s->end;
+    }
+    return best != UINT64_MAX ? best : cur;
+}
+
+static int32_t br_insert_pos(const br_slot *slots, int32_t ns, uint64_t off)
+{
+    int32_t lo = 0, hi = ns;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (slots[mid].off <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
+                              uint64_t *offsets, uint64_t *total, mp_mem *mem)
+{
+    *total = 0;
+    if (n <= 0)
+        return MP_OK;
+    br_item *items =
+        mp_mem_alloc(mem, sizeof(br_item) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
+    br_step *steps =
+        mp_mem_alloc(mem, sizeof(br_step) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
+    br_slot *slots =
+        mp_mem_alloc(mem, sizeof(br_slot) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
+    unsigned char *placed = mp_mem_alloc(mem, (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
+    if (!items || !steps || !slots || !placed) {
+        mp_mem_free(mem, items);
+        mp_mem_free(mem, steps);
+        mp_mem_free(mem, slots);
+        mp_mem_free(mem, placed);
+        return MP_ERR_NOMEM;
+    }
+
+    /* The buffers that take space, largest first; the distinct steps where one starts. */
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        offsets[i] = 0;
+        if (bufs[i].size > 0 && bufs[i].first <= bufs[i].last) {
+            items[m] = (br_item){bufs[i].size, bufs[i].first, i};
+            steps[m] = (br_step){0, bufs[i].first};
+            m++;
+        }
+    }
+    qsort(items, (size_t)m, sizeof(br_item), br_item_cmp);
+    qsort(steps, (size_t)m, sizeof(br_step), br_step_by_step);
+    int32_t nsteps = 0;
+    for (int32_t k = 0; k < m; k++) {
+        if (nsteps == 0 || steps[nsteps - 1].step != steps[k].step)
+            steps[nsteps++] = steps[k];
+    }
+    /* Breadths by a difference sweep: a buffer adds its size from the step of its first use
+     * up to (not including) the first listed step after its last. Unsigned wrap-around
+     * cancels out in the prefix sums. */
+    for (int32_t k = 0; k < m; k++) {
+        const mp_plan_buf *b = &bufs[items[k].idx];
+        uint64_t size = mp_plan_align_up(b->size, align);
+        steps[br_step_find(steps, nsteps, (int64_t)b->first - 1)].breadth += size;
+        int32_t after = br_step_find(steps, nsteps, b->last);
+        if (after < nsteps)
+            steps[after].breadth -= size;
+    }
+    for (int32_t t = 1; t < nsteps; t++)
+        steps[t].breadth += steps[t - 1].breadth;
+    qsort(steps, (size_t)nsteps, sizeof(br_step), br_step_by_breadth);
+
+    /* items[0, left) are the buffers not placed yet, still largest first. */
+    int32_t ns = 0, left = m;
+    uint64_t top = 0;
+    for (int32_t t = 0; t < nsteps && left > 0; t++) {
+        int32_t s = steps[t].step;
+        memset(placed, 0, (size_t)left);
+        for (int32_t k = 0; k < left; k++) {
+            const mp_plan_buf *b = &bufs[items[k].idx];
+            if (b->first > s || s > b->last)
+                continue;
+            uint64_t size = mp_plan_align_up(b->size, align);
+            uint64_t off = br_offset(slots, ns, size, b->first, b->last);
+            int32_t p = br_insert_pos(slots, ns, off);
+            memmove(slots + p + 1, slots + p, sizeof(br_slot) * (size_t)(ns - p));
+            slots[p] = (br_slot){off, off + size, b->first, b->last};
+            ns++;
+            placed[k] = 1;
+            offsets[items[k].idx] = off;
+            if (off + size > top)
+                top = off + size;
+        }
+        int32_t kept = 0;
+        for (int32_t k = 0; k < left; k++) {
+            if (!placed[k])
+                items[kept++] = items[k];
+        }
+        left = kept;
+    }
+    *total = top;
+
+    mp_mem_free(mem, items);
+    mp_mem_free(mem, steps);
+    mp_mem_free(mem, slots);
+    mp_mem_free(mem, placed);
+    return MP_OK;
+}
+
+const mp_planner mp_planner_breadth = {
+    .name = "breadth",
+    .about = "widest step first, its buffers largest first into best-fit gaps (Pisarchyk & Lee)",
+    .plan = breadth_plan,
+};
