@@ -17,34 +17,13 @@
 #include <string.h>
 
 #include "plan.h"
+#include "plan_slots.h"
 #include "planners.h"
-
-typedef struct br_item {
-    uint64_t size;
-    int32_t first;
-    int32_t idx;
-} br_item;
 
 typedef struct br_step {
     uint64_t breadth;
     int32_t step;
 } br_step;
-
-/* A placed buffer: [off, end) over steps [first, last]. Kept sorted by off. */
-typedef struct br_slot {
-    uint64_t off, end;
-    int32_t first, last;
-} br_slot;
-
-static int br_item_cmp(const void *a, const void *b)
-{
-    const br_item *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    if (x->first != y->first)
-        return x->first < y->first ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
 
 static int br_step_by_step(const void *a, const void *b)
 {
@@ -74,58 +53,21 @@ static int32_t br_step_find(const br_step *steps, int32_t nsteps, int64_t step)
     return lo;
 }
 
-/* Best fit among the ns placed slots (sorted by offset), as in plan_greedy.c. */
-static uint64_t br_offset(const br_slot *slots, int32_t ns, uint64_t size, int32_t first,
-                          int32_t last)
-{
-    uint64_t cur = 0;
-    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
-    for (int32_t j = 0; j < ns; j++) {
-        const br_slot *s = &slots[j];
-        if (s->last < first || s->first > last)
-            continue;
-        if (s->off >= cur && s->off - cur >= size && s->off - cur < best_gap) {
-            best = cur;
-            best_gap = s->off - cur;
-            if (best_gap == size)
-                break; /* an exact fit: no later gap can be better */
-        }
-        if (s->end > cur)
-            cur = s->end;
-    }
-    return best != UINT64_MAX ? best : cur;
-}
-
-static int32_t br_insert_pos(const br_slot *slots, int32_t ns, uint64_t off)
-{
-    int32_t lo = 0, hi = ns;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (slots[mid].off <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                               uint64_t *offsets, uint64_t *total, mp_mem *mem)
 {
     *total = 0;
     if (n <= 0)
         return MP_OK;
-    br_item *items =
-        mp_mem_alloc(mem, sizeof(br_item) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
+    mp_plan_item *items =
+        mp_mem_alloc(mem, sizeof(mp_plan_item) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
     br_step *steps =
         mp_mem_alloc(mem, sizeof(br_step) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
-    br_slot *slots =
-        mp_mem_alloc(mem, sizeof(br_slot) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
     unsigned char *placed = mp_mem_alloc(mem, (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
-    if (!items || !steps || !slots || !placed) {
+    mp_plan_slots slots;
+    if (!items || !steps || !placed || mp_plan_slots_init(&slots, n, mem) != MP_OK) {
         mp_mem_free(mem, items);
         mp_mem_free(mem, steps);
-        mp_mem_free(mem, slots);
         mp_mem_free(mem, placed);
         return MP_ERR_NOMEM;
     }
@@ -135,12 +77,12 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
     for (int32_t i = 0; i < n; i++) {
         offsets[i] = 0;
         if (bufs[i].size > 0 && bufs[i].first <= bufs[i].last) {
-            items[m] = (br_item){bufs[i].size, bufs[i].first, i};
+            items[m] = (mp_plan_item){bufs[i].size, bufs[i].first, i};
             steps[m] = (br_step){0, bufs[i].first};
             m++;
         }
     }
-    qsort(items, (size_t)m, sizeof(br_item), br_item_cmp);
+    qsort(items, (size_t)m, sizeof(mp_plan_item), mp_plan_slots_by_size);
     qsort(steps, (size_t)m, sizeof(br_step), br_step_by_step);
     int32_t nsteps = 0;
     for (int32_t k = 0; k < m; k++) {
@@ -163,7 +105,7 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
     qsort(steps, (size_t)nsteps, sizeof(br_step), br_step_by_breadth);
 
     /* items[0, left) are the buffers not placed yet, still largest first. */
-    int32_t ns = 0, left = m;
+    int32_t left = m;
     uint64_t top = 0;
     for (int32_t t = 0; t < nsteps && left > 0; t++) {
         int32_t s = steps[t].step;
@@ -173,11 +115,8 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
             if (b->first > s || s > b->last)
                 continue;
             uint64_t size = mp_plan_align_up(b->size, align);
-            uint64_t off = br_offset(slots, ns, size, b->first, b->last);
-            int32_t p = br_insert_pos(slots, ns, off);
-            memmove(slots + p + 1, slots + p, sizeof(br_slot) * (size_t)(ns - p));
-            slots[p] = (br_slot){off, off + size, b->first, b->last};
-            ns++;
+            uint64_t off = mp_plan_slots_best_fit(&slots, size, b->first, b->last);
+            mp_plan_slots_insert(&slots, off, size, b->first, b->last);
             placed[k] = 1;
             offsets[items[k].idx] = off;
             if (off + size > top)
@@ -194,8 +133,8 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
 
     mp_mem_free(mem, items);
     mp_mem_free(mem, steps);
-    mp_mem_free(mem, slots);
     mp_mem_free(mem, placed);
+    mp_plan_slots_free(&slots);
     return MP_OK;
 }
 
