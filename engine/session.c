@@ -536,7 +536,7 @@ static mp_status infer_all(mp_session *s, mp_error *err)
             continue;
         r->folded = true;
         for (int32_t j = 0; j < n->n_out; j++) {
-            st = mp_sm_give_own(s, n->out[j]->index, MP_MEM_ENGINE, err);
+            st = mp_sm_give_own(s, n->out[j]->index, MP_MEM_ENGINE, i, err);
             if (st != MP_OK)
                 return st;
         }
@@ -635,7 +635,6 @@ static void bind(mp_session *s, int32_t t, void *buf, size_t capacity)
         return;
     mp_sm_free_own(s, t);
     mp_sm_invalidate(s, true);
-    r->caller = buf;
     r->caller_cap = buf ? capacity : 0;
     r->home = buf ? HOME_CALLER : HOME_NONE;
     s->tensors[t].data = buf;
@@ -683,7 +682,7 @@ mp_status mp_session_set_input(mp_session *s, int input, const void *data, size_
     if (needs_prepare(s))
         st = prepare_all(s, err);
     if (st == MP_OK && !t->data)
-        st = mp_sm_give_own(s, ti, MP_MEM_DYNAMIC, err); /* dynamic mode: now it is needed */
+        st = mp_sm_give_own(s, ti, MP_MEM_DYNAMIC, -1, err); /* dynamic mode: now it is needed */
     if (st == MP_OK && bytes != t->bytes)
         st = mp_fail(err, MP_ERR_ARG, "%s: input '%s' takes %zu bytes, got %zu", s->model->path,
                      t->info->name, t->bytes, bytes);

@@ -35,9 +35,7 @@ typedef struct tensor_rt {
     bool dynamic;       /* gets a buffer before its producer runs, freed after its last reader */
     mp_mem_kind kind;   /* of an own buffer */
     int32_t first, last;/* operator steps using it (runs only; folded operators excluded) */
-    uint64_t offset;    /* in the arena, when HOME_ARENA */
-    void *caller;       /* bound caller buffer and its capacity */
-    size_t caller_cap;
+    size_t caller_cap;  /* capacity of the caller's buffer, when HOME_CALLER */
 } tensor_rt;
 
 /* A plan kept for input shapes seen before (auto mode). */
@@ -90,8 +88,9 @@ mp_status mp_sm_place(mp_session *s, mp_error *err);
 void mp_sm_release_arena(mp_session *s);
 /* A shape changed or a binding changed: nothing planned for the old state may stay. */
 void mp_sm_invalidate(mp_session *s, bool forget_cached_plans);
-/* Own buffer of the current size for tensor t (kept when already right). */
-mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, mp_error *err);
+/* Own buffer of the current size for tensor t (kept when already right), owned by
+ * tensor t and operator op (-1 = none). */
+mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op, mp_error *err);
 void mp_sm_free_own(mp_session *s, int32_t t);
 /* Dynamic manager around running node i. */
 mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err);

@@ -13,6 +13,7 @@
  *
  * Every buffer is an mp_mem block, so the trace sees each one; the arena's layout is
  * recorded as one PLAN event per tensor. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
@@ -110,7 +111,7 @@ static mp_status check_size(const mp_session *s, int32_t t, mp_error *err)
                    x->bytes, s->opt.max_tensor_bytes);
 }
 
-static mp_status give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op, mp_error *err)
+mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op, mp_error *err)
 {
     mp_tensor *x = &s->tensors[t];
     tensor_rt *r = &s->trt[t];
@@ -122,30 +123,28 @@ static mp_status give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op
     mp_status st = check_size(s, t, err);
     if (st != MP_OK)
         return st;
-    void *old = x->data;
+    /* a kernel sets up again only when the pointer really moved */
+    uintptr_t was = (uintptr_t)x->data;
     if (r->home == HOME_OWN)
-        mp_mem_free(s->mem, old);
+        mp_mem_free(s->mem, x->data);
+    x->data = NULL;
+    r->home = HOME_NONE;
     mp_owner own = {t, op};
     /* dynamic buffers are written in full by their producer; zeroing them would only add
      * to the cost of allocating while running */
     void *p = kind == MP_MEM_DYNAMIC ? mp_mem_alloc(s->mem, want, 0, kind, own)
                                      : mp_mem_calloc(s->mem, want, 0, kind, own);
-    x->data = NULL;
-    r->home = HOME_NONE;
     if (!p) {
         r->version++;
         return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory for tensor '%s' (%zu bytes)",
                        s->model->path, x->info->name, x->bytes);
     }
+    x->data = p;
+    r->home = HOME_OWN;
     r->kind = kind;
-    x->data = old; /* set_data compares with the previous pointer */
-    set_data(s, t, p, HOME_OWN);
+    if ((uintptr_t)p != was)
+        r->version++;
     return MP_OK;
-}
-
-mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, mp_error *err)
-{
-    return give_own(s, t, kind, -1, err);
 }
 
 void mp_sm_release_arena(mp_session *s)
@@ -319,7 +318,6 @@ static mp_status place_static(mp_session *s, mp_error *err)
     for (int32_t t = 0; t < s->n_tensors; t++) {
         if (e->offsets[t] == UINT64_MAX)
             continue;
-        s->trt[t].offset = e->offsets[t];
         set_data(s, t, s->arena + e->offsets[t], HOME_ARENA);
         if (s->trace)
             mp_trace_plan(s->trace, arena_id, t, e->offsets[t], s->tensors[t].bytes,
@@ -354,11 +352,11 @@ mp_status mp_sm_place(mp_session *s, mp_error *err)
         if (!managed(s, t) || r->home == HOME_ARENA || r->home == HOME_CALLER)
             continue;
         if (r->persistent) {
-            st = give_own(s, t, MP_MEM_DYNAMIC, -1, err);
+            st = mp_sm_give_own(s, t, MP_MEM_DYNAMIC, -1, err);
             if (st != MP_OK)
                 return st;
         } else if (!r->dynamic && r->first != INT32_MAX) {
-            st = give_own(s, t, MP_MEM_STATIC, -1, err);
+            st = mp_sm_give_own(s, t, MP_MEM_STATIC, -1, err);
             if (st != MP_OK)
                 return st;
         } else if (r->home == HOME_OWN && r->kind != MP_MEM_DYNAMIC) {
@@ -374,7 +372,7 @@ mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err)
     for (int32_t j = 0; j < n->n_out; j++) {
         int32_t t = n->out[j]->index;
         if (s->trt[t].dynamic) {
-            mp_status st = give_own(s, t, MP_MEM_DYNAMIC, i, err);
+            mp_status st = mp_sm_give_own(s, t, MP_MEM_DYNAMIC, i, err);
             if (st != MP_OK)
                 return st;
         }
@@ -383,7 +381,7 @@ mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err)
     for (int32_t j = 0; j < n->n_in; j++) {
         const mp_tensor *x = n->in[j];
         if (x && s->trt[x->index].dynamic && !x->data) {
-            mp_status st = give_own(s, x->index, MP_MEM_DYNAMIC, i, err);
+            mp_status st = mp_sm_give_own(s, x->index, MP_MEM_DYNAMIC, i, err);
             if (st != MP_OK)
                 return st;
             memset(x->data, 0, x->bytes);

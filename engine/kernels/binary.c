@@ -415,12 +415,8 @@ static mp_status binary_run(mp_node *n)
 static void binary_release(mp_node *n)
 {
     binary_state *s = n->state;
-    if (!s)
-        return;
-    if (s->op)
-        xnn_delete_operator(s->op);
-    mp_mem_free(n->mem, s);
-    n->state = NULL;
+    if (s)
+        mp_node_free_state(n, &s->op);
 }
 
 #define BINARY_KERNEL(code)                                                               \

@@ -201,3 +201,25 @@ mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, voi
     *owned = f;
     return MP_OK;
 }
+
+void mp_xnn_delete(xnn_operator_t *op)
+{
+    if (*op)
+        xnn_delete_operator(*op);
+    *op = NULL;
+}
+
+void mp_node_free_state(mp_node *n, xnn_operator_t *op)
+{
+    if (op)
+        mp_xnn_delete(op);
+    mp_mem_free(n->mem, n->state);
+    n->state = NULL;
+}
+
+mp_status mp_node_set_output_shape(mp_node *n, int32_t rank, const int32_t *dims)
+{
+    if (!mp_tensor_set_shape(n->out[0], rank, dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' is too large", mp_tname(n->out[0]));
+    return MP_OK;
+}

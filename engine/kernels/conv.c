@@ -186,9 +186,7 @@ static mp_status conv_infer(mp_node *n)
     if (st != MP_OK)
         return st;
     int32_t dims[4] = {g.batch, g.out_h, g.out_w, g.out_c};
-    if (!mp_tensor_set_shape(n->out[0], 4, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' is too large", n->out[0]->info->name);
-    return MP_OK;
+    return mp_node_set_output_shape(n, 4, dims);
 }
 
 static void conv_release(mp_node *n)
@@ -196,12 +194,9 @@ static void conv_release(mp_node *n)
     conv_state *s = n->state;
     if (!s)
         return;
-    if (s->op)
-        xnn_delete_operator(s->op);
     mp_mem_free(n->mem, s->filter_owned);
     mp_mem_free(n->mem, s->bias_owned);
-    mp_mem_free(n->mem, s);
-    n->state = NULL;
+    mp_node_free_state(n, &s->op);
 }
 
 /* Float32 views of filter and bias, dequantized once (first prepare). */
@@ -270,8 +265,7 @@ static mp_status conv_prepare(mp_node *n)
     if (s->op && (s->groups != g.groups || s->group_in != g.group_in ||
                   s->group_out != g.group_out || s->flags != flags || s->pad[0] != pad[0] ||
                   s->pad[1] != pad[1] || s->pad[2] != pad[2] || s->pad[3] != pad[3])) {
-        xnn_delete_operator(s->op);
-        s->op = NULL;
+        mp_xnn_delete(&s->op);
     }
 
     s->out_elems = mp_tensor_elements(n->out[0]);

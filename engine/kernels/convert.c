@@ -205,13 +205,6 @@ static mp_status dq_infer(mp_node *n)
     return MP_OK;
 }
 
-static void dq_delete_op(dq_state *s)
-{
-    if (s->op)
-        xnn_delete_operator(s->op);
-    s->op = NULL;
-}
-
 static mp_status dq_prepare(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
@@ -240,11 +233,11 @@ static mp_status dq_prepare(mp_node *n)
     /* Constants (float16 weights, mostly) are converted once, and XNNPACK may read past
      * the end of its input, which a mapped file does not promise: plain C for them. */
     if (!use_xnn || count == 0 || in->is_const) {
-        dq_delete_op(s);
+        mp_xnn_delete(&s->op);
         return MP_OK;
     }
     if (s->op && (s->op_dtype != in->dtype || s->op_scale != scale || s->op_zp != zp))
-        dq_delete_op(s);
+        mp_xnn_delete(&s->op);
     enum xnn_status xs = xnn_status_success;
     if (!s->op) {
         /* one channel, one "batch" row per element: the shape can then change with a setup
@@ -358,11 +351,8 @@ static mp_status dq_run(mp_node *n)
 static void dq_release(mp_node *n)
 {
     dq_state *s = n->state;
-    if (s) {
-        dq_delete_op(s);
-        mp_mem_free(n->mem, s);
-    }
-    n->state = NULL;
+    if (s)
+        mp_node_free_state(n, &s->op);
 }
 
 /* ---- table ------------------------------------------------------------------------------ */

@@ -115,9 +115,7 @@ static mp_status fc_infer(mp_node *n)
         dims[0] = (int32_t)g.batch;
         dims[1] = (int32_t)g.out_c;
     }
-    if (!mp_tensor_set_shape(n->out[0], rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' is too large", n->out[0]->info->name);
-    return MP_OK;
+    return mp_node_set_output_shape(n, rank, dims);
 }
 
 static void fc_release(mp_node *n)
@@ -125,12 +123,9 @@ static void fc_release(mp_node *n)
     fc_state *s = n->state;
     if (!s)
         return;
-    if (s->op)
-        xnn_delete_operator(s->op);
     mp_mem_free(n->mem, s->weights_owned);
     mp_mem_free(n->mem, s->bias_owned);
-    mp_mem_free(n->mem, s);
-    n->state = NULL;
+    mp_node_free_state(n, &s->op);
 }
 
 /* Decide the path and take float32 views of whatever is constant (once). */
@@ -183,8 +178,7 @@ static mp_status fc_prepare(mp_node *n)
     }
 
     if (s->op && (s->in_c != g.in_c || s->out_c != g.out_c)) {
-        xnn_delete_operator(s->op);
-        s->op = NULL;
+        mp_xnn_delete(&s->op);
     }
     if (s->empty)
         return MP_OK;

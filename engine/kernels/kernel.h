@@ -18,6 +18,7 @@
 #define MP_KERNEL_H
 
 #include <pthreadpool.h>
+#include <xnnpack.h>
 
 #include "../graph/tensor.h"
 #include "../memory/mem.h"
@@ -85,6 +86,17 @@ void mp_apply_activation_f32(float *x, size_t n, int32_t act);
  * quantized_dimension; float16) allocated as MP_MEM_KERNEL for this node. *owned is set
  * when the caller must mp_mem_free the result. */
 mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, void **owned);
+
+/* Give output 0 the shape rank/dims; MP_ERR_SHAPE naming it when the shape cannot be held
+ * (too many elements). */
+mp_status mp_node_set_output_shape(mp_node *n, int32_t rank, const int32_t *dims);
+
+/* Delete an XNNPACK operator (a NULL handle is fine) and clear the handle. */
+void mp_xnn_delete(xnn_operator_t *op);
+/* The release of a kernel whose state is one mp_mem block holding an XNNPACK operator at
+ * *op (NULL when it holds none): delete the operator, free the state, clear n->state.
+ * Kernels free their other buffers first. */
+void mp_node_free_state(mp_node *n, xnn_operator_t *op);
 
 /* Kernel families register themselves in registry.c by exporting tables: */
 extern const mp_kernel mp_kernels_conv[];        /* CONV_2D, DEPTHWISE_CONV_2D */

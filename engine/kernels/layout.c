@@ -470,13 +470,6 @@ static mp_status pad_bind(mp_node *n, pad_state *s, const int64_t *pre, const in
     return MP_OK;
 }
 
-static void pad_delete_op(pad_state *s)
-{
-    if (s->op)
-        xnn_delete_operator(s->op);
-    s->op = NULL;
-}
-
 static mp_status pad_prepare(mp_node *n)
 {
     const mp_tensor *in = n->in[0], *pads = n->in[1];
@@ -497,11 +490,11 @@ static mp_status pad_prepare(mp_node *n)
                    in->rank <= XNN_MAX_TENSOR_DIMS && mp_tensor_elements(in) > 0 &&
                    pad_value(n, value);
     if (!use_xnn) {
-        pad_delete_op(s);
+        mp_xnn_delete(&s->op);
         return MP_OK;
     }
     if (s->op && (s->op_es != es || memcmp(s->op_value, value, es) != 0))
-        pad_delete_op(s);
+        mp_xnn_delete(&s->op);
     if (!s->op) {
         uint32_t v32 = 0;
         memcpy(&v32, value, es);
@@ -606,11 +599,8 @@ static mp_status pad_run(mp_node *n)
 static void pad_release(mp_node *n)
 {
     pad_state *s = n->state;
-    if (s) {
-        pad_delete_op(s);
-        mp_mem_free(n->mem, s);
-    }
-    n->state = NULL;
+    if (s)
+        mp_node_free_state(n, &s->op);
 }
 
 /* ---- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND --------------------------------------------- */
@@ -726,9 +716,7 @@ static mp_status s2b_infer_common(mp_node *n, bool to_batch)
     if ((st = s2b_read(n, to_batch, &p)) != MP_OK ||
         (st = s2b_shape(n, to_batch, &p, dims)) != MP_OK)
         return st;
-    if (!mp_tensor_set_shape(n->out[0], n->in[0]->rank, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(n->out[0]));
-    return MP_OK;
+    return mp_node_set_output_shape(n, n->in[0]->rank, dims);
 }
 
 static mp_status s2b_infer(mp_node *n)

@@ -105,20 +105,14 @@ static mp_status pool_infer(mp_node *n)
     mp_status st = pool_geometry(n, dims);
     if (st != MP_OK)
         return st;
-    if (!mp_tensor_set_shape(n->out[0], 4, dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' is too large", n->out[0]->info->name);
-    return MP_OK;
+    return mp_node_set_output_shape(n, 4, dims);
 }
 
 static void pool_release(mp_node *n)
 {
     pool_state *s = n->state;
-    if (!s)
-        return;
-    if (s->op)
-        xnn_delete_operator(s->op);
-    mp_mem_free(n->mem, s);
-    n->state = NULL;
+    if (s)
+        mp_node_free_state(n, &s->op);
 }
 
 static mp_status pool_prepare(mp_node *n)
@@ -163,8 +157,7 @@ static mp_status pool_prepare(mp_node *n)
     }
     if (s->op && (s->channels != channels || s->flags != flags || s->pad[0] != pad[0] ||
                   s->pad[1] != pad[1] || s->pad[2] != pad[2] || s->pad[3] != pad[3])) {
-        xnn_delete_operator(s->op);
-        s->op = NULL;
+        mp_xnn_delete(&s->op);
     }
     if (s->empty)
         return MP_OK;

@@ -61,13 +61,6 @@ static mp_status resize_infer(mp_node *n)
     return MP_OK;
 }
 
-static void resize_delete_op(resize_state *s)
-{
-    if (s->op)
-        xnn_delete_operator(s->op);
-    s->op = NULL;
-}
-
 static mp_status resize_prepare(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
@@ -88,7 +81,7 @@ static mp_status resize_prepare(mp_node *n)
         return MP_OK;
     /* channel count and mode are fixed at creation; sizes and pointers only need a setup */
     if (s->op && (s->channels != channels || s->flags != flags))
-        resize_delete_op(s);
+        mp_xnn_delete(&s->op);
     enum xnn_status xs;
     if (!s->op) {
         xs = xnn_create_resize_bilinear2d_nhwc_f32(channels, channels, channels, flags, &s->op);
@@ -125,11 +118,8 @@ static mp_status resize_run(mp_node *n)
 static void resize_release(mp_node *n)
 {
     resize_state *s = n->state;
-    if (s) {
-        resize_delete_op(s);
-        mp_mem_free(n->mem, s);
-    }
-    n->state = NULL;
+    if (s)
+        mp_node_free_state(n, &s->op);
 }
 
 const mp_kernel mp_kernels_resize[] = {

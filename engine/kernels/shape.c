@@ -241,9 +241,7 @@ static mp_status slice_infer(mp_node *n)
     slice_plan p;
     if ((st = slice_build(n, begins, &p)) != MP_OK)
         return st;
-    if (!mp_tensor_set_shape(n->out[0], p.out_rank, p.out_dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(n->out[0]));
-    return MP_OK;
+    return mp_node_set_output_shape(n, p.out_rank, p.out_dims);
 }
 
 /* Copy `count` blocks of `block` bytes, `stride` bytes apart in src, packed into dst. The

@@ -53,8 +53,7 @@ static mp_status softmax_prepare(mp_node *n)
         return MP_OK;
 
     if (s->op && s->op_channels != s->channels) {
-        xnn_delete_operator(s->op);
-        s->op = NULL;
+        mp_xnn_delete(&s->op);
     }
     enum xnn_status xs;
     if (!s->op) {
@@ -118,12 +117,8 @@ static mp_status softmax_run(mp_node *n)
 static void softmax_release(mp_node *n)
 {
     softmax_state *s = n->state;
-    if (!s)
-        return;
-    if (s->op)
-        xnn_delete_operator(s->op);
-    mp_mem_free(n->mem, s);
-    n->state = NULL;
+    if (s)
+        mp_node_free_state(n, &s->op);
 }
 
 const mp_kernel mp_kernels_softmax[] = {

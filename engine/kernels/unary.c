@@ -95,12 +95,8 @@ static mp_status unary_run(mp_node *n)
 static void unary_release(mp_node *n)
 {
     unary_state *s = n->state;
-    if (!s)
-        return;
-    if (s->op)
-        xnn_delete_operator(s->op);
-    mp_mem_free(n->mem, s);
-    n->state = NULL;
+    if (s)
+        mp_node_free_state(n, &s->op);
 }
 
 #define UNARY_KERNEL(code)                                                                \
