@@ -239,13 +239,9 @@ static mp_status binary_infer(mp_node *n)
 
 static mp_status binary_prepare(mp_node *n)
 {
-    binary_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
-        n->state = s;
-    }
+    binary_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     const mp_tensor *a = n->in[0], *b = n->in[1];
     mp_tensor *out = n->out[0];
     bc_plan_init(&s->plan, a, b);

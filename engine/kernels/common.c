@@ -223,3 +223,13 @@ mp_status mp_node_set_output_shape(mp_node *n, int32_t rank, const int32_t *dims
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' is too large", mp_tname(n->out[0]));
     return MP_OK;
 }
+
+void *mp_node_state(mp_node *n, size_t size)
+{
+    if (!n->state) {
+        n->state = mp_mem_calloc(n->mem, size, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
+        if (!n->state)
+            mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
+    }
+    return n->state;
+}

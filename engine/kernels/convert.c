@@ -27,17 +27,6 @@ static mp_status check_io(mp_node *n)
     return MP_OK;
 }
 
-static mp_status noop_prepare(mp_node *n)
-{
-    (void)n;
-    return MP_OK;
-}
-
-static void noop_release(mp_node *n)
-{
-    n->state = NULL;
-}
-
 /* ---- CAST ------------------------------------------------------------------------------- */
 
 static bool cast_dtype_ok(mp_dtype dt)
@@ -209,13 +198,9 @@ static mp_status dq_prepare(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    dq_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory");
-        n->state = s;
-    }
+    dq_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     const mp_quant *q = &in->info->quant;
     float scale = 1.0f;
     int32_t zp = 0;
@@ -359,7 +344,7 @@ static void dq_release(mp_node *n)
 
 const mp_kernel mp_kernels_convert[] = {
     {.opcode = MP_OP_CAST, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
-     .infer = cast_infer, .prepare = noop_prepare, .run = cast_run, .release = noop_release},
+     .infer = cast_infer, .run = cast_run},
     {.opcode = MP_OP_DEQUANTIZE, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
      .infer = dq_infer, .prepare = dq_prepare, .run = dq_run, .release = dq_release},
     {.opcode = -1},

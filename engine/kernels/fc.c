@@ -157,13 +157,9 @@ static mp_status fc_prepare(mp_node *n)
     mp_status st = fc_geometry(n, &g);
     if (st != MP_OK)
         return st;
-    fc_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
-        n->state = s;
-    }
+    fc_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     if (!s->loaded) {
         st = fc_load_weights(n, s);
         if (st != MP_OK)

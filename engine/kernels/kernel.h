@@ -48,9 +48,9 @@ typedef struct mp_kernel {
     bool reads_shapes_only;
     int32_t min_inputs, max_inputs, n_outputs;
     mp_status (*infer)(mp_node *n);
-    mp_status (*prepare)(mp_node *n);
+    mp_status (*prepare)(mp_node *n); /* NULL: nothing to create or bind */
     mp_status (*run)(mp_node *n);
-    void (*release)(mp_node *n);
+    void (*release)(mp_node *n);      /* NULL: the kernel keeps no state */
 } mp_kernel;
 
 /* The kernel for a builtin code, or NULL when memprof does not run that operator. */
@@ -86,6 +86,10 @@ void mp_apply_activation_f32(float *x, size_t n, int32_t act);
  * quantized_dimension; float16) allocated as MP_MEM_KERNEL for this node. *owned is set
  * when the caller must mp_mem_free the result. */
 mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, void **owned);
+
+/* The node's state: n->state, or a new zeroed block of `size` bytes (kind kernel, owned by
+ * the operator) on the first call. NULL after recording MP_ERR_NOMEM with mp_node_fail. */
+void *mp_node_state(mp_node *n, size_t size);
 
 /* Give output 0 the shape rank/dims; MP_ERR_SHAPE naming it when the shape cannot be held
  * (too many elements). */

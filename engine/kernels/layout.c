@@ -71,18 +71,6 @@ static void fill_pattern(uint8_t *dst, size_t count, size_t es, const uint8_t *v
         memcpy(dst, value, es);
 }
 
-/* Kernels without state still give the session a prepare and a release to call. */
-static mp_status noop_prepare(mp_node *n)
-{
-    (void)n;
-    return MP_OK;
-}
-
-static void noop_release(mp_node *n)
-{
-    n->state = NULL;
-}
-
 /* ---- RESHAPE ---------------------------------------------------------------------------- */
 
 static mp_status reshape_infer(mp_node *n)
@@ -473,13 +461,9 @@ static mp_status pad_bind(mp_node *n, pad_state *s, const int64_t *pre, const in
 static mp_status pad_prepare(mp_node *n)
 {
     const mp_tensor *in = n->in[0], *pads = n->in[1];
-    pad_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory");
-        n->state = s;
-    }
+    pad_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     s->bound = false;
     /* XNNPACK pads elements of 1, 2 or 4 bytes up to 6 dimensions with a value fixed at
      * creation; everything else (int64, rank 7-8, empty input, a PADV2 value computed at run
@@ -832,8 +816,7 @@ static mp_status b2s_run(mp_node *n)
 /* A stateless kernel: infer + run. */
 #define PLAIN(code, opt, lo, hi, inf, rn)                                                      \
     {.opcode = (code), .optional_inputs = (opt), .min_inputs = (lo), .max_inputs = (hi),       \
-     .n_outputs = 1, .infer = (inf), .prepare = noop_prepare, .run = (rn),                     \
-     .release = noop_release}
+     .n_outputs = 1, .infer = (inf), .run = (rn)}
 
 const mp_kernel mp_kernels_layout[] = {
     PLAIN(MP_OP_RESHAPE, 1u << 1, 1, 2, reshape_infer, run_copy),

@@ -123,13 +123,9 @@ static mp_status pool_prepare(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *out = n->out[0];
-    pool_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
-        n->state = s;
-    }
+    pool_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     s->batch = in->dims[0];
     s->in_h = in->dims[1];
     s->in_w = in->dims[2];

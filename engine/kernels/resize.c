@@ -65,13 +65,9 @@ static mp_status resize_prepare(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    resize_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory");
-        n->state = s;
-    }
+    resize_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     if (out->rank != 4 || out->dims[0] != in->dims[0] || out->dims[3] != in->dims[3])
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match input '%s'", mp_tname(out),
                             mp_tname(in));

@@ -17,17 +17,6 @@
 
 #define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
 
-static mp_status noop_prepare(mp_node *n)
-{
-    (void)n;
-    return MP_OK;
-}
-
-static void noop_release(mp_node *n)
-{
-    n->state = NULL;
-}
-
 /* ---- SHAPE ------------------------------------------------------------------------------ */
 
 static mp_status shape_infer(mp_node *n)
@@ -423,10 +412,10 @@ static mp_status pack_run(mp_node *n)
 const mp_kernel mp_kernels_shape[] = {
     {.opcode = MP_OP_SHAPE, .reads_shapes_only = true, .min_inputs = 1, .max_inputs = 1,
      .n_outputs = 1,
-     .infer = shape_infer, .prepare = noop_prepare, .run = shape_run, .release = noop_release},
+     .infer = shape_infer, .run = shape_run},
     {.opcode = MP_OP_STRIDED_SLICE, .min_inputs = 4, .max_inputs = 4, .n_outputs = 1,
-     .infer = slice_infer, .prepare = noop_prepare, .run = slice_run, .release = noop_release},
+     .infer = slice_infer, .run = slice_run},
     {.opcode = MP_OP_PACK, .min_inputs = 1, .max_inputs = 1 << 20, .n_outputs = 1,
-     .infer = pack_infer, .prepare = noop_prepare, .run = pack_run, .release = noop_release},
+     .infer = pack_infer, .run = pack_run},
     {.opcode = -1},
 };

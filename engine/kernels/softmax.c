@@ -38,13 +38,9 @@ static mp_status softmax_infer(mp_node *n)
 
 static mp_status softmax_prepare(mp_node *n)
 {
-    softmax_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
-        n->state = s;
-    }
+    softmax_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     const mp_tensor *in = n->in[0];
     s->channels = (size_t)in->dims[in->rank - 1];
     s->rows = s->channels ? mp_tensor_elements(in) / s->channels : 0;

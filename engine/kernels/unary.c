@@ -33,13 +33,9 @@ static mp_status unary_prepare(mp_node *n)
 {
     if (n->opcode == MP_OP_TANH)
         return MP_OK; /* plain C: nothing to create or bind */
-    unary_state *s = n->state;
-    if (!s) {
-        s = mp_mem_calloc(n->mem, sizeof *s, 0, MP_MEM_KERNEL, MP_OWNER_OP(n->index));
-        if (!s)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for kernel state");
-        n->state = s;
-    }
+    unary_state *s = mp_node_state(n, sizeof *s);
+    if (!s)
+        return MP_ERR_NOMEM;
     enum xnn_status xs;
     if (!s->op) {
         if (n->opcode == MP_OP_LOGISTIC) {
