@@ -53,8 +53,10 @@ double kh_ref_act(double x, int act);
 void kh_expect_close(const float *got, const float *want, size_t n, double lo);
 /* Fail with the kernel's message unless st is MP_OK. */
 void kh_expect_ok(kh_case *c, mp_status st);
-/* Fail unless got == want and the message mentions `needle`. */
+/* Fail unless got == want and the message mentions `needle` (NULL: any message). */
 void kh_expect_fail(kh_case *c, mp_status got, mp_status want, const char *needle);
+/* Run the case and expect status `want` with a message mentioning needle (NULL: any). */
+void kh_expect_error(kh_case *c, mp_status want, const char *needle);
 
 /* Release kernel state and all buffers; asserts every byte allocated was freed. */
 void kh_free(kh_case *c);
