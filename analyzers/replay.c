@@ -418,6 +418,9 @@ bool mp_replay_step(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         chg->what = MP_REPLAY_OP_END;
         break;
     }
+    case MP_EV_RSS:
+        chg->what = MP_REPLAY_RSS;
+        break;
     default:
         anomaly(r, chg, "unknown event type %u", (unsigned)ev->type);
         break;

@@ -78,7 +78,8 @@ typedef enum mp_replay_what {
     MP_REPLAY_PHASE_BEGIN,
     MP_REPLAY_PHASE_END,
     MP_REPLAY_OP_BEGIN,
-    MP_REPLAY_OP_END
+    MP_REPLAY_OP_END,
+    MP_REPLAY_RSS              /* a process sample (no effect on the state) */
 } mp_replay_what;
 
 /* What one step changed. Pointers stay valid until the next step. */

@@ -334,11 +334,22 @@ void mp_trace_copy(mp_trace *tr, int32_t tensor, uint64_t bytes, int direction)
     mp_trace_add(tr, e);
 }
 
+void mp_trace_rss(mp_trace *tr, uint64_t rss, uint64_t hwm)
+{
+    if (!tr || !tr->enabled)
+        return;
+    mp_event e = blank(MP_EV_RSS);
+    e.bytes = rss;
+    e.aux = hwm;
+    mp_trace_add(tr, e);
+}
+
 const char *mp_ev_type_name(int type)
 {
     static const char *names[MP_EV_TYPE_COUNT] = {"alloc",       "free",      "realloc",
                                                   "plan",        "copy",      "phase_begin",
-                                                  "phase_end",   "op_begin",  "op_end"};
+                                                  "phase_end",   "op_begin",  "op_end",
+                                                  "rss"};
     return type >= 0 && type < MP_EV_TYPE_COUNT ? names[type] : "?";
 }
 

@@ -20,7 +20,7 @@
 
 /* Name and version of the saved format (trace_io.c). Readers accept versions <= current. */
 #define MP_TRACE_FORMAT "memprof-trace"
-#define MP_TRACE_VERSION 1
+#define MP_TRACE_VERSION 2
 
 typedef enum mp_ev_type {
     MP_EV_ALLOC = 0,   /* id, bytes, align, kind, owner (tensor/op) */
@@ -32,6 +32,8 @@ typedef enum mp_ev_type {
     MP_EV_PHASE_END,
     MP_EV_OP_BEGIN,    /* op */
     MP_EV_OP_END,      /* op */
+    MP_EV_RSS,         /* a sample of the process: bytes = resident set size (RSS),
+                          aux = its high-water mark (VmHWM); format version 2 */
     MP_EV_TYPE_COUNT
 } mp_ev_type;
 
@@ -146,6 +148,8 @@ void mp_trace_op_mark(mp_trace *tr, int type, int32_t op);
 void mp_trace_plan(mp_trace *tr, uint64_t arena_id, int32_t tensor, uint64_t offset,
                    uint64_t bytes, int32_t first, int32_t last);
 void mp_trace_copy(mp_trace *tr, int32_t tensor, uint64_t bytes, int direction);
+/* Record a sample of the process's resident memory (bytes) and its high-water mark. */
+void mp_trace_rss(mp_trace *tr, uint64_t rss, uint64_t hwm);
 /* Append a fully formed event (t_ns and phase as given): for readers of saved traces. */
 bool mp_trace_append_raw(mp_trace *tr, const mp_event *ev);
 

@@ -1,8 +1,8 @@
 /* Saving a trace as JSON and reading it back (mp_trace_save / mp_trace_load, see trace.h).
  *
- * The saved format, version 1:
+ * The saved format, version 2 (version 1 is the same without "rss" events):
  *
- *   {"format":"memprof-trace","version":1,
+ *   {"format":"memprof-trace","version":2,
  *    "meta":{"model":S, "mode":S, "planner":S, "threads":N,
  *            "process_heap_peak":N, "allocator_overhead":N,
  *            "tensors":[{"name":S, "dtype":N, "const":true|false}, ...],
@@ -744,10 +744,13 @@ static mp_status load_fields(loader *ld, json_t *names, int col[F_COUNT])
     return MP_OK;
 }
 
-static mp_status load_events(loader *ld, json_t *events, const int col[F_COUNT])
+static mp_status load_events(loader *ld, json_t *events, const int col[F_COUNT],
+                             json_int_t version)
 {
     field_range r[F_COUNT];
     field_ranges(mp_trace_get_meta(ld->tr), r);
+    if (version < 2)
+        r[F_TYPE].hi = MP_EV_RSS - 1; /* rss samples came with version 2 */
     size_t n = json_array_size(events);
     for (size_t i = 0; i < n; i++) {
         json_t *a = json_array_get(events, i);
@@ -785,6 +788,7 @@ static mp_status load_root(loader *ld, json_t *root)
     if (!json_is_string(v) || strcmp(json_string_value(v), MP_TRACE_FORMAT) != 0)
         return bad(ld, "not a memprof trace");
     v = json_object_get(root, "version");
+    json_int_t version = json_is_integer(v) ? json_integer_value(v) : 0;
     if (!json_is_integer(v) || json_integer_value(v) < 1)
         return bad(ld, "version is not a positive integer");
     if (json_integer_value(v) > MP_TRACE_VERSION)
@@ -806,7 +810,7 @@ static mp_status load_root(loader *ld, json_t *root)
     if (st == MP_OK && !json_is_array(events))
         st = bad(ld, "events is not an array");
     if (st == MP_OK)
-        st = load_events(ld, events, col);
+        st = load_events(ld, events, col, version);
     return st;
 }
 
