@@ -311,19 +311,23 @@ static bool run_stats(mp_summary *s)
     return true;
 }
 
-static mp_status pass1(const mp_trace *tr, mp_summary *s, mp_error *err)
+static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
 {
-    const mp_event *evs = mp_trace_events(tr);
+    mp_status st = mp_source_rewind(src, err);
+    if (st != MP_OK)
+        return st;
     walker w;
-    if (!walker_init(&w, mp_trace_get_meta(tr)))
+    if (!walker_init(&w, mp_source_meta(src)))
         return mp_fail(err, MP_ERR_NOMEM, "summary: out of memory");
     size_t runs_cap = 0;
     size_t cur = SIZE_MAX; /* index in s->runs of the run being replayed, SIZE_MAX outside */
     mp_replay_change c;
-    mp_status st = MP_OK;
+    mp_event event;
+    const mp_event *ev = &event;
+    size_t i = 0;
+    int got;
 
-    for (size_t i = 0; i < s->n_events; i++) {
-        const mp_event *ev = &evs[i];
+    for (; (got = mp_source_next(src, &event, err)) > 0; i++) {
         if (!walk_step(&w, ev, &c)) {
             st = mp_fail(err, MP_ERR_NOMEM, "summary: out of memory at event %zu", i);
             break;
@@ -377,6 +381,9 @@ static mp_status pass1(const mp_trace *tr, mp_summary *s, mp_error *err)
             s->dup = when_now(&w);
         }
     }
+    if (st == MP_OK && got < 0)
+        st = err ? err->status : MP_ERR_FORMAT;
+    s->n_events = i;
     if (st == MP_OK) {
         if (mp_replay_finish(w.r, &c))
             phase_ended(s, &c.ended);
@@ -631,26 +638,34 @@ static bool snapshot_dups(const walker *w, mp_summary *s)
     return true;
 }
 
-static mp_status pass2(const mp_trace *tr, mp_summary *s, mp_error *err)
+static mp_status pass2(mp_source *src, mp_summary *s, mp_error *err)
 {
     int64_t last = s->peak.event > s->dup.event ? s->peak.event : s->dup.event;
     if (last < 0)
         return MP_OK;
-    const mp_event *evs = mp_trace_events(tr);
+    mp_status st = mp_source_rewind(src, err);
+    if (st != MP_OK)
+        return st;
     walker w;
-    if (!walker_init(&w, mp_trace_get_meta(tr)))
+    if (!walker_init(&w, mp_source_meta(src)))
         return mp_fail(err, MP_ERR_NOMEM, "summary: out of memory");
     mp_replay_change c;
-    bool ok = true;
-    for (int64_t i = 0; ok && i <= last; i++) {
-        ok = walk_step(&w, &evs[i], &c);
-        if (ok && i == s->peak.event)
-            ok = snapshot_alive(&w, s);
-        if (ok && i == s->dup.event)
-            ok = snapshot_dups(&w, s);
+    mp_event ev;
+    for (int64_t i = 0; st == MP_OK && i <= last; i++) {
+        int got = mp_source_next(src, &ev, err);
+        if (got <= 0) {
+            /* The first pass read these events: the file changed under us. */
+            st = got < 0 ? (err ? err->status : MP_ERR_IO)
+                         : mp_fail(err, MP_ERR_IO, "%s: the trace file changed while being read",
+                                   mp_source_name(src));
+            break;
+        }
+        if (!walk_step(&w, &ev, &c) || (i == s->peak.event && !snapshot_alive(&w, s)) ||
+            (i == s->dup.event && !snapshot_dups(&w, s)))
+            st = mp_fail(err, MP_ERR_NOMEM, "summary: out of memory");
     }
     walker_free(&w);
-    return ok ? MP_OK : mp_fail(err, MP_ERR_NOMEM, "summary: out of memory");
+    return st;
 }
 
 /* ---- public ---------------------------------------------------------------------------- */
@@ -659,17 +674,33 @@ mp_status mp_summary_compute(const mp_trace *tr, mp_summary *out, mp_error *err)
 {
     if (!out)
         return mp_fail(err, MP_ERR_ARG, "summary: no output given");
+    mp_source *src = tr ? mp_source_of_trace(tr) : NULL;
+    if (!src) {
+        memset(out, 0, sizeof *out);
+        when_never(&out->peak);
+        when_never(&out->dup);
+        return tr ? mp_fail(err, MP_ERR_NOMEM, "summary: out of memory")
+                  : mp_fail(err, MP_ERR_ARG, "summary: no trace given");
+    }
+    mp_status st = mp_summary_compute_source(src, out, err);
+    mp_source_close(src);
+    return st;
+}
+
+mp_status mp_summary_compute_source(mp_source *src, mp_summary *out, mp_error *err)
+{
+    if (!out)
+        return mp_fail(err, MP_ERR_ARG, "summary: no output given");
     memset(out, 0, sizeof *out);
     when_never(&out->peak);
     when_never(&out->dup);
-    if (!tr)
+    if (!src)
         return mp_fail(err, MP_ERR_ARG, "summary: no trace given");
-    out->n_events = mp_trace_count(tr);
-    out->truncated = mp_trace_truncated(tr);
+    out->truncated = mp_source_truncated(src);
 
-    mp_status st = pass1(tr, out, err);
+    mp_status st = pass1(src, out, err);
     if (st == MP_OK)
-        st = pass2(tr, out, err);
+        st = pass2(src, out, err);
     if (st != MP_OK) {
         mp_summary_free(out);
         return st;
@@ -677,7 +708,7 @@ mp_status mp_summary_compute(const mp_trace *tr, mp_summary *out, mp_error *err)
     out->static_bytes = out->kind_peak[MP_KIND_STATIC];
     out->dynamic_bytes = out->kind_peak[MP_KIND_DYNAMIC];
     out->const_bytes = out->kind_peak[MP_KIND_CONST];
-    const mp_trace_meta *m = mp_trace_get_meta(tr);
+    const mp_trace_meta *m = mp_source_meta(src);
     if (m && m->process_heap_peak >= 0 && m->allocator_overhead >= 0) {
         /* Saturate instead of overflowing on absurd figures from a damaged trace. */
         int64_t peak = out->peak_heap > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)out->peak_heap;

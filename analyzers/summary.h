@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyzers/source.h"
 #include "engine/status.h"
 #include "engine/trace.h"
 
@@ -145,6 +146,9 @@ typedef struct mp_summary {
 /* Compute the summary of a trace. On error (MP_ERR_NOMEM, MP_ERR_ARG for a NULL argument),
  * *out is left empty (safe to free). */
 mp_status mp_summary_compute(const mp_trace *tr, mp_summary *out, mp_error *err);
+/* The same over any event source (two passes; rewinds it). A file source's read or format
+ * error is returned as is (MP_ERR_IO, MP_ERR_FORMAT). */
+mp_status mp_summary_compute_source(mp_source *src, mp_summary *out, mp_error *err);
 void mp_summary_free(mp_summary *s);
 
 #endif
