@@ -65,6 +65,12 @@ typedef enum mp_manager {
 
 const char *mp_manager_name(int m); /* "none", "arena", "dynamic", "own", "io", "const" */
 
+/* How a lifetime is read from the trace: the tensor's homes held at any moment of the
+ * reference run (or of the whole trace when there is no run) are its slots in live arenas
+ * and its own blocks of kind static (MP_MGR_OWN), dynamic, io or const; the newest of them
+ * (latest PLAN or allocation) gives manager, bytes and offset. A slot's operators are its
+ * PLAN event's; a block's are the first and last operator steps of the reference run during
+ * which one of the tensor's blocks was live (-1 when none was). */
 typedef struct mp_lifetime {
     int32_t tensor;
     const char *name;             /* NULL when the trace has none */
@@ -80,10 +86,12 @@ typedef struct mp_lifetime {
 /* ---- plan quality ------------------------------------------------------------------------ */
 
 typedef struct mp_arena_slot {
-    int32_t tensor;
+    int32_t tensor;               /* -1 for an operator's scratch slot */
     const char *name;
     uint64_t offset, bytes;
     int32_t first_op, last_op;    /* operator indices the slot is alive for */
+    uint8_t kind;                 /* added: MP_KIND_STATIC (a tensor's slot) or MP_KIND_SCRATCH
+                                     (operator first_op's scratch, tensor -1) */
 } mp_arena_slot;
 
 /* One planned arena (an owner-less STATIC block that received PLAN events), from its
@@ -104,6 +112,11 @@ typedef struct mp_arena_report {
      * (n_ops entries: bytes - live slot bytes at that operator). */
     int32_t n_ops;
     uint64_t *free_at_op;
+    /* Added: the worst of free_at_op and the first operator index where it is reached
+     * (-1 when n_ops is 0); true when the arena was live during the reference run. */
+    uint64_t frag_max;
+    int32_t frag_max_op;
+    bool in_reference_run;
 } mp_arena_report;
 
 /* ---- per operator ------------------------------------------------------------------------ */
@@ -114,8 +127,11 @@ typedef struct mp_op_report {
     uint64_t n_exec;              /* steps of this operator */
     uint64_t time_ns, min_ns, max_ns; /* summed over its steps; shortest, longest step */
     uint64_t n_alloc, bytes_alloc;/* heap allocations attributed to it (owner op, or made
-                                     while it was running), all phases */
-    uint64_t scratch_bytes;       /* max live bytes of kind SCRATCH owned by it */
+                                     while it was running), all phases; n_alloc counts
+                                     ALLOC and REALLOC events, bytes_alloc the ALLOC bytes
+                                     and REALLOC growth (as summary.bytes_alloc) */
+    uint64_t scratch_bytes;       /* max live bytes of kind SCRATCH owned by it: its blocks,
+                                     or its scratch slot in a planned arena (the larger) */
     uint64_t kernel_bytes;        /* max live bytes of kind KERNEL owned by it (XNNPACK's) */
     uint64_t output_bytes;        /* bytes of its output tensors (reference run) */
 } mp_op_report;
@@ -123,7 +139,8 @@ typedef struct mp_op_report {
 /* ---- waste ---------------------------------------------------------------------------- */
 
 /* A block allocated and freed (or still live at the end) without any step in between:
- * memory that no operator could have used. */
+ * memory that no operator could have used. Blocks of kinds static, dynamic, scratch,
+ * kernel and io are judged (engine bookkeeping and mapped constants are not). */
 typedef struct mp_unused_block {
     uint64_t id, bytes;
     uint8_t kind;
@@ -167,6 +184,12 @@ typedef struct mp_profile {
     uint64_t n_unused;
     size_t n_unused_listed;
     mp_unused_block *unused;      /* largest first */
+
+    /* Added: process samples (MP_EV_RSS events). */
+    uint64_t n_rss;               /* samples in the trace */
+    uint64_t rss_max;             /* largest resident set size sampled (0 = none) */
+    uint64_t rss_hwm;             /* largest high-water mark sampled (0 = none) */
+    int64_t reference_phase;      /* phase instance index of the reference run, -1 = none */
 } mp_profile;
 
 /* Compute the profile of the events of src (passes rewind it). On error *out is left empty

@@ -289,7 +289,12 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
                 ev->tensor, ev->id);
         return true;
     }
-    if (ev->tensor < 0 || (r->n_tensors > 0 && ev->tensor >= r->n_tensors)) {
+    bool scratch = ev->tensor == -1 && ev->kind == MP_KIND_SCRATCH;
+    if (scratch && ev->op < 0) {
+        anomaly(r, chg, "plan of scratch of no operator");
+        return true;
+    }
+    if (!scratch && (ev->tensor < 0 || (r->n_tensors > 0 && ev->tensor >= r->n_tensors))) {
         anomaly(r, chg, "plan of tensor %" PRId32 ", out of range", ev->tensor);
         return true;
     }
@@ -304,7 +309,11 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
             ar->slot_of[t] = -1;
     }
     size_t at = SIZE_MAX;
-    if (ar->slot_of) {
+    if (scratch) { /* an operator's scratch: few per arena, found by its operator */
+        for (size_t s = 0; s < ar->a.n_slots; s++)
+            if (ar->a.slots[s].tensor == -1 && ar->a.slots[s].op_first == ev->op)
+                at = s;
+    } else if (ar->slot_of) {
         if (ar->slot_of[ev->tensor] >= 0)
             at = (size_t)ar->slot_of[ev->tensor];
     } else {
@@ -316,7 +325,7 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         if (!mp_grow((void **)&ar->a.slots, &ar->cap, ar->a.n_slots, sizeof *ar->a.slots, 16))
             return false;
         at = ar->a.n_slots++;
-        if (ar->slot_of)
+        if (ar->slot_of && !scratch)
             ar->slot_of[ev->tensor] = (int32_t)at;
     } else {
         chg->replaced = true;
@@ -329,6 +338,7 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         .offset = ev->aux,
         .bytes = ev->bytes,
         .seq = r->pos.event,
+        .kind = scratch ? MP_KIND_SCRATCH : MP_KIND_STATIC,
     };
     ar->a.slots[at] = s;
     chg->what = MP_REPLAY_PLAN;

@@ -33,16 +33,19 @@ typedef struct mp_replay_block {
     uint8_t kind;     /* MP_KIND_* */
 } mp_replay_block;
 
-/* A planned tensor slot inside an arena. */
+/* A planned slot inside an arena: a tensor's (kind STATIC), or an operator's scratch
+ * (tensor -1, kind SCRATCH, op_first == op_last == the operator). */
 typedef struct mp_replay_slot {
     int32_t tensor;
     int32_t op_first, op_last; /* operator steps during which the tensor lives */
     uint64_t offset, bytes;
     uint64_t seq;              /* index of the PLAN event */
+    uint8_t kind;              /* MP_KIND_STATIC (tensor) or MP_KIND_SCRATCH */
 } mp_replay_slot;
 
 /* A live planned arena: an owner-less STATIC block, and the slots planned in it (at most one
- * per tensor: a later PLAN for the same tensor replaces the earlier slot in place). */
+ * per tensor or per operator's scratch: a later PLAN for the same tensor, or the same
+ * operator's scratch, replaces the earlier slot in place). */
 typedef struct mp_replay_arena {
     uint64_t id;               /* the arena's block id */
     uint64_t bytes;            /* the arena block's size */

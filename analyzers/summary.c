@@ -507,7 +507,12 @@ static bool arena_items(const walker *w, const mp_replay_arena *ar, int32_t peak
         a->kind = kind;
         a->bytes = sl->bytes;
         a->id = ar->id;
-        if (valid_tensor(w, sl->tensor))
+        if (sl->kind == MP_KIND_SCRATCH) {
+            a->home = MP_SUMMARY_SCRATCH;
+            a->tensor = -1;
+            a->op = sl->op_first;
+            a->op_name = op_name(w, a->op);
+        } else if (valid_tensor(w, sl->tensor))
             tensor_item(w, prod, a, sl->tensor);
         else
             a->tensor = sl->tensor;

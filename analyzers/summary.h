@@ -37,7 +37,8 @@ typedef enum mp_summary_home {
     MP_SUMMARY_OP_BUFFERS,  /* non-tensor blocks of one operator and kind, summed */
     MP_SUMMARY_OWNERLESS,   /* blocks with no owner of one kind (engine bookkeeping...), summed */
     MP_SUMMARY_ARENA_FREE,  /* bytes of a live arena that no alive slot covers (peak in an op) */
-    MP_SUMMARY_ARENA        /* a whole live arena (peak outside any operator) */
+    MP_SUMMARY_ARENA,       /* a whole live arena (peak outside any operator) */
+    MP_SUMMARY_SCRATCH      /* an operator's scratch slot in a live arena (op: the operator) */
 } mp_summary_home;
 
 /* Something alive at the heap peak. Tensor items have tensor >= 0. Summed over all items,

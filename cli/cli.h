@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/session.h"
 #include "engine/status.h"
 
 /* Documented exit codes (README "Exit codes"). */
@@ -37,6 +38,27 @@ bool mp_parse_int(const char *s, long lo, long hi, long *out);
 int mp_parse_dims(const char *s, int32_t *dims, int max);
 /* True when argv[i] is "-h" or "--help". */
 bool mp_is_help(const char *a);
+
+/* ---- shapes.c: input arguments ---------------------------------------------------------- */
+#define MP_CLI_MAX_INPUTS 64
+#define MP_CLI_MAX_SHAPES 64
+
+/* Split "NAME=VALUE" and resolve NAME (an input's name or index) to an input index; on
+ * failure prints which inputs exist and returns -1. */
+int mp_cli_resolve_input(mp_session *s, const char *cmd, const char *arg, const char **value,
+                         const char *flag);
+
+/* The shapes of repeated --shape NAME=DIMS flags, grouped by input: input k's shapes are
+ * dims[k][0..n[k]), in the order given. */
+typedef struct mp_shape_args {
+    int n[MP_CLI_MAX_INPUTS];
+    int rank[MP_CLI_MAX_INPUTS][MP_CLI_MAX_SHAPES];
+    int32_t dims[MP_CLI_MAX_INPUTS][MP_CLI_MAX_SHAPES][MP_MAX_RANK];
+} mp_shape_args;
+int mp_cli_collect_shapes(mp_session *s, const char *cmd, const char *const *specs, int n,
+                          mp_shape_args *sp);
+/* Set input k's shape number j (modulo its count); prints the error. */
+int mp_cli_apply_shape(mp_session *s, const mp_shape_args *sp, int k, int j);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t mp_now_ns(void);

@@ -167,27 +167,6 @@ static int parse(int argc, char **argv, run_args *a)
     return 0;
 }
 
-/* Split "NAME=VALUE" and resolve NAME to an input index. */
-static int resolve_input(mp_session *s, const char *arg, const char **value, const char *flag)
-{
-    const char *eq = strrchr(arg, '=');
-    char name[512];
-    size_t n = (size_t)(eq - arg);
-    if (n >= sizeof name)
-        n = sizeof name - 1;
-    memcpy(name, arg, n);
-    name[n] = 0;
-    *value = eq + 1;
-    int idx = mp_session_find_input(s, name);
-    if (idx < 0) {
-        fprintf(stderr, "memprof run: %s: the model has no input '%s' (inputs:", flag, name);
-        for (int i = 0; i < mp_session_input_count(s); i++)
-            fprintf(stderr, " %s", mp_session_input(s, i)->info->name);
-        fprintf(stderr, ")\n");
-    }
-    return idx;
-}
-
 /* The caller's input buffers. They are mapped, not malloc'ed, so that the heap
  * measurement of the session (unaccounted bytes) sees only what the engine allocates. */
 typedef struct caller_buf {
@@ -413,48 +392,22 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The shapes of --shape, grouped by input: shapes[k][0..n[k]). */
-typedef struct shape_plan {
-    int n[MAX_ARGS];
-    int rank[MAX_ARGS][MAX_ARGS];
-    int32_t dims[MAX_ARGS][MAX_ARGS][MP_MAX_RANK];
-} shape_plan;
-
-static int collect_shapes(mp_session *s, const run_args *a, shape_plan *sp)
+static int collect_shapes(mp_session *s, const run_args *a, mp_shape_args *sp)
 {
-    memset(sp->n, 0, sizeof sp->n);
-    for (int i = 0; i < a->n_shapes; i++) {
-        const char *dims_s;
-        int idx = resolve_input(s, a->shapes[i], &dims_s, "--shape");
-        if (idx < 0 || idx >= MAX_ARGS)
-            return MP_EXIT_USAGE;
-        int r = mp_parse_dims(dims_s, sp->dims[idx][sp->n[idx]], MP_MAX_RANK);
-        if (r < 0)
-            return mp_usage_error("run", "--shape: '%s' is not a list of positive dimensions "
-                                         "like 1,224,224,3", dims_s);
-        sp->rank[idx][sp->n[idx]++] = r;
-        if (a->at == AT_PREPARE && sp->n[idx] > 1)
+    int rc = mp_cli_collect_shapes(s, "run", (const char *const *)a->shapes, a->n_shapes, sp);
+    for (int k = 0; k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
+        if (a->at == AT_PREPARE && sp->n[k] > 1)
             return mp_usage_error("run", "--shape: input %d has several shapes; they need "
-                                         "--shape-at run or each-run", idx);
-        if (a->at == AT_RUN && sp->n[idx] > 2)
+                                         "--shape-at run or each-run", k);
+        if (a->at == AT_RUN && sp->n[k] > 2)
             return mp_usage_error("run", "--shape-at run takes at most two shapes per input "
                                          "(before and after prepare)");
     }
-    return MP_EXIT_OK;
-}
-
-/* Set input k's shape number j (modulo the count). */
-static int apply_shape(mp_session *s, const shape_plan *sp, int k, int j)
-{
-    mp_error err = {0};
-    int c = j % sp->n[k];
-    if (mp_session_set_input_shape(s, k, sp->rank[k][c], sp->dims[k][c], &err) != MP_OK)
-        return mp_report_error(&err);
-    return MP_EXIT_OK;
+    return rc;
 }
 
 /* Load, shape, prepare and run as the flags say; times[] gets the timed runs. */
-static int drive(mp_session *s, const run_args *a, shape_plan *sp, const void *zoo_bytes,
+static int drive(mp_session *s, const run_args *a, mp_shape_args *sp, const void *zoo_bytes,
                  size_t zoo_size, const char **files, caller_buf *bufs, uint64_t *times, uint64_t *t_load,
                  uint64_t *t_prepare)
 {
@@ -473,7 +426,7 @@ static int drive(mp_session *s, const run_args *a, shape_plan *sp, const void *z
         goto out;
     for (int i = 0; i < a->n_inputs && rc == MP_EXIT_OK; i++) {
         const char *file;
-        int idx = resolve_input(s, a->inputs[i], &file, "--input");
+        int idx = mp_cli_resolve_input(s, "run", a->inputs[i], &file, "--input");
         if (idx < 0 || idx >= MAX_ARGS)
             rc = MP_EXIT_USAGE;
         else
@@ -483,7 +436,7 @@ static int drive(mp_session *s, const run_args *a, shape_plan *sp, const void *z
     /* before prepare: A/B's shapes, and E's first one */
     for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
         if (sp->n[k] && (a->at == AT_PREPARE || (a->at == AT_RUN && sp->n[k] == 2)))
-            rc = apply_shape(s, sp, k, 0);
+            rc = mp_cli_apply_shape(s, sp, k, 0);
     if (rc != MP_EXIT_OK)
         goto out;
     t0 = mp_now_ns();
@@ -495,12 +448,12 @@ static int drive(mp_session *s, const run_args *a, shape_plan *sp, const void *z
     /* after prepare: C's shape, E's second one */
     for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
         if (sp->n[k] && a->at == AT_RUN)
-            rc = apply_shape(s, sp, k, sp->n[k] - 1);
+            rc = mp_cli_apply_shape(s, sp, k, sp->n[k] - 1);
     long total = a->warmup + a->runs;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
         for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
             if (sp->n[k] && a->at == AT_EACH_RUN)
-                rc = apply_shape(s, sp, k, (int)r);
+                rc = mp_cli_apply_shape(s, sp, k, (int)r);
         if (rc == MP_EXIT_OK)
             rc = feed_inputs(s, a, files, bufs);
         if (rc != MP_EXIT_OK)
@@ -574,7 +527,7 @@ int mp_cmd_run(int argc, char **argv)
     mp_trace *tr = a.record ? mp_trace_create() : NULL;
     uint64_t *times = calloc((size_t)a.runs, sizeof(uint64_t));
     caller_buf *bufs = calloc(MAX_ARGS, sizeof *bufs);
-    shape_plan *sp = calloc(1, sizeof *sp);
+    mp_shape_args *sp = calloc(1, sizeof *sp);
     const char *files[MAX_ARGS] = {0};
     void *zoo_bytes = NULL;
     size_t zoo_size = 0;

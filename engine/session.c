@@ -446,7 +446,7 @@ static uint64_t node_versions(const mp_session *s, const mp_node *n)
             v += s->trt[n->in[j]->index].version + 1;
     for (int32_t j = 0; j < n->n_out; j++)
         v += s->trt[n->out[j]->index].version + 1;
-    return v;
+    return v + s->nrt[n->index].scratch_version;
 }
 
 /* Kernel prepare when the node's tensors changed since its last prepare. */
@@ -541,13 +541,16 @@ static mp_status infer_all(mp_session *s, mp_error *err)
                 return st;
         }
         /* inputs of a folded node are constants or folded outputs: already in place */
-        st = prepare_node(s, i, err);
+        st = mp_sm_scratch_own(s, i, err);
+        if (st == MP_OK)
+            st = prepare_node(s, i, err);
         if (st == MP_OK) {
             mp_mem_set_current(s->mem, i);
             st = r->kernel->run(n);
             if (st != MP_OK)
                 *err = s->node_err;
         }
+        mp_sm_scratch_free(s, i);
         if (st != MP_OK)
             return st;
         for (int32_t j = 0; j < n->n_out; j++)
@@ -787,11 +790,30 @@ void mp_session_memory_info(const mp_session *s, mp_session_memory *out)
     out->n_planned = s->n_planned;
     out->plans_made = s->plans_made;
     out->plans_reused = s->plans_reused;
+    out->n_scratch = s->n_scratch;
+    out->scratch_block = s->scratch_block ? mp_mem_size(s->scratch_block) : 0;
     for (int32_t t = 0; t < s->n_tensors; t++)
         if (s->trt[t].home == HOME_OWN && s->trt[t].kind == MP_MEM_DYNAMIC) {
             out->n_dynamic++;
             out->dynamic_live += mp_mem_size(s->tensors[t].data);
         }
+}
+
+mp_status mp_session_plan_items(mp_session *s, mp_plan_item **items, int32_t *n,
+                                uint64_t *align, mp_error *err)
+{
+    *items = NULL;
+    *n = 0;
+    if (align)
+        *align = MP_SLOT_ALIGN;
+    if (!s->model)
+        return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    if (needs_prepare(s)) {
+        mp_status st = mp_session_prepare(s, err);
+        if (st != MP_OK)
+            return st;
+    }
+    return mp_sm_plan_items(s, items, n, err);
 }
 
 const mp_model *mp_session_model(const mp_session *s)

@@ -44,6 +44,10 @@ typedef struct mp_session_options {
      * prepare the old arena is kept and changed tensors get dynamic buffers beside it.
      * Exists so that tests can prove the trace shows the duplicated bytes. */
     bool keep_stale_arena;
+    /* Kernel scratch (temporaries of plain-C kernels, one operator long) planned apart from
+     * the tensors: one block the size of the largest, instead of slots in the arena beside
+     * the tensors (the default). Exists to compare the two (memprof plan, --scratch). */
+    bool scratch_separate;
 } mp_session_options;
 
 /* Name of a mode ("auto", ...) and back (-1 when unknown). */
@@ -110,7 +114,24 @@ typedef struct mp_session_memory {
     uint64_t dynamic_live;    /* bytes of those buffers */
     uint64_t plans_made;      /* planner calls so far */
     uint64_t plans_reused;    /* plans taken from the cache instead */
+    int32_t n_scratch;        /* operators whose scratch the current plan holds */
+    uint64_t scratch_block;   /* bytes of the separate scratch block (scratch_separate) */
 } mp_session_memory;
 void mp_session_memory_info(const mp_session *s, mp_session_memory *out);
+
+/* One buffer the static manager plans for the current shapes: a tensor or an operator's
+ * scratch. */
+typedef struct mp_plan_item {
+    int32_t tensor;           /* -1 = the scratch of operator `op` */
+    int32_t op;               /* scratch: its operator; tensor: its producer (-1 = none) */
+    uint64_t bytes;
+    int32_t first, last;      /* operator steps it lives for (inclusive) */
+    bool io;                  /* a model input or output */
+} mp_plan_item;
+/* What the static manager plans for the current shapes (prepares first when needed), in
+ * tensor order then scratch in operator order: *items is malloc'd, the caller frees it.
+ * Empty in dynamic mode. The planner's alignment is *align. */
+mp_status mp_session_plan_items(mp_session *s, mp_plan_item **items, int32_t *n,
+                                uint64_t *align, mp_error *err);
 
 #endif

@@ -14,6 +14,9 @@ typedef struct node_rt {
     bool deferred;    /* output shape known only while running */
     bool created;     /* kernel prepare ran at least once */
     uint64_t seen;    /* sum of the versions of its tensors at its last prepare */
+    uint8_t scratch_home;     /* tensor_home of nodes[i].scratch: NONE, OWN (a block for the
+                                 step), ARENA (a slot, or the separate scratch block) */
+    uint32_t scratch_version; /* bumped when the scratch pointer changes */
 } node_rt;
 
 /* Where a non-constant tensor's bytes are. */
@@ -41,9 +44,10 @@ typedef struct tensor_rt {
 /* A plan kept for input shapes seen before (auto mode). */
 typedef struct plan_entry {
     int32_t *key;       /* every input's rank and dims */
-    uint64_t *offsets;  /* per tensor; UINT64_MAX = not in the plan */
+    uint64_t *offsets;  /* per tensor, then per node (its scratch); UINT64_MAX = not in it */
     uint64_t total, lower_bound, naive;
-    int32_t n_planned;
+    int32_t n_planned;  /* tensors and scratch buffers in the plan */
+    uint64_t scratch_max; /* separate scratch: the largest scratch of the plan's nodes */
     uint64_t stamp;     /* last use, for eviction */
 } plan_entry;
 
@@ -72,6 +76,8 @@ struct mp_session {
     char *arena;
     uint64_t arena_bytes, arena_lower_bound, arena_naive;
     int32_t n_planned;
+    char *scratch_block;   /* scratch_separate: every planned operator's scratch */
+    int32_t n_scratch;     /* nodes whose scratch the plan holds */
     bool stale_kept;       /* keep_stale_arena: the arena outlived its shapes */
     plan_entry cache[MP_PLAN_CACHE];
     uint64_t cache_clock;
@@ -92,12 +98,21 @@ void mp_sm_invalidate(mp_session *s, bool forget_cached_plans);
  * tensor t and operator op (-1 = none). */
 mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op, mp_error *err);
 void mp_sm_free_own(mp_session *s, int32_t t);
-/* Dynamic manager around running node i. */
+/* Scratch of node i that is not planned (dynamic mode, deferred or folded nodes): a block
+ * of its own for one step. */
+mp_status mp_sm_scratch_own(mp_session *s, int32_t i, mp_error *err);
+void mp_sm_scratch_free(mp_session *s, int32_t i);
+/* Dynamic manager around running node i (its scratch included). */
 mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err);
 void mp_sm_after_node(mp_session *s, int32_t i);
 /* Check bound caller buffers against the current sizes. */
 mp_status mp_sm_check_bound(mp_session *s, mp_error *err);
 /* Free everything the managers hold (teardown). */
 void mp_sm_release_all(mp_session *s);
+/* What the static manager plans for the current classification (mp_session_plan_items). */
+mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n,
+                           mp_error *err);
+/* The alignment of every planned slot. */
+#define MP_SLOT_ALIGN 64
 
 #endif

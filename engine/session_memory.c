@@ -20,13 +20,36 @@
 
 #include "session_internal.h"
 
-/* Each slot is aligned to a cache line, which is also what XNNPACK prefers. */
-#define SLOT_ALIGN 64
+/* Each slot is aligned to a cache line (MP_SLOT_ALIGN), which is also what XNNPACK prefers. */
+#define SLOT_ALIGN MP_SLOT_ALIGN
 
 static bool managed(const mp_session *s, int32_t t)
 {
     const tensor_rt *r = &s->trt[t];
     return r->used && !s->tensors[t].is_const && !r->folded;
+}
+
+/* The static manager plans tensor t (for the current classification). */
+static bool in_static_plan(const mp_session *s, int32_t t)
+{
+    const tensor_rt *r = &s->trt[t];
+    return managed(s, t) && !r->dynamic && r->home != HOME_CALLER && r->first != INT32_MAX;
+}
+
+/* The static manager plans node i's scratch (a slot, or the separate scratch block). */
+static bool scratch_planned(const mp_session *s, int32_t i)
+{
+    const node_rt *r = &s->nrt[i];
+    return s->opt.mode != MP_MEMORY_DYNAMIC && !s->stale_kept && !r->folded && !r->deferred &&
+           s->nodes[i].scratch_bytes > 0;
+}
+
+static void set_scratch(mp_session *s, int32_t i, void *p, tensor_home home)
+{
+    if (s->nodes[i].scratch != p)
+        s->nrt[i].scratch_version++;
+    s->nodes[i].scratch = p;
+    s->nrt[i].scratch_home = (uint8_t)home;
 }
 
 void mp_sm_classify(mp_session *s)
@@ -152,12 +175,17 @@ void mp_sm_release_arena(mp_session *s)
     for (int32_t t = 0; t < s->n_tensors; t++)
         if (s->trt[t].home == HOME_ARENA)
             set_data(s, t, NULL, HOME_NONE);
+    for (int32_t i = 0; i < s->n_nodes; i++)
+        if (s->nrt[i].scratch_home == HOME_ARENA)
+            set_scratch(s, i, NULL, HOME_NONE);
     if (s->arena && !s->stale_kept)
         mp_mem_free(s->mem, s->arena);
     if (!s->stale_kept)
         s->arena = NULL;
+    mp_mem_free(s->mem, s->scratch_block);
+    s->scratch_block = NULL;
     s->arena_bytes = s->arena_lower_bound = s->arena_naive = 0;
-    s->n_planned = 0;
+    s->n_planned = s->n_scratch = 0;
     s->plan_dirty = true;
 }
 
@@ -221,15 +249,26 @@ static plan_entry *cache_slot(mp_session *s)
 /* Run the planner over the tensors flagged in `in_plan`; fill a cache entry. */
 static mp_status make_plan(mp_session *s, const bool *in_plan, plan_entry *e, mp_error *err)
 {
+    /* the tensors, then (unless planned apart) the scratch of each operator, alive for its
+     * own step only */
+    bool together = !s->opt.scratch_separate;
     int32_t n = 0;
     for (int32_t t = 0; t < s->n_tensors; t++)
         n += in_plan[t];
+    e->scratch_max = 0;
+    for (int32_t i = 0; i < s->n_nodes; i++) {
+        if (!scratch_planned(s, i))
+            continue;
+        n += together;
+        if (s->nodes[i].scratch_bytes > e->scratch_max)
+            e->scratch_max = s->nodes[i].scratch_bytes;
+    }
+    size_t n_off = (size_t)s->n_tensors + (size_t)s->n_nodes;
     mp_owner none = MP_OWNER_NONE;
     mp_plan_buf *bufs = mp_mem_alloc(s->mem, sizeof(mp_plan_buf) * ((size_t)n + 1), 0,
                                      MP_MEM_ENGINE, none);
     uint64_t *off = mp_mem_alloc(s->mem, sizeof(uint64_t) * ((size_t)n + 1), 0, MP_MEM_ENGINE, none);
-    e->offsets = mp_mem_alloc(s->mem, sizeof(uint64_t) * ((size_t)s->n_tensors + 1), 0,
-                              MP_MEM_ENGINE, none);
+    e->offsets = mp_mem_alloc(s->mem, sizeof(uint64_t) * (n_off + 1), 0, MP_MEM_ENGINE, none);
     mp_status st = MP_OK;
     if (!bufs || !off || !e->offsets) {
         st = mp_fail(err, MP_ERR_NOMEM, "%s: out of memory planning the arena", s->model->path);
@@ -239,6 +278,9 @@ static mp_status make_plan(mp_session *s, const bool *in_plan, plan_entry *e, mp
     for (int32_t t = 0; t < s->n_tensors; t++)
         if (in_plan[t])
             bufs[n++] = (mp_plan_buf){s->tensors[t].bytes, s->trt[t].first, s->trt[t].last};
+    for (int32_t i = 0; i < s->n_nodes; i++)
+        if (together && scratch_planned(s, i))
+            bufs[n++] = (mp_plan_buf){s->nodes[i].scratch_bytes, i, i};
     st = s->planner->plan(bufs, n, SLOT_ALIGN, off, &e->total, s->mem);
     if (st != MP_OK) {
         st = mp_fail(err, st, "%s: planner '%s' failed", s->model->path, s->planner->name);
@@ -257,6 +299,8 @@ static mp_status make_plan(mp_session *s, const bool *in_plan, plan_entry *e, mp
     n = 0;
     for (int32_t t = 0; t < s->n_tensors; t++)
         e->offsets[t] = in_plan[t] ? off[n++] : UINT64_MAX;
+    for (int32_t i = 0; i < s->n_nodes; i++)
+        e->offsets[s->n_tensors + i] = together && scratch_planned(s, i) ? off[n++] : UINT64_MAX;
     s->plans_made++;
 out:
     mp_mem_free(s->mem, bufs);
@@ -277,9 +321,7 @@ static mp_status place_static(mp_session *s, mp_error *err)
         goto out;
     }
     for (int32_t t = 0; t < s->n_tensors && st == MP_OK; t++) {
-        tensor_rt *r = &s->trt[t];
-        in_plan[t] = managed(s, t) && !r->dynamic && r->home != HOME_CALLER &&
-                     r->first != INT32_MAX;
+        in_plan[t] = in_static_plan(s, t);
         if (in_plan[t])
             mp_sm_free_own(s, t); /* e.g. a dynamic buffer from before: never two homes */
         if (in_plan[t])
@@ -314,6 +356,14 @@ static mp_status place_static(mp_session *s, mp_error *err)
             goto out;
         }
     }
+    if (s->opt.scratch_separate && e->scratch_max > 0) {
+        s->scratch_block = mp_mem_alloc(s->mem, e->scratch_max, SLOT_ALIGN, MP_MEM_SCRATCH, none);
+        if (!s->scratch_block) {
+            st = mp_fail(err, MP_ERR_NOMEM, "%s: out of memory for %llu bytes of scratch",
+                         s->model->path, (unsigned long long)e->scratch_max);
+            goto out;
+        }
+    }
     uint64_t arena_id = mp_mem_block_id(s->arena);
     for (int32_t t = 0; t < s->n_tensors; t++) {
         if (e->offsets[t] == UINT64_MAX)
@@ -322,6 +372,16 @@ static mp_status place_static(mp_session *s, mp_error *err)
         if (s->trace)
             mp_trace_plan(s->trace, arena_id, t, e->offsets[t], s->tensors[t].bytes,
                           s->trt[t].first, s->trt[t].last);
+    }
+    for (int32_t i = 0; i < s->n_nodes; i++) {
+        if (!scratch_planned(s, i))
+            continue;
+        mp_sm_scratch_free(s, i); /* a block from a dynamic step before: never two homes */
+        uint64_t o = e->offsets[s->n_tensors + i];
+        set_scratch(s, i, o == UINT64_MAX ? s->scratch_block : s->arena + o, HOME_ARENA);
+        s->n_scratch++;
+        if (s->trace && o != UINT64_MAX)
+            mp_trace_plan_scratch(s->trace, arena_id, i, o, s->nodes[i].scratch_bytes);
     }
     s->arena_bytes = s->arena ? e->total + XNN_EXTRA_BYTES : 0;
     s->arena_lower_bound = e->lower_bound;
@@ -366,9 +426,46 @@ mp_status mp_sm_place(mp_session *s, mp_error *err)
     return MP_OK;
 }
 
+mp_status mp_sm_scratch_own(mp_session *s, int32_t i, mp_error *err)
+{
+    mp_node *n = &s->nodes[i];
+    node_rt *r = &s->nrt[i];
+    if (r->scratch_home == HOME_ARENA)
+        return MP_OK;
+    if (r->scratch_home == HOME_OWN && mp_mem_size(n->scratch) == n->scratch_bytes)
+        return MP_OK;
+    mp_sm_scratch_free(s, i);
+    if (n->scratch_bytes == 0)
+        return MP_OK;
+    if (n->scratch_bytes > s->opt.max_tensor_bytes)
+        return mp_fail(err, MP_ERR_SHAPE, "%s: operator #%d would need %zu bytes of scratch "
+                       "(limit %zu)", s->model->path, (int)i, n->scratch_bytes,
+                       s->opt.max_tensor_bytes);
+    mp_owner own = {-1, i};
+    void *p = mp_mem_alloc(s->mem, n->scratch_bytes, SLOT_ALIGN, MP_MEM_SCRATCH, own);
+    if (!p)
+        return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory for %zu bytes of scratch of "
+                       "operator #%d", s->model->path, n->scratch_bytes, (int)i);
+    set_scratch(s, i, p, HOME_OWN);
+    return MP_OK;
+}
+
+void mp_sm_scratch_free(mp_session *s, int32_t i)
+{
+    if (s->nrt[i].scratch_home != HOME_OWN)
+        return;
+    mp_mem_free(s->mem, s->nodes[i].scratch);
+    set_scratch(s, i, NULL, HOME_NONE);
+}
+
 mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err)
 {
     const mp_node *n = &s->nodes[i];
+    if (n->scratch_bytes > 0) {
+        mp_status st = mp_sm_scratch_own(s, i, err);
+        if (st != MP_OK)
+            return st;
+    }
     for (int32_t j = 0; j < n->n_out; j++) {
         int32_t t = n->out[j]->index;
         if (s->trt[t].dynamic) {
@@ -393,6 +490,7 @@ mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err)
 void mp_sm_after_node(mp_session *s, int32_t i)
 {
     const mp_node *n = &s->nodes[i];
+    mp_sm_scratch_free(s, i);
     for (int32_t j = 0; j < n->n_in + n->n_out; j++) {
         const mp_tensor *x = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
         if (!x)
@@ -423,6 +521,8 @@ mp_status mp_sm_check_bound(mp_session *s, mp_error *err)
 
 void mp_sm_release_all(mp_session *s)
 {
+    for (int32_t i = 0; i < s->n_nodes; i++)
+        mp_sm_scratch_free(s, i);
     for (int32_t t = 0; t < s->n_tensors; t++) {
         mp_sm_free_own(s, t);
         if (s->trt[t].home == HOME_CALLER)
@@ -432,4 +532,42 @@ void mp_sm_release_all(mp_session *s)
     mp_sm_release_arena(s);
     for (int i = 0; i < MP_PLAN_CACHE; i++)
         free_entry(s, &s->cache[i]);
+}
+
+mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n_out,
+                           mp_error *err)
+{
+    *items = NULL;
+    *n_out = 0;
+    if (s->opt.mode == MP_MEMORY_DYNAMIC)
+        return MP_OK;
+    int32_t n = 0;
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        n += in_static_plan(s, t);
+    for (int32_t i = 0; i < s->n_nodes; i++)
+        n += scratch_planned(s, i);
+    mp_plan_item *v = calloc((size_t)n + 1, sizeof *v);
+    if (!v)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory");
+    const mp_model *m = s->model;
+    int32_t k = 0;
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        if (!in_static_plan(s, t))
+            continue;
+        mp_plan_item *it = &v[k++];
+        *it = (mp_plan_item){t, -1, s->tensors[t].bytes, s->trt[t].first, s->trt[t].last,
+                             s->trt[t].model_output};
+        for (int32_t j = 0; j < m->n_inputs; j++)
+            it->io |= m->inputs[j] == t;
+        for (int32_t i = 0; i < s->n_nodes && it->op < 0; i++)
+            for (int32_t j = 0; j < s->nodes[i].n_out; j++)
+                if (s->nodes[i].out[j]->index == t)
+                    it->op = i;
+    }
+    for (int32_t i = 0; i < s->n_nodes; i++)
+        if (scratch_planned(s, i))
+            v[k++] = (mp_plan_item){-1, i, s->nodes[i].scratch_bytes, i, i, false};
+    *items = v;
+    *n_out = n;
+    return MP_OK;
 }

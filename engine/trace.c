@@ -307,13 +307,13 @@ void mp_trace_op_mark(mp_trace *tr, int type, int32_t op)
     mp_trace_add(tr, e);
 }
 
-void mp_trace_plan(mp_trace *tr, uint64_t arena_id, int32_t tensor, uint64_t offset,
-                   uint64_t bytes, int32_t first, int32_t last)
+static void plan_event(mp_trace *tr, uint8_t kind, uint64_t arena_id, int32_t tensor,
+                       uint64_t offset, uint64_t bytes, int32_t first, int32_t last)
 {
     if (!tr || !tr->enabled)
         return;
     mp_event e = blank(MP_EV_PLAN);
-    e.kind = MP_KIND_STATIC;
+    e.kind = kind;
     e.id = arena_id;
     e.tensor = tensor;
     e.aux = offset;
@@ -321,6 +321,18 @@ void mp_trace_plan(mp_trace *tr, uint64_t arena_id, int32_t tensor, uint64_t off
     e.op = first;
     e.op_last = last;
     mp_trace_add(tr, e);
+}
+
+void mp_trace_plan(mp_trace *tr, uint64_t arena_id, int32_t tensor, uint64_t offset,
+                   uint64_t bytes, int32_t first, int32_t last)
+{
+    plan_event(tr, MP_KIND_STATIC, arena_id, tensor, offset, bytes, first, last);
+}
+
+void mp_trace_plan_scratch(mp_trace *tr, uint64_t arena_id, int32_t op, uint64_t offset,
+                           uint64_t bytes)
+{
+    plan_event(tr, MP_KIND_SCRATCH, arena_id, -1, offset, bytes, op, op);
 }
 
 void mp_trace_copy(mp_trace *tr, int32_t tensor, uint64_t bytes, int direction)

@@ -26,7 +26,8 @@ typedef enum mp_ev_type {
     MP_EV_ALLOC = 0,   /* id, bytes, align, kind, owner (tensor/op) */
     MP_EV_FREE,        /* id, bytes, kind, owner of the freed block */
     MP_EV_REALLOC,     /* id keeps its number; bytes = new size, aux = previous size */
-    MP_EV_PLAN,        /* tensor placed in arena `id` at offset aux, bytes, ops op..op_last */
+    MP_EV_PLAN,        /* tensor placed in arena `id` at offset aux, bytes, ops op..op_last;
+                          kind SCRATCH with tensor -1: operator op's scratch (op_last == op) */
     MP_EV_COPY,        /* tensor, bytes; aux = MP_COPY_IN or MP_COPY_OUT */
     MP_EV_PHASE_BEGIN, /* aux = mp_phase_kind, id = run number (runs, 1-based) */
     MP_EV_PHASE_END,
@@ -147,6 +148,9 @@ uint32_t mp_trace_current_phase(const mp_trace *tr);
 void mp_trace_op_mark(mp_trace *tr, int type, int32_t op);
 void mp_trace_plan(mp_trace *tr, uint64_t arena_id, int32_t tensor, uint64_t offset,
                    uint64_t bytes, int32_t first, int32_t last);
+/* Operator op's kernel scratch placed in arena arena_id (a PLAN event of kind SCRATCH). */
+void mp_trace_plan_scratch(mp_trace *tr, uint64_t arena_id, int32_t op, uint64_t offset,
+                           uint64_t bytes);
 void mp_trace_copy(mp_trace *tr, int32_t tensor, uint64_t bytes, int direction);
 /* Record a sample of the process's resident memory (bytes) and its high-water mark. */
 void mp_trace_rss(mp_trace *tr, uint64_t rss, uint64_t hwm);

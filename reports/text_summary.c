@@ -1,6 +1,7 @@
 /* The text summary of a session (see text_summary.h): layout only, every figure comes from
- * mp_summary. Each line goes through out(), which replaces control characters (names come
- * from model files) and cuts what would pass 80 columns, so the report always fits. */
+ * mp_summary. Each line goes through out() (mp_text_line, units.h), which replaces control
+ * characters (names come from model files) and cuts what would pass 80 columns, so the
+ * report always fits. */
 #include "text_summary.h"
 
 #include <inttypes.h>
@@ -9,59 +10,12 @@
 
 #include "units.h"
 
-#define COLS 80
+#define COLS MP_TEXT_COLS
 #define LABEL "%-22s" /* the label column */
 
-/* ---- line output ------------------------------------------------------------------------ */
-
-static bool utf8_cont(unsigned char c)
-{
-    return (c & 0xC0) == 0x80;
-}
-
-/* Copy src into dst (size n) keeping at most max_cols columns (code points): a longer text
- * ends with "...". Control characters become '?'. NULL prints as "?". */
-static void fit(char *dst, size_t n, const char *src, size_t max_cols)
-{
-    if (!src)
-        src = "?";
-    size_t cols = 0;
-    for (const unsigned char *p = (const unsigned char *)src; *p; p++)
-        cols += !utf8_cont(*p);
-    size_t keep = cols <= max_cols ? cols : (max_cols > 3 ? max_cols - 3 : 0);
-    size_t o = 0, c = 0;
-    for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
-        if (!utf8_cont(*p)) {
-            /* Stop at a character's start: room for it (4 bytes) and "..." remains. */
-            if (c == keep || o + 8 >= n)
-                break;
-            c++;
-        } else if (o + 4 >= n) {
-            break; /* malformed: a long run of continuation bytes */
-        }
-        dst[o++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
-    }
-    if (cols > max_cols)
-        for (size_t i = 0; i < 3 && c + i < max_cols && o + 1 < n; i++)
-            dst[o++] = '.';
-    dst[o] = '\0';
-}
-
-static void out(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void out(FILE *f, const char *fmt, ...)
-{
-    char raw[1024], line[COLS * 4 + 8];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
-    fit(line, sizeof line, raw, COLS);
-    size_t len = strlen(line);
-    while (len > 0 && line[len - 1] == ' ')
-        line[--len] = '\0';
-    fprintf(f, "%s\n", line);
-}
+/* the shared line output of units.h */
+#define fit mp_text_fit
+#define out(...) mp_text_line(__VA_ARGS__)
 
 /* ---- pieces ----------------------------------------------------------------------------- */
 
@@ -112,9 +66,8 @@ static const char *when_str(char *buf, size_t n, const mp_summary_when *w)
     return buf;
 }
 
-static bool is_model_input(const mp_trace *tr, int32_t t)
+static bool is_model_input(const mp_trace_meta *m, int32_t t)
 {
-    const mp_trace_meta *m = tr ? mp_trace_get_meta(tr) : NULL;
     if (!m || !m->inputs)
         return false;
     for (int32_t i = 0; i < m->n_inputs; i++)
@@ -143,7 +96,7 @@ static const char *plural(uint64_t n)
 }
 
 /* One "largest alive at peak" line. */
-static void alive_line(FILE *f, const mp_trace *tr, const mp_summary_alive *a, bool exact)
+static void alive_line(FILE *f, const mp_trace_meta *m, const mp_summary_alive *a, bool exact)
 {
     char b[64], desc[512], name[256], opname[40];
     int bw = bytes_col(b, sizeof b, a->bytes, exact);
@@ -156,7 +109,7 @@ static void alive_line(FILE *f, const mp_trace *tr, const mp_summary_alive *a, b
             snprintf(from, sizeof from, "op #%" PRId32 " %s", a->op, opname);
         else
             snprintf(from, sizeof from, "%s",
-                     is_model_input(tr, a->tensor) ? "model input" : "no producer");
+                     is_model_input(m, a->tensor) ? "model input" : "no producer");
         char tail[96];
         snprintf(tail, sizeof tail, " (%s; %s)",
                  a->home == MP_SUMMARY_SLOT ? "planned" : kind_label(a->kind), from);
@@ -183,15 +136,17 @@ static void alive_line(FILE *f, const mp_trace *tr, const mp_summary_alive *a, b
         snprintf(desc, sizeof desc, "planned arena %" PRIu64 " (%" PRIu32 " tensor%s planned)",
                  a->id, a->n_blocks, plural(a->n_blocks));
         break;
+    case MP_SUMMARY_SCRATCH:
+        snprintf(desc, sizeof desc, "scratch of op #%" PRId32 " %s (planned)", a->op, opname);
+        break;
     }
     out(f, "  %s  %s", b, desc);
 }
 
 /* ---- sections --------------------------------------------------------------------------- */
 
-static void section_header(FILE *f, const mp_trace *tr, const mp_summary *s)
+static void section_header(FILE *f, const mp_trace_meta *m, const mp_summary *s)
 {
-    const mp_trace_meta *m = tr ? mp_trace_get_meta(tr) : NULL;
     if (!m) {
         out(f, "memprof summary (%zu events)", s->n_events);
         return;
@@ -257,7 +212,7 @@ static void section_peak(FILE *f, const mp_summary *s, bool exact)
         bytes_str(b1, sizeof b1, s->const_bytes, exact));
 }
 
-static void section_alive(FILE *f, const mp_trace *tr, const mp_summary *s, bool exact)
+static void section_alive(FILE *f, const mp_trace_meta *m, const mp_summary *s, bool exact)
 {
     if (s->n_alive == 0)
         return;
@@ -275,7 +230,7 @@ static void section_alive(FILE *f, const mp_trace *tr, const mp_summary *s, bool
     }
     size_t top = s->n_alive < MP_REPORT_SUMMARY_TOP ? s->n_alive : MP_REPORT_SUMMARY_TOP;
     for (size_t i = 0; i < top; i++)
-        alive_line(f, tr, &s->alive[i], exact);
+        alive_line(f, m, &s->alive[i], exact);
     if (s->n_alive > top) {
         uint64_t rest = 0;
         for (size_t i = top; i < s->n_alive; i++)
@@ -376,7 +331,7 @@ static void section_balance(FILE *f, const mp_summary *s, bool exact)
             bytes_str(b1, sizeof b1, s->live_end_kind[MP_KIND_CONST], exact));
 }
 
-static void section_unaccounted(FILE *f, const mp_trace *tr, const mp_summary *s, bool exact)
+static void section_unaccounted(FILE *f, const mp_trace_meta *m, const mp_summary *s, bool exact)
 {
     char b1[64], b2[64], b3[64];
     if (!s->unaccounted_measured) {
@@ -388,7 +343,6 @@ static void section_unaccounted(FILE *f, const mp_trace *tr, const mp_summary *s
         out(f, LABEL "%s (%" PRId64 " B)", "Unaccounted heap", b1, s->unaccounted);
     else
         out(f, LABEL "%s", "Unaccounted heap", b1);
-    const mp_trace_meta *m = tr ? mp_trace_get_meta(tr) : NULL;
     if (m && m->process_heap_peak >= 0 && m->allocator_overhead >= 0) {
         out(f, LABEL "= process heap peak %s", "",
             bytes_str(b1, sizeof b1, (uint64_t)m->process_heap_peak, exact));
@@ -409,16 +363,28 @@ static void section_health(FILE *f, const mp_summary *s)
     }
 }
 
-void mp_report_summary_text(FILE *f, const mp_trace *tr, const mp_summary *s, bool exact)
+void mp_report_summary_body_text(FILE *f, const mp_trace_meta *m, const mp_summary *s,
+                                  bool exact)
 {
-    section_header(f, tr, s);
     section_health(f, s);
     section_time(f, s);
     section_peak(f, s, exact);
-    section_alive(f, tr, s, exact);
+    section_alive(f, m, s, exact);
     section_runs(f, s, exact);
     section_static_dynamic(f, s, exact);
     section_copies(f, s, exact);
     section_balance(f, s, exact);
-    section_unaccounted(f, tr, s, exact);
+    section_unaccounted(f, m, s, exact);
+}
+
+void mp_report_summary_text_meta(FILE *f, const mp_trace_meta *m, const mp_summary *s,
+                                 bool exact)
+{
+    section_header(f, m, s);
+    mp_report_summary_body_text(f, m, s, exact);
+}
+
+void mp_report_summary_text(FILE *f, const mp_trace *tr, const mp_summary *s, bool exact)
+{
+    mp_report_summary_text_meta(f, tr ? mp_trace_get_meta(tr) : NULL, s, exact);
 }

@@ -17,5 +17,12 @@
 /* Write the summary of trace tr to f. exact: also print exact byte counts next to the
  * human units. tr gives the model's description (it may be NULL). */
 void mp_report_summary_text(FILE *f, const mp_trace *tr, const mp_summary *s, bool exact);
+/* The same from a trace's metadata (m may be NULL), e.g. an mp_source's. */
+void mp_report_summary_text_meta(FILE *f, const mp_trace_meta *m, const mp_summary *s,
+                                 bool exact);
+/* Every section but the two header lines (model; mode, planner, threads, events): for
+ * reports that print their own header (text_profile.c). */
+void mp_report_summary_body_text(FILE *f, const mp_trace_meta *m, const mp_summary *s,
+                                 bool exact);
 
 #endif

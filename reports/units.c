@@ -1,8 +1,10 @@
-/* Human units for reports (see units.h). */
+/* Human units and text-report lines (see units.h). */
 #include "units.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *mp_fmt_bytes(char *buf, size_t n, uint64_t bytes)
 {
@@ -47,4 +49,76 @@ const char *mp_fmt_ns(char *buf, size_t n, uint64_t ns)
     else
         snprintf(buf, n, "%.1f s", (double)ns / 1e9);
     return buf;
+}
+
+const char *mp_fmt_bytes_x(char *buf, size_t n, uint64_t bytes, bool exact)
+{
+    char h[32];
+    mp_fmt_bytes(h, sizeof h, bytes);
+    if (exact && bytes >= 1024)
+        snprintf(buf, n, "%s (%" PRIu64 " B)", h, bytes);
+    else
+        snprintf(buf, n, "%s", h);
+    return buf;
+}
+
+/* ---- text lines ------------------------------------------------------------------------- */
+
+static bool utf8_cont(unsigned char c)
+{
+    return (c & 0xC0) == 0x80;
+}
+
+void mp_text_fit(char *dst, size_t n, const char *src, size_t max_cols)
+{
+    if (!src)
+        src = "?";
+    size_t cols = 0;
+    for (const unsigned char *p = (const unsigned char *)src; *p; p++)
+        cols += !utf8_cont(*p);
+    size_t keep = cols <= max_cols ? cols : (max_cols > 3 ? max_cols - 3 : 0);
+    size_t o = 0, c = 0;
+    for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+        if (!utf8_cont(*p)) {
+            /* Stop at a character's start: room for it (4 bytes) and "..." remains. */
+            if (c == keep || o + 8 >= n)
+                break;
+            c++;
+        } else if (o + 4 >= n) {
+            break; /* malformed: a long run of continuation bytes */
+        }
+        dst[o++] = (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p;
+    }
+    if (cols > max_cols)
+        for (size_t i = 0; i < 3 && c + i < max_cols && o + 1 < n; i++)
+            dst[o++] = '.';
+    dst[o] = '\0';
+}
+
+void mp_text_line(FILE *f, const char *fmt, ...)
+{
+    char raw[1024], line[MP_TEXT_COLS * 4 + 8];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    mp_text_fit(line, sizeof line, raw, MP_TEXT_COLS);
+    size_t len = strlen(line);
+    while (len > 0 && line[len - 1] == ' ')
+        line[--len] = '\0';
+    fprintf(f, "%s\n", line);
+}
+
+const char *mp_phase_label(int kind)
+{
+    static const char *labels[] = {"load", "prepare", "shape change", "input/output", "run",
+                                   "teardown"};
+    return kind >= 0 && kind < (int)(sizeof labels / sizeof labels[0]) ? labels[kind] : "?";
+}
+
+const char *mp_kind_label(int kind)
+{
+    static const char *labels[] = {"const", "static", "dynamic", "scratch", "kernel", "io",
+                                   "engine"};
+    return kind >= 0 && kind < (int)(sizeof labels / sizeof labels[0]) ? labels[kind] : "?";
 }

@@ -1,9 +1,12 @@
 /* Human units for reports: bytes as B / KiB / MiB / GiB / TiB and durations as ns / us / ms / s,
- * with one decimal. Shared by every report format that prints for people. */
+ * with one decimal; and the line output of the text reports (80 columns, names from model
+ * files made safe). Shared by every report format that prints for people. */
 #ifndef MP_UNITS_H
 #define MP_UNITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* "512 B", "1.5 KiB", "12.3 MiB" (the unit is chosen so that the number stays below 1024
@@ -13,5 +16,23 @@ const char *mp_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 const char *mp_fmt_sbytes(char *buf, size_t n, int64_t bytes);
 /* "850 ns", "12.5 us", "3.2 ms", "1.5 s". Returns buf. */
 const char *mp_fmt_ns(char *buf, size_t n, uint64_t ns);
+
+/* "1.2 MiB", or with exact "1.2 MiB (1258291 B)" (exact below 1 KiB adds nothing). */
+const char *mp_fmt_bytes_x(char *buf, size_t n, uint64_t bytes, bool exact);
+
+/* ---- text reports ----------------------------------------------------------------------- */
+
+#define MP_TEXT_COLS 80
+
+/* Copy src into dst (size n) keeping at most max_cols columns (code points): a longer text
+ * ends with "...". Control characters become '?'. NULL prints as "?". */
+void mp_text_fit(char *dst, size_t n, const char *src, size_t max_cols);
+/* Print one line (printf-style): control characters replaced, cut at MP_TEXT_COLS columns,
+ * trailing spaces dropped, then a newline. */
+void mp_text_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Labels people read: "shape change", "input/output" for phases; "static"... for kinds. */
+const char *mp_phase_label(int kind);
+const char *mp_kind_label(int kind);
 
 #endif

@@ -11,9 +11,11 @@
  *             pointers did not change.
  *   run     : execute. May not allocate.
  *   release : free node->state (all of it, through the node's mp_mem).
- * Kernels allocate only through mp_mem (kind MP_MEM_KERNEL for what they keep, MP_MEM_SCRATCH
- * for temporaries), owner MP_OWNER_OP(node->index). Errors name the operator through
- * mp_node_fail(). */
+ * Kernels allocate only through mp_mem (kind MP_MEM_KERNEL for what they keep), owner
+ * MP_OWNER_OP(node->index). Temporaries a run needs are not allocated by the kernel: infer
+ * declares them (mp_node.scratch_bytes) and the session places them with the tensors, so
+ * the planner can share their bytes (kind MP_MEM_SCRATCH when not in the arena). Errors name
+ * the operator through mp_node_fail(). */
 #ifndef MP_KERNEL_H
 #define MP_KERNEL_H
 
@@ -33,6 +35,12 @@ typedef struct mp_node {
     mp_tensor **in;             /* n_in entries; NULL for an omitted optional input */
     mp_tensor **out;
     void *state;                /* kernel-private, allocated through mem */
+    /* Temporaries: infer sets scratch_bytes (0 = none) for the current shapes; the session
+     * then provides `scratch` (that many bytes, 64-byte aligned, contents undefined) before
+     * prepare and run, as a slot of the arena (static) or a block of its own for the
+     * operator's step (dynamic). The pointer may change between prepares. */
+    size_t scratch_bytes;
+    void *scratch;
     mp_mem *mem;
     pthreadpool_t pool;         /* NULL = single-threaded */
     mp_error *err;

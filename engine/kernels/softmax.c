@@ -1,9 +1,12 @@
 /* Kernel: SOFTMAX over the last axis, y = exp(beta * (x - max)) / sum, any rank >= 1
  * (leading dimensions are flattened into rows).
  *
- * XNNPACK's softmax has no beta, so it runs the common beta == 1 case; any other beta runs
- * in plain C. The XNNPACK operator is created for a channel count (the last dimension) and
- * re-created only when that changes; a change of the leading dimensions needs only setup. */
+ * XNNPACK's softmax has no beta. With beta == 1 it reads the input directly; any other beta
+ * first writes beta * x into the operator's scratch (declared by infer, placed by the session
+ * in the arena beside the tensors) and runs XNNPACK on that: softmax(beta * x) is the same
+ * function, since subtracting the row's max of beta * x only cancels out. The XNNPACK
+ * operator is created for a channel count (the last dimension) and re-created only when that
+ * changes; a change of the leading dimensions or of the pointers needs only setup. */
 #include "kernel.h"
 
 #include <math.h>
@@ -13,8 +16,13 @@ typedef struct softmax_state {
     xnn_operator_t op;
     size_t op_channels; /* channels op was created for */
     size_t channels, rows;
-    bool use_xnn;
 } softmax_state;
+
+/* beta != 1: XNNPACK runs on beta * x, written into the scratch. */
+static bool scaled(const mp_node *n)
+{
+    return n->opt->beta != 1.0f;
+}
 
 static mp_status softmax_infer(mp_node *n)
 {
@@ -33,6 +41,8 @@ static mp_status softmax_infer(mp_node *n)
     if (!mp_tensor_set_shape(out, in->rank, in->dims))
         return mp_node_fail(n, MP_ERR_SHAPE, "cannot give output '%s' the shape of '%s'",
                             out->info->name, in->info->name);
+    size_t elems = mp_tensor_elements(in);
+    n->scratch_bytes = scaled(n) && elems > 0 ? elems * sizeof(float) + XNN_EXTRA_BYTES : 0;
     return MP_OK;
 }
 
@@ -44,9 +54,14 @@ static mp_status softmax_prepare(mp_node *n)
     const mp_tensor *in = n->in[0];
     s->channels = (size_t)in->dims[in->rank - 1];
     s->rows = s->channels ? mp_tensor_elements(in) / s->channels : 0;
-    s->use_xnn = false;
-    if (n->opt->beta != 1.0f || s->rows == 0)
+    if (s->rows == 0)
         return MP_OK;
+    const float *x = in->data;
+    if (scaled(n)) {
+        if (!n->scratch)
+            return mp_node_fail(n, MP_ERR_ARG, "prepared without its scratch");
+        x = n->scratch;
+    }
 
     if (s->op && s->op_channels != s->channels) {
         mp_xnn_delete(&s->op);
@@ -60,34 +75,10 @@ static mp_status softmax_prepare(mp_node *n)
         }
         s->op_channels = s->channels;
     }
-    xs = xnn_setup_softmax_nc_f32(s->op, s->rows, in->data, n->out[0]->data, n->pool);
+    xs = xnn_setup_softmax_nc_f32(s->op, s->rows, x, n->out[0]->data, n->pool);
     if (xs != xnn_status_success)
         return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK setup failed (status %d)", (int)xs);
-    s->use_xnn = true;
     return MP_OK;
-}
-
-/* One row in C. The row is shifted by its max (by its min when beta < 0) so that the
- * largest exponent is 0; for beta > 0 this is exactly TFLite's exp((x - max) * beta). */
-static void softmax_row(const float *x, float *y, size_t c, float beta)
-{
-    float m = x[0];
-    if (beta >= 0.0f) {
-        for (size_t i = 1; i < c; i++)
-            m = x[i] > m ? x[i] : m;
-    } else {
-        for (size_t i = 1; i < c; i++)
-            m = x[i] < m ? x[i] : m;
-    }
-    float sum = 0.0f;
-    for (size_t i = 0; i < c; i++) {
-        float e = expf((x[i] - m) * beta);
-        y[i] = e;
-        sum += e;
-    }
-    float inv = 1.0f / sum;
-    for (size_t i = 0; i < c; i++)
-        y[i] *= inv;
 }
 
 static mp_status softmax_run(mp_node *n)
@@ -97,16 +88,15 @@ static mp_status softmax_run(mp_node *n)
         return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
     if (s->rows == 0)
         return MP_OK;
-    if (s->use_xnn) {
-        enum xnn_status xs = xnn_run_operator(s->op, n->pool);
-        if (xs != xnn_status_success)
-            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK run failed (status %d)", (int)xs);
-        return MP_OK;
+    if (scaled(n)) {
+        const float *x = n->in[0]->data;
+        float *t = n->scratch, beta = n->opt->beta;
+        for (size_t i = 0, count = s->rows * s->channels; i < count; i++)
+            t[i] = beta * x[i];
     }
-    const float *x = n->in[0]->data;
-    float *y = n->out[0]->data;
-    for (size_t r = 0; r < s->rows; r++)
-        softmax_row(x + r * s->channels, y + r * s->channels, s->channels, n->opt->beta);
+    enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+    if (xs != xnn_status_success)
+        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK run failed (status %d)", (int)xs);
     return MP_OK;
 }
 

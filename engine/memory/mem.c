@@ -277,6 +277,12 @@ const char *mp_mem_kind_name(mp_mem_kind kind)
 
 static mp_mem *g_current;
 static int32_t g_current_op = -1;
+static const struct xnn_allocator *g_redirect; /* capture hook for peers/ (mem.h) */
+
+void mp_mem_xnn_redirect(const struct xnn_allocator *to)
+{
+    g_redirect = to;
+}
 
 void mp_mem_set_current(mp_mem *m, int32_t op)
 {
@@ -287,24 +293,34 @@ void mp_mem_set_current(mp_mem *m, int32_t op)
 static void *xa_alloc(void *ctx, size_t size)
 {
     (void)ctx;
+    if (g_redirect)
+        return g_redirect->allocate(g_redirect->context, size);
     return mp_mem_alloc(g_current, size, 0, MP_MEM_KERNEL, MP_OWNER_OP(g_current_op));
 }
 
 static void *xa_realloc(void *ctx, void *p, size_t size)
 {
     (void)ctx;
+    if (g_redirect)
+        return g_redirect->reallocate(g_redirect->context, p, size);
     return mp_mem_realloc(g_current, p, size, MP_MEM_KERNEL, MP_OWNER_OP(g_current_op));
 }
 
 static void xa_free(void *ctx, void *p)
 {
     (void)ctx;
+    if (g_redirect) {
+        g_redirect->deallocate(g_redirect->context, p);
+        return;
+    }
     mp_mem_free(g_current, p);
 }
 
 static void *xa_aligned(void *ctx, size_t align, size_t size)
 {
     (void)ctx;
+    if (g_redirect)
+        return g_redirect->aligned_allocate(g_redirect->context, align, size);
     return mp_mem_alloc(g_current, size, align, MP_MEM_KERNEL, MP_OWNER_OP(g_current_op));
 }
 

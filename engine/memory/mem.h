@@ -84,4 +84,12 @@ const char *mp_mem_kind_name(mp_mem_kind kind);
 int mp_mem_xnn_init(void);
 void mp_mem_set_current(mp_mem *m, int32_t op);
 
+/* ---- capture hook for peers/ (another runtime measured next to ours) ----------------
+ * While `to` is set, every XNNPACK allocation, reallocation and free goes to its callbacks
+ * instead of the engine's accounting; NULL restores the accounting. The caller must free
+ * every block it captured inside such a window (XNNPACK objects made while redirected are
+ * deleted while redirected). Process-global, like the hook itself: one thread at a time. */
+struct xnn_allocator;
+void mp_mem_xnn_redirect(const struct xnn_allocator *to);
+
 #endif

@@ -1,6 +1,7 @@
 /* Tests of the SOFTMAX kernel: a hand-computed row, a double-precision reference over
- * ranks 1..4 (XNNPACK path for beta == 1, plain C for other betas including 0 and negative),
- * channel-count changes between runs (operator re-created), reruns, 2 threads, errors. */
+ * ranks 1..4 (beta == 1 straight through XNNPACK; other betas, including 0 and negative,
+ * through XNNPACK on beta * x in the operator's scratch), channel-count changes between runs
+ * (operator re-created), reruns, 2 threads, errors. */
 #include "testutil.h"
 
 #include <math.h>

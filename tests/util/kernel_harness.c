@@ -106,6 +106,16 @@ mp_status kh_run(kh_case *c)
         t->data = calloc(1, t->bytes + XNN_EXTRA_BYTES);
         assert_non_null(t->data);
     }
+    /* The session's part: the scratch infer declared, 64-byte aligned, with garbage in it
+     * (a kernel may not expect anything there). */
+    free(c->node.scratch);
+    c->node.scratch = NULL;
+    if (c->node.scratch_bytes > 0) {
+        size_t n = (c->node.scratch_bytes + 63) / 64 * 64;
+        c->node.scratch = aligned_alloc(64, n);
+        assert_non_null(c->node.scratch);
+        memset(c->node.scratch, 0xA5, n);
+    }
     return kh_rerun(c, true);
 }
 
@@ -123,6 +133,7 @@ void kh_free(kh_case *c)
 {
     if (c->kernel && c->kernel->release)
         c->kernel->release(&c->node);
+    free(c->node.scratch);
     for (int i = 0; i < c->n_tensors; i++)
         if (!c->tensors[i].is_const)
             free(c->tensors[i].data);

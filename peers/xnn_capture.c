@@ -1,0 +1,182 @@
+/* Capture of XNNPACK's allocations for a peer runtime (see xnn_capture.h): header-tagged
+ * blocks on a live list, totals, peak and per-phase counts. */
+#include "xnn_capture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/memory/mem.h"
+
+#define XC_MAGIC 0x78637031u
+#define XC_PLAIN_ALIGN 16 /* what malloc guarantees; XNNPACK's plain blocks may rely on it */
+
+static xc_block *hdr(void *p)
+{
+    return (xc_block *)((char *)p - sizeof(xc_block));
+}
+
+static void link_live(xc_capture *c, xc_block *b)
+{
+    b->prev = c->live.prev;
+    b->next = &c->live;
+    c->live.prev->next = b;
+    c->live.prev = b;
+}
+
+static void unlink_live(xc_block *b)
+{
+    b->prev->next = b->next;
+    b->next->prev = b->prev;
+    b->prev = b->next = NULL;
+}
+
+static void *block_new(xc_capture *c, size_t bytes, size_t align, bool aligned)
+{
+    if (align < XC_PLAIN_ALIGN)
+        align = XC_PLAIN_ALIGN;
+    if ((align & (align - 1)) != 0 || bytes > SIZE_MAX - align - sizeof(xc_block)) {
+        c->failures++;
+        return NULL;
+    }
+    char *raw = malloc(bytes + align + sizeof(xc_block));
+    if (!raw) {
+        c->failures++;
+        return NULL;
+    }
+    uintptr_t u = ((uintptr_t)raw + sizeof(xc_block) + align - 1) & ~(uintptr_t)(align - 1);
+    char *p = (char *)u;
+    xc_block *b = hdr(p);
+    b->bytes = bytes;
+    b->seq = ++c->seq;
+    b->magic = XC_MAGIC;
+    b->shift = (uint32_t)(p - raw);
+    b->align = (uint32_t)align;
+    b->phase = (uint8_t)c->phase;
+    b->aligned = aligned;
+    link_live(c, b);
+    c->n_live++;
+    c->live_bytes += bytes;
+    if (c->live_bytes > c->peak_bytes)
+        c->peak_bytes = c->live_bytes;
+    c->bytes_alloc += bytes;
+    c->phase_allocs[c->phase]++;
+    c->phase_bytes[c->phase] += bytes;
+    return p;
+}
+
+static void block_free(xc_capture *c, void *p)
+{
+    xc_block *b = hdr(p);
+    if (b->magic != XC_MAGIC)
+        abort(); /* a block the capture did not make: a window was left open or closed early */
+    b->magic = 0;
+    unlink_live(b);
+    c->n_live--;
+    c->live_bytes -= b->bytes;
+    c->bytes_free += b->bytes;
+    free((char *)p - b->shift);
+}
+
+static void *cb_allocate(void *ctx, size_t size)
+{
+    xc_capture *c = ctx;
+    void *p = block_new(c, size, 0, false);
+    if (p)
+        c->n_alloc++;
+    return p;
+}
+
+static void *cb_aligned(void *ctx, size_t align, size_t size)
+{
+    xc_capture *c = ctx;
+    void *p = block_new(c, size, align, true);
+    if (p)
+        c->n_alloc++;
+    return p;
+}
+
+static void cb_free(void *ctx, void *p)
+{
+    xc_capture *c = ctx;
+    if (!p)
+        return;
+    block_free(c, p);
+    c->n_free++;
+}
+
+static void *cb_reallocate(void *ctx, void *p, size_t size)
+{
+    xc_capture *c = ctx;
+    if (!p)
+        return cb_allocate(ctx, size);
+    xc_block *old = hdr(p);
+    if (old->magic != XC_MAGIC)
+        abort();
+    void *q = block_new(c, size, old->align, old->aligned);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old->bytes < size ? old->bytes : size);
+    block_free(c, p);
+    c->n_realloc++;
+    return q;
+}
+
+void xc_init(xc_capture *c)
+{
+    memset(c, 0, sizeof *c);
+    c->alloc.context = c;
+    c->alloc.allocate = cb_allocate;
+    c->alloc.reallocate = cb_reallocate;
+    c->alloc.deallocate = cb_free;
+    c->alloc.aligned_allocate = cb_aligned;
+    c->alloc.aligned_deallocate = cb_free;
+    c->live.prev = c->live.next = &c->live;
+}
+
+void xc_begin(xc_capture *c, xc_phase phase)
+{
+    c->phase = phase;
+    mp_mem_xnn_redirect(&c->alloc);
+}
+
+void xc_end(void)
+{
+    mp_mem_xnn_redirect(NULL);
+}
+
+const xc_block *xc_first(const xc_capture *c)
+{
+    return c->live.next == &c->live ? NULL : c->live.next;
+}
+
+const xc_block *xc_next(const xc_capture *c, const xc_block *b)
+{
+    return b->next == &c->live ? NULL : b->next;
+}
+
+size_t xc_operator_size(bool *aligned)
+{
+    static bool measured, op_aligned;
+    static size_t op_size;
+    if (!measured) {
+        measured = true;
+        if (mp_mem_xnn_init() == 0) {
+            xc_capture c;
+            xc_init(&c);
+            xnn_operator_t op = NULL;
+            xc_begin(&c, XC_CREATE);
+            enum xnn_status st = xnn_create_clamp_nc_f32(1, 1, 1, 0.0f, 1.0f, 0, &op);
+            xc_end();
+            if (st == xnn_status_success && c.n_live == 1) {
+                op_size = xc_first(&c)->bytes;
+                op_aligned = xc_first(&c)->aligned;
+            }
+            xc_begin(&c, XC_DELETE);
+            if (op)
+                xnn_delete_operator(op);
+            xc_end();
+        }
+    }
+    *aligned = op_aligned;
+    return op_size;
+}

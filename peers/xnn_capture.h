@@ -1,0 +1,64 @@
+/* Capture of XNNPACK's allocations for a peer runtime (private to peers/).
+ *
+ * An xc_capture is an xnn_allocator whose blocks carry a small header: size, the phase they
+ * were made in (subgraph building, runtime creation, setup, runs, deletion), whether XNNPACK
+ * asked for aligned ("SIMD") memory, and a sequence number. Live blocks are kept on a list
+ * so that they can be classified after the runtime is created (xnn_runtime.c). Installed
+ * through mp_mem_xnn_redirect() (engine/memory/mem.h) only around the peer's own XNNPACK
+ * calls, so the engine's accounting never sees them. */
+#ifndef MP_PEERS_XNN_CAPTURE_H
+#define MP_PEERS_XNN_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xnnpack.h>
+
+typedef enum xc_phase {
+    XC_BUILD = 0, /* xnn_create_subgraph and xnn_define_* */
+    XC_CREATE,    /* xnn_create_runtime_v2, and the subgraph's deletion right after it */
+    XC_SETUP,     /* xnn_setup_runtime */
+    XC_RUN,       /* xnn_invoke_runtime */
+    XC_DELETE,    /* xnn_delete_runtime */
+    XC_PHASE_COUNT
+} xc_phase;
+
+typedef struct xc_block {
+    struct xc_block *prev, *next; /* live list */
+    size_t bytes;
+    uint64_t seq;                 /* allocation order (a reallocation gets a new one) */
+    uint32_t magic;
+    uint32_t shift;               /* user pointer - raw pointer */
+    uint32_t align;
+    uint8_t phase;
+    uint8_t aligned;              /* came from aligned_allocate */
+} xc_block;
+
+typedef struct xc_capture {
+    struct xnn_allocator alloc;   /* context = this capture */
+    xc_block live;                /* sentinel of the live list */
+    xc_phase phase;
+    uint64_t seq;
+    uint64_t live_bytes, peak_bytes;
+    uint64_t n_live;
+    uint64_t n_alloc, n_free, n_realloc;
+    uint64_t bytes_alloc, bytes_free;       /* a reallocation counts its new and old size */
+    uint64_t phase_allocs[XC_PHASE_COUNT];  /* allocations (and reallocations) per phase */
+    uint64_t phase_bytes[XC_PHASE_COUNT];
+    uint64_t failures;                      /* allocations refused (out of memory) */
+} xc_capture;
+
+void xc_init(xc_capture *c);
+/* Route XNNPACK's allocations to c from now on, in phase `phase` (NULL: back to the
+ * engine's accounting). */
+void xc_begin(xc_capture *c, xc_phase phase);
+void xc_end(void);
+/* Iterate live blocks in allocation order: first, then next until NULL. */
+const xc_block *xc_first(const xc_capture *c);
+const xc_block *xc_next(const xc_capture *c, const xc_block *b);
+/* Size of xnn_operator objects of this XNNPACK build, measured once by creating a clamp
+ * operator under a capture (0 when it could not be told: one aligned block was expected).
+ * *aligned says whether XNNPACK allocates them aligned. */
+size_t xc_operator_size(bool *aligned);
+
+#endif

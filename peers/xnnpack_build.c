@@ -1,0 +1,759 @@
+/* Our graph -> an XNNPACK subgraph (the peer's builder; see xnnpack_runtime.h).
+ *
+ * Values are defined lazily, the first time an operator reads or writes a tensor as data:
+ * model inputs and outputs become external values, constants (and values the engine folded
+ * at prepare) static values, the rest internal values. Operators that only supply
+ * parameters (a reshape's shape, a pad's paddings, a mean's axes, a resize's size) are read
+ * here at build time and never become values.
+ *
+ * Layouts: TFLite and XNNPACK agree, so no weight is rearranged:
+ *   CONV_2D            filter OHWI [Cout,KH,KW,Cin/groups] = XNNPACK's
+ *                      [groups*group_out, KH, KW, group_in] (TFLite's grouped convolution
+ *                      has groups = input channels / filter channels).
+ *   DEPTHWISE_CONV_2D  filter [1,KH,KW,Cin*M] = xnn_define_depthwise_convolution_2d's layout,
+ *                      M = output channels / input channels (the option is not trusted).
+ *   FULLY_CONNECTED    weights [out,in] = XNNPACK's default (no XNN_FLAG_TRANSPOSE_WEIGHTS);
+ *                      an input flattened by TFLite uses XNN_FLAG_TENSORFLOW_RESHAPE_2D.
+ * SAME padding is passed as TFLite's explicit padding (the shapes are concrete), which also
+ * avoids XNNPACK's SAME mode where the stride exceeds the kernel (engine/kernels/conv.c).
+ * Biases that are omitted get zeros (this XNNPACK's runtime reads a bias value for every
+ * convolution and fully connected node). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/kernels/kernel.h"
+#include "xnnpack_internal.h"
+
+typedef struct builder {
+    mp_xnn_peer *p;
+    const mp_session *s;
+    const mp_model *m;
+    xnn_subgraph_t sg;
+    mp_error *err;
+    uint32_t *vid;     /* per tensor: XNNPACK value id, XNN_INVALID_VALUE_ID = not defined */
+    bool *known;       /* per tensor: value known at build time (constant or folded) */
+    bool *folded;      /* per operator: computed by the engine at prepare, not run */
+    int8_t *role;      /* per tensor: 1 model input, 2 model output, 3 both, 0 neither */
+    uint32_t *ext_id;  /* per tensor: external id when role != 0 */
+    int32_t op;        /* operator being translated (-1 = none) */
+} builder;
+
+static const char *op_label(const builder *b, int32_t i)
+{
+    const mp_op_info *o = &b->m->ops[i];
+    if (o->opcode == MP_OP_CUSTOM && o->custom_code)
+        return o->custom_code;
+    const char *n = mp_op_name(o->opcode);
+    return n ? n : "?";
+}
+
+/* "<model>: XNNPACK's subgraph runtime has no equivalent of operator I (NAME)[: detail]" */
+static mp_status no_equiv(builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static mp_status no_equiv(builder *b, const char *fmt, ...)
+{
+    char detail[300] = "";
+    if (fmt && *fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        detail[0] = ':';
+        detail[1] = ' ';
+        vsnprintf(detail + 2, sizeof detail - 2, fmt, ap);
+        va_end(ap);
+    }
+    return mp_fail(b->err, MP_ERR_UNSUPPORTED,
+                   "%s: XNNPACK's subgraph runtime has no equivalent of operator %d (%s)%s",
+                   b->m->path, b->op, op_label(b, b->op), detail);
+}
+
+static mp_status op_fail(builder *b, mp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static mp_status op_fail(builder *b, mp_status st, const char *fmt, ...)
+{
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return mp_fail(b->err, st, "%s: XNNPACK peer, operator %d (%s): %s", b->m->path, b->op,
+                   op_label(b, b->op), msg);
+}
+
+static mp_status xnn_refused(builder *b, const char *what, enum xnn_status xs)
+{
+    if (xs == xnn_status_out_of_memory)
+        return op_fail(b, MP_ERR_NOMEM, "out of memory in %s", what);
+    return no_equiv(b, "%s refused it (status %d)", what, (int)xs);
+}
+
+static const mp_tensor *T(const builder *b, int32_t t)
+{
+    return mp_session_tensor(b->s, t);
+}
+
+static const char *tname(const builder *b, int32_t t)
+{
+    const mp_tensor *x = T(b, t);
+    return x && x->info && x->info->name && *x->info->name ? x->info->name : "?";
+}
+
+static uint64_t round16(uint64_t v)
+{
+    return (v + 15) / 16 * 16;
+}
+
+/* Keep a block of static data the peer made, freed at destroy. */
+static void *keep_copy(builder *b, size_t bytes)
+{
+    mp_xnn_peer *p = b->p;
+    if (p->n_copies == p->cap_copies) {
+        int cap = p->cap_copies ? p->cap_copies * 2 : 16;
+        void **nc = realloc(p->copies, sizeof(void *) * (size_t)cap);
+        if (!nc)
+            return NULL;
+        p->copies = nc;
+        p->cap_copies = cap;
+    }
+    void *q = calloc(1, bytes + XNN_EXTRA_BYTES);
+    if (!q)
+        return NULL;
+    p->copies[p->n_copies++] = q;
+    p->static_copy_bytes += bytes;
+    return q;
+}
+
+/* Define the value of tensor t (once). `what` names its use for messages. */
+static mp_status value_of(builder *b, int32_t t, const char *what, uint32_t *id)
+{
+    if (t < 0 || t >= b->m->n_tensors)
+        return op_fail(b, MP_ERR_FORMAT, "%s is omitted", what);
+    if (b->vid[t] != XNN_INVALID_VALUE_ID) {
+        *id = b->vid[t];
+        return MP_OK;
+    }
+    const mp_tensor *x = T(b, t);
+    if (x->dtype != MP_DT_FLOAT32)
+        return no_equiv(b, "%s '%s' is %s (the peer runs float32 only)", what, tname(b, t),
+                        mp_dtype_name(x->dtype));
+    if (x->info->quant.count > 0)
+        return no_equiv(b, "%s '%s' is quantized", what, tname(b, t));
+    if (!x->shape_known)
+        return no_equiv(b, "the shape of %s '%s' is known only while running", what,
+                        tname(b, t));
+    if (x->rank > XNN_MAX_TENSOR_DIMS)
+        return no_equiv(b, "%s '%s' has rank %d (XNNPACK takes at most %d)", what, tname(b, t),
+                        x->rank, XNN_MAX_TENSOR_DIMS);
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    for (int32_t d = 0; d < x->rank; d++)
+        dims[d] = (size_t)x->dims[d];
+    const void *data = NULL;
+    uint32_t ext = XNN_INVALID_VALUE_ID, flags = 0;
+    if (b->role[t]) {
+        if (b->known[t])
+            return no_equiv(b, "model %s '%s' is a constant", b->role[t] & 1 ? "input" : "output",
+                            tname(b, t));
+        ext = b->ext_id[t];
+        flags = (b->role[t] & 1 ? XNN_VALUE_FLAG_EXTERNAL_INPUT : 0) |
+                (b->role[t] & 2 ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0);
+    } else if (b->known[t]) {
+        if (!x->data)
+            return op_fail(b, MP_ERR_ARG, "value of '%s' is not available", tname(b, t));
+        if (x->is_const) {
+            data = x->data; /* the model's bytes, in place (MP_MODEL_TAIL_SLACK covers reads) */
+        } else {
+            void *q = keep_copy(b, x->bytes); /* folded by the engine: copied once */
+            if (!q)
+                return op_fail(b, MP_ERR_NOMEM, "out of memory copying '%s'", tname(b, t));
+            memcpy(q, x->data, x->bytes);
+            data = q;
+        }
+    } else {
+        b->p->internal_values++;
+        uint64_t r = round16(x->bytes);
+        b->p->internal_sum16 += r;
+        if (r > b->p->internal_largest)
+            b->p->internal_largest = r;
+    }
+    enum xnn_status xs = xnn_define_tensor_value(b->sg, xnn_datatype_fp32, (size_t)x->rank, dims,
+                                                 data, ext, flags, id);
+    if (xs != xnn_status_success)
+        return xnn_refused(b, "xnn_define_tensor_value", xs);
+    b->vid[t] = *id;
+    return MP_OK;
+}
+
+/* An internal value the peer needs beyond our tensors (MEAN without keep_dims). */
+static mp_status helper_value(builder *b, int32_t rank, const size_t *dims, uint32_t *id)
+{
+    uint64_t bytes = sizeof(float);
+    for (int32_t d = 0; d < rank; d++)
+        bytes *= dims[d];
+    enum xnn_status xs = xnn_define_tensor_value(b->sg, xnn_datatype_fp32, (size_t)rank, dims,
+                                                 NULL, XNN_INVALID_VALUE_ID, 0, id);
+    if (xs != xnn_status_success)
+        return xnn_refused(b, "xnn_define_tensor_value", xs);
+    b->p->internal_values++;
+    b->p->internal_sum16 += round16(bytes);
+    if (round16(bytes) > b->p->internal_largest)
+        b->p->internal_largest = round16(bytes);
+    return MP_OK;
+}
+
+/* A static float32 weight (filter or bias) with the given number of elements; a missing
+ * bias (t < 0) becomes zeros. */
+static mp_status weight_of(builder *b, int32_t t, const char *what, int32_t rank,
+                           const size_t *dims, uint32_t *id)
+{
+    if (t >= 0) {
+        const mp_tensor *x = T(b, t);
+        if (x->dtype != MP_DT_FLOAT32)
+            return no_equiv(b, "%s '%s' is %s (hybrid models are not expressible)", what,
+                            tname(b, t), mp_dtype_name(x->dtype));
+        if (!b->known[t])
+            return no_equiv(b, "%s '%s' is computed while running", what, tname(b, t));
+        return value_of(b, t, what, id);
+    }
+    size_t count = 1;
+    for (int32_t d = 0; d < rank; d++)
+        count *= dims[d];
+    void *zeros = keep_copy(b, count * sizeof(float));
+    if (!zeros)
+        return op_fail(b, MP_ERR_NOMEM, "out of memory for a zero %s", what);
+    enum xnn_status xs = xnn_define_tensor_value(b->sg, xnn_datatype_fp32, (size_t)rank, dims,
+                                                 zeros, XNN_INVALID_VALUE_ID, 0, id);
+    if (xs != xnn_status_success)
+        return xnn_refused(b, "xnn_define_tensor_value", xs);
+    return MP_OK;
+}
+
+static bool act_bounds(int32_t act, float *lo, float *hi)
+{
+    switch (act) {
+    case MP_ACT_NONE: *lo = -INFINITY; *hi = INFINITY; return true;
+    case MP_ACT_RELU: *lo = 0.0f; *hi = INFINITY; return true;
+    case MP_ACT_RELU_N1_TO_1: *lo = -1.0f; *hi = 1.0f; return true;
+    case MP_ACT_RELU6: *lo = 0.0f; *hi = 6.0f; return true;
+    default: return false;
+    }
+}
+
+static const char *act_name(int32_t act)
+{
+    switch (act) {
+    case MP_ACT_TANH: return "TANH";
+    case MP_ACT_SIGN_BIT: return "SIGN_BIT";
+    default: return "unknown";
+    }
+}
+
+static mp_status fused(builder *b, const mp_op_info *o, float *lo, float *hi)
+{
+    if (!act_bounds(o->opt.activation, lo, hi))
+        return no_equiv(b, "fused activation %s (%d)", act_name(o->opt.activation),
+                        o->opt.activation);
+    return MP_OK;
+}
+
+/* TFLite's output size and explicit SAME padding of one spatial dimension. */
+static int32_t out_size(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t padding)
+{
+    int64_t eff = (int64_t)(k - 1) * dil + 1;
+    if (padding == MP_PAD_SAME)
+        return (int32_t)(((int64_t)in + stride - 1) / stride);
+    return in < eff ? -1 : (int32_t)(((int64_t)in - eff) / stride + 1);
+}
+
+static void same_padding(int32_t in, int32_t k, int32_t stride, int32_t dil, uint32_t *before,
+                         uint32_t *after)
+{
+    int64_t eff = (int64_t)(k - 1) * dil + 1;
+    int64_t out = ((int64_t)in + stride - 1) / stride;
+    int64_t total = (out - 1) * stride + eff - in;
+    if (total < 0)
+        total = 0;
+    *before = (uint32_t)(total / 2);
+    *after = (uint32_t)(total - total / 2);
+}
+
+/* pad = {top, right, bottom, left} */
+static mp_status window(builder *b, const mp_op_info *o, const mp_tensor *in,
+                        const mp_tensor *out, int32_t kh, int32_t kw, int32_t dh, int32_t dw,
+                        uint32_t pad[4])
+{
+    const mp_op_options *opt = &o->opt;
+    if (opt->stride_h < 1 || opt->stride_w < 1 || dh < 1 || dw < 1)
+        return op_fail(b, MP_ERR_FORMAT, "invalid stride %dx%d or dilation %dx%d", opt->stride_h,
+                       opt->stride_w, dh, dw);
+    if (opt->padding != MP_PAD_SAME && opt->padding != MP_PAD_VALID)
+        return no_equiv(b, "padding mode %d", opt->padding);
+    if (in->rank != 4 || out->rank != 4)
+        return no_equiv(b, "input and output must be NHWC (rank 4)");
+    int32_t oh = out_size(in->dims[1], kh, opt->stride_h, dh, opt->padding);
+    int32_t ow = out_size(in->dims[2], kw, opt->stride_w, dw, opt->padding);
+    if (oh != out->dims[1] || ow != out->dims[2] || in->dims[0] != out->dims[0])
+        return op_fail(b, MP_ERR_SHAPE, "output %dx%d does not follow from input %dx%d",
+                       out->dims[1], out->dims[2], in->dims[1], in->dims[2]);
+    memset(pad, 0, sizeof(uint32_t) * 4);
+    if (opt->padding == MP_PAD_SAME) {
+        same_padding(in->dims[1], kh, opt->stride_h, dh, &pad[0], &pad[2]);
+        same_padding(in->dims[2], kw, opt->stride_w, dw, &pad[3], &pad[1]);
+    }
+    return MP_OK;
+}
+
+#define TRY(x)                                                                            \
+    do {                                                                                  \
+        mp_status st_ = (x);                                                              \
+        if (st_ != MP_OK)                                                                 \
+            return st_;                                                                   \
+    } while (0)
+
+#define XNN(call, name)                                                                   \
+    do {                                                                                  \
+        enum xnn_status xs_ = (call);                                                     \
+        if (xs_ != xnn_status_success)                                                    \
+            return xnn_refused(b, name, xs_);                                             \
+        b->p->xnn_nodes++;                                                                \
+    } while (0)
+
+static int32_t input_at(const mp_op_info *o, int32_t k)
+{
+    return k < o->n_inputs ? o->inputs[k] : -1;
+}
+
+static mp_status build_conv(builder *b, const mp_op_info *o, bool depthwise)
+{
+    int32_t ti = input_at(o, 0), tf = input_at(o, 1), tb = input_at(o, 2), to = o->outputs[0];
+    if (ti < 0 || tf < 0)
+        return op_fail(b, MP_ERR_FORMAT, "input or filter omitted");
+    const mp_tensor *in = T(b, ti), *f = T(b, tf), *out = T(b, to);
+    if (f->rank != 4 || in->rank != 4)
+        return no_equiv(b, "input and filter must have rank 4");
+    int32_t in_c = in->dims[3], kh = f->dims[1], kw = f->dims[2];
+    int32_t out_c = depthwise ? f->dims[3] : f->dims[0];
+    if (in_c < 1 || out_c < 1 || out->dims[3] != out_c)
+        return op_fail(b, MP_ERR_SHAPE, "channels do not match");
+    float lo = -INFINITY, hi = INFINITY;
+    TRY(fused(b, o, &lo, &hi));
+    uint32_t pad[4];
+    TRY(window(b, o, in, out, kh, kw, o->opt.dilation_h, o->opt.dilation_w, pad));
+    uint32_t x, y, w, bias;
+    size_t bias_dims[1] = {(size_t)out_c};
+    TRY(value_of(b, ti, "input", &x));
+    TRY(weight_of(b, tf, "filter", 0, NULL, &w));
+    TRY(weight_of(b, tb, "bias", 1, bias_dims, &bias));
+    TRY(value_of(b, to, "output", &y));
+    if (depthwise) {
+        if (f->dims[0] != 1 || out_c % in_c != 0)
+            return op_fail(b, MP_ERR_SHAPE, "depthwise filter must be [1,KH,KW,C*M]");
+        XNN(xnn_define_depthwise_convolution_2d(
+                b->sg, pad[0], pad[1], pad[2], pad[3], (uint32_t)kh, (uint32_t)kw,
+                (uint32_t)o->opt.stride_h, (uint32_t)o->opt.stride_w, (uint32_t)o->opt.dilation_h,
+                (uint32_t)o->opt.dilation_w, (uint32_t)(out_c / in_c), (size_t)in_c, lo, hi, x,
+                w, bias, y, 0),
+            "xnn_define_depthwise_convolution_2d");
+        return MP_OK;
+    }
+    int32_t fc = f->dims[3];
+    if (fc < 1 || in_c % fc != 0 || out_c % (in_c / fc) != 0)
+        return op_fail(b, MP_ERR_SHAPE, "input channels %d do not match filter channels %d", in_c,
+                       fc);
+    uint32_t groups = (uint32_t)(in_c / fc);
+    XNN(xnn_define_convolution_2d(b->sg, pad[0], pad[1], pad[2], pad[3], (uint32_t)kh,
+                                  (uint32_t)kw, (uint32_t)o->opt.stride_h,
+                                  (uint32_t)o->opt.stride_w, (uint32_t)o->opt.dilation_h,
+                                  (uint32_t)o->opt.dilation_w, groups, (size_t)fc,
+                                  (size_t)out_c / groups, lo, hi, x, w, bias, y, 0),
+        "xnn_define_convolution_2d");
+    return MP_OK;
+}
+
+static mp_status build_fc(builder *b, const mp_op_info *o)
+{
+    int32_t ti = input_at(o, 0), tw = input_at(o, 1), tb = input_at(o, 2), to = o->outputs[0];
+    if (ti < 0 || tw < 0)
+        return op_fail(b, MP_ERR_FORMAT, "input or weights omitted");
+    if (o->opt.weights_format != 0)
+        return no_equiv(b, "weights format %d (only the default is expressible)",
+                        o->opt.weights_format);
+    const mp_tensor *in = T(b, ti), *w = T(b, tw), *out = T(b, to);
+    if (w->rank != 2)
+        return no_equiv(b, "weights '%s' must have rank 2", tname(b, tw));
+    int32_t n_out = w->dims[0], n_in = w->dims[1];
+    size_t elems = mp_tensor_elements(in);
+    if (n_in < 1 || elems % (size_t)n_in != 0 || out->rank < 1 || out->dims[out->rank - 1] != n_out)
+        return op_fail(b, MP_ERR_SHAPE, "input does not match weights [%d,%d]", n_out, n_in);
+    /* The input as it is, when the output keeps its leading dimensions; else TFLite's
+     * flattening to [elements / in, in]. */
+    bool same_lead = in->rank == out->rank && in->dims[in->rank - 1] == n_in;
+    for (int32_t d = 0; same_lead && d + 1 < in->rank; d++)
+        same_lead = in->dims[d] == out->dims[d];
+    uint32_t flags = 0;
+    if (!same_lead) {
+        if (out->rank != 2 || (size_t)out->dims[0] != elems / (size_t)n_in)
+            return op_fail(b, MP_ERR_SHAPE, "output rank %d does not match a flattened input",
+                           out->rank);
+        flags = XNN_FLAG_TENSORFLOW_RESHAPE_2D;
+    }
+    float lo = -INFINITY, hi = INFINITY;
+    TRY(fused(b, o, &lo, &hi));
+    uint32_t x, y, wid, bias;
+    size_t bias_dims[1] = {(size_t)n_out};
+    TRY(value_of(b, ti, "input", &x));
+    TRY(weight_of(b, tw, "weights", 0, NULL, &wid));
+    TRY(weight_of(b, tb, "bias", 1, bias_dims, &bias));
+    TRY(value_of(b, to, "output", &y));
+    XNN(xnn_define_fully_connected(b->sg, lo, hi, x, wid, bias, y, flags),
+        "xnn_define_fully_connected");
+    return MP_OK;
+}
+
+static mp_status build_binary(builder *b, const mp_op_info *o)
+{
+    if (o->n_inputs != 2)
+        return op_fail(b, MP_ERR_FORMAT, "expects 2 inputs");
+    float lo = -INFINITY, hi = INFINITY;
+    TRY(fused(b, o, &lo, &hi));
+    uint32_t x1, x2, y;
+    TRY(value_of(b, o->inputs[0], "input", &x1));
+    TRY(value_of(b, o->inputs[1], "input", &x2));
+    TRY(value_of(b, o->outputs[0], "output", &y));
+    switch (o->opcode) {
+    case MP_OP_ADD: XNN(xnn_define_add2(b->sg, lo, hi, x1, x2, y, 0), "xnn_define_add2"); break;
+    case MP_OP_SUB:
+        XNN(xnn_define_subtract(b->sg, lo, hi, x1, x2, y, 0), "xnn_define_subtract");
+        break;
+    case MP_OP_MUL:
+        XNN(xnn_define_multiply2(b->sg, lo, hi, x1, x2, y, 0), "xnn_define_multiply2");
+        break;
+    default: XNN(xnn_define_divide(b->sg, lo, hi, x1, x2, y, 0), "xnn_define_divide"); break;
+    }
+    return MP_OK;
+}
+
+static mp_status build_pool(builder *b, const mp_op_info *o)
+{
+    int32_t ti = input_at(o, 0), to = o->outputs[0];
+    const mp_tensor *in = T(b, ti), *out = T(b, to);
+    int32_t kh = o->opt.filter_h, kw = o->opt.filter_w;
+    if (kh < 1 || kw < 1)
+        return op_fail(b, MP_ERR_FORMAT, "invalid window %dx%d", kh, kw);
+    float lo = -INFINITY, hi = INFINITY;
+    TRY(fused(b, o, &lo, &hi));
+    uint32_t pad[4];
+    TRY(window(b, o, in, out, kh, kw, 1, 1, pad));
+    uint32_t x, y;
+    if (kh == 1 && kw == 1) {
+        /* XNNPACK refuses 1x1 windows; with stride 1 the pool is the identity */
+        if (o->opt.stride_h != 1 || o->opt.stride_w != 1)
+            return no_equiv(b, "1x1 window with stride %dx%d (a strided copy)", o->opt.stride_h,
+                            o->opt.stride_w);
+        TRY(value_of(b, ti, "input", &x));
+        TRY(value_of(b, to, "output", &y));
+        XNN(xnn_define_clamp(b->sg, lo, hi, x, y, 0), "xnn_define_clamp");
+        return MP_OK;
+    }
+    TRY(value_of(b, ti, "input", &x));
+    TRY(value_of(b, to, "output", &y));
+    if (o->opcode == MP_OP_MAX_POOL_2D)
+        XNN(xnn_define_max_pooling_2d(b->sg, pad[0], pad[1], pad[2], pad[3], (uint32_t)kh,
+                                      (uint32_t)kw, (uint32_t)o->opt.stride_h,
+                                      (uint32_t)o->opt.stride_w, 1, 1, lo, hi, x, y, 0),
+            "xnn_define_max_pooling_2d");
+    else
+        XNN(xnn_define_average_pooling_2d(b->sg, pad[0], pad[1], pad[2], pad[3], (uint32_t)kh,
+                                          (uint32_t)kw, (uint32_t)o->opt.stride_h,
+                                          (uint32_t)o->opt.stride_w, lo, hi, x, y, 0),
+            "xnn_define_average_pooling_2d");
+    return MP_OK;
+}
+
+static mp_status build_unary(builder *b, const mp_op_info *o)
+{
+    uint32_t x, y;
+    TRY(value_of(b, input_at(o, 0), "input", &x));
+    TRY(value_of(b, o->outputs[0], "output", &y));
+    float lo = -INFINITY, hi = INFINITY;
+    switch (o->opcode) {
+    case MP_OP_LOGISTIC: XNN(xnn_define_sigmoid(b->sg, x, y, 0), "xnn_define_sigmoid"); return MP_OK;
+    case MP_OP_RELU: act_bounds(MP_ACT_RELU, &lo, &hi); break;
+    case MP_OP_RELU6: act_bounds(MP_ACT_RELU6, &lo, &hi); break;
+    default: act_bounds(MP_ACT_RELU_N1_TO_1, &lo, &hi); break;
+    }
+    XNN(xnn_define_clamp(b->sg, lo, hi, x, y, 0), "xnn_define_clamp");
+    return MP_OK;
+}
+
+static mp_status build_softmax(builder *b, const mp_op_info *o)
+{
+    if (o->opt.beta != 1.0f)
+        return no_equiv(b, "beta %g (XNNPACK's softmax has beta 1)", (double)o->opt.beta);
+    uint32_t x, y;
+    TRY(value_of(b, input_at(o, 0), "input", &x));
+    TRY(value_of(b, o->outputs[0], "output", &y));
+    XNN(xnn_define_softmax(b->sg, x, y, 0), "xnn_define_softmax");
+    return MP_OK;
+}
+
+/* RESHAPE, SQUEEZE, EXPAND_DIMS: the output's resolved shape, statically. */
+static mp_status build_reshape(builder *b, const mp_op_info *o)
+{
+    const mp_tensor *out = T(b, o->outputs[0]);
+    if (out->rank > XNN_MAX_TENSOR_DIMS)
+        return no_equiv(b, "output rank %d", out->rank);
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    for (int32_t d = 0; d < out->rank; d++)
+        dims[d] = (size_t)out->dims[d];
+    uint32_t x, y;
+    TRY(value_of(b, input_at(o, 0), "input", &x));
+    TRY(value_of(b, o->outputs[0], "output", &y));
+    XNN(xnn_define_static_reshape(b->sg, (size_t)out->rank, dims, x, y, 0),
+        "xnn_define_static_reshape");
+    return MP_OK;
+}
+
+static mp_status build_pad(builder *b, const mp_op_info *o)
+{
+    int32_t ti = input_at(o, 0), tp = input_at(o, 1), tv = input_at(o, 2);
+    if (ti < 0 || tp < 0)
+        return op_fail(b, MP_ERR_FORMAT, "input or paddings omitted");
+    const mp_tensor *in = T(b, ti), *pads = T(b, tp);
+    if (!b->known[tp] || !mp_dtype_is_index(pads->dtype))
+        return no_equiv(b, "paddings '%s' are computed while running", tname(b, tp));
+    if (in->rank > XNN_MAX_TENSOR_DIMS || mp_tensor_elements(pads) != (size_t)in->rank * 2)
+        return no_equiv(b, "paddings '%s' for rank %d", tname(b, tp), in->rank);
+    float value = 0.0f;
+    if (o->opcode == MP_OP_PADV2 && tv >= 0) {
+        const mp_tensor *v = T(b, tv);
+        if (!b->known[tv] || v->dtype != MP_DT_FLOAT32 || mp_tensor_elements(v) != 1)
+            return no_equiv(b, "padding value '%s' must be a constant float32 scalar",
+                            tname(b, tv));
+        memcpy(&value, v->data, sizeof value);
+    }
+    size_t pre[XNN_MAX_TENSOR_DIMS] = {0}, post[XNN_MAX_TENSOR_DIMS] = {0};
+    for (int32_t d = 0; d < in->rank; d++) {
+        int64_t a = mp_tensor_index_at(pads, (size_t)d * 2), z = mp_tensor_index_at(pads, (size_t)d * 2 + 1);
+        if (a < 0 || z < 0)
+            return no_equiv(b, "negative paddings");
+        pre[d] = (size_t)a;
+        post[d] = (size_t)z;
+    }
+    uint32_t x, y;
+    TRY(value_of(b, ti, "input", &x));
+    TRY(value_of(b, o->outputs[0], "output", &y));
+    XNN(xnn_define_static_constant_pad(b->sg, pre, post, value, x, y, 0),
+        "xnn_define_static_constant_pad");
+    return MP_OK;
+}
+
+/* MEAN over height and width of NHWC: global average pooling (to [N,1,1,C]; without
+ * keep_dims, a static reshape to [N,C] follows through a helper value). */
+static mp_status build_mean(builder *b, const mp_op_info *o)
+{
+    int32_t ti = input_at(o, 0), ta = input_at(o, 1), to = o->outputs[0];
+    if (ti < 0 || ta < 0)
+        return op_fail(b, MP_ERR_FORMAT, "input or axes omitted");
+    const mp_tensor *in = T(b, ti), *axes = T(b, ta), *out = T(b, to);
+    if (!b->known[ta] || !mp_dtype_is_index(axes->dtype))
+        return no_equiv(b, "axes computed while running");
+    bool red[MP_MAX_RANK] = {false};
+    for (size_t k = 0; k < mp_tensor_elements(axes); k++) {
+        int64_t a = mp_tensor_index_at(axes, k);
+        if (a < -in->rank || a >= in->rank)
+            return op_fail(b, MP_ERR_SHAPE, "axis %lld out of range", (long long)a);
+        red[a < 0 ? a + in->rank : a] = true;
+    }
+    if (in->rank != 4 || red[0] || !red[1] || !red[2] || red[3])
+        return no_equiv(b, "a mean other than over height and width of a 4D tensor (only "
+                           "global average pooling is expressible)");
+    uint32_t x, y;
+    TRY(value_of(b, ti, "input", &x));
+    if (o->opt.keep_dims) {
+        TRY(value_of(b, to, "output", &y));
+        XNN(xnn_define_global_average_pooling_2d(b->sg, -INFINITY, INFINITY, x, y, 0),
+            "xnn_define_global_average_pooling_2d");
+        return MP_OK;
+    }
+    size_t mid_dims[4] = {(size_t)in->dims[0], 1, 1, (size_t)in->dims[3]};
+    uint32_t mid;
+    TRY(helper_value(b, 4, mid_dims, &mid));
+    TRY(value_of(b, to, "output", &y));
+    XNN(xnn_define_global_average_pooling_2d(b->sg, -INFINITY, INFINITY, x, mid, 0),
+        "xnn_define_global_average_pooling_2d");
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    for (int32_t d = 0; d < out->rank && d < XNN_MAX_TENSOR_DIMS; d++)
+        dims[d] = (size_t)out->dims[d];
+    XNN(xnn_define_static_reshape(b->sg, (size_t)out->rank, dims, mid, y, 0),
+        "xnn_define_static_reshape");
+    return MP_OK;
+}
+
+static mp_status build_resize(builder *b, const mp_op_info *o)
+{
+    int32_t ti = input_at(o, 0), to = o->outputs[0];
+    const mp_tensor *in = T(b, ti), *out = T(b, to);
+    if (in->rank != 4 || out->rank != 4)
+        return no_equiv(b, "input must be NHWC (rank 4)");
+    if (o->opt.align_corners && o->opt.half_pixel_centers)
+        return no_equiv(b, "align_corners together with half_pixel_centers");
+    uint32_t flags = o->opt.align_corners        ? XNN_FLAG_ALIGN_CORNERS
+                     : o->opt.half_pixel_centers ? 0
+                                                 : XNN_FLAG_TENSORFLOW_LEGACY_MODE;
+    uint32_t x, y;
+    TRY(value_of(b, ti, "input", &x));
+    TRY(value_of(b, to, "output", &y));
+    XNN(xnn_define_static_resize_bilinear_2d(b->sg, (size_t)out->dims[1], (size_t)out->dims[2],
+                                             x, y, flags),
+        "xnn_define_static_resize_bilinear_2d");
+    return MP_OK;
+}
+
+static mp_status build_op(builder *b, const mp_op_info *o)
+{
+    if (o->n_outputs != 1 || o->outputs[0] < 0)
+        return no_equiv(b, "%d outputs", o->n_outputs);
+    switch (o->opcode) {
+    case MP_OP_CONV_2D: return build_conv(b, o, false);
+    case MP_OP_DEPTHWISE_CONV_2D: return build_conv(b, o, true);
+    case MP_OP_FULLY_CONNECTED: return build_fc(b, o);
+    case MP_OP_ADD: case MP_OP_SUB: case MP_OP_MUL: case MP_OP_DIV: return build_binary(b, o);
+    case MP_OP_AVERAGE_POOL_2D: case MP_OP_MAX_POOL_2D: return build_pool(b, o);
+    case MP_OP_LOGISTIC: case MP_OP_RELU: case MP_OP_RELU6: case MP_OP_RELU_N1_TO_1:
+        return build_unary(b, o);
+    case MP_OP_SOFTMAX: return build_softmax(b, o);
+    case MP_OP_RESHAPE: case MP_OP_SQUEEZE: case MP_OP_EXPAND_DIMS: return build_reshape(b, o);
+    case MP_OP_PAD: case MP_OP_PADV2: return build_pad(b, o);
+    case MP_OP_MEAN: return build_mean(b, o);
+    case MP_OP_RESIZE_BILINEAR: return build_resize(b, o);
+    default: return no_equiv(b, NULL);
+    }
+}
+
+/* Which operators the engine computed at prepare: those that read shapes only, or whose
+ * inputs are all constants or outputs of such operators (the rule of engine/session.c). */
+static void mark_folded(builder *b)
+{
+    const mp_model *m = b->m;
+    for (int32_t t = 0; t < m->n_tensors; t++)
+        b->known[t] = m->tensors[t].data != NULL;
+    for (int32_t i = 0; i < m->n_ops; i++) {
+        const mp_op_info *o = &m->ops[i];
+        const mp_kernel *k = mp_kernel_find(o->opcode);
+        bool all = true;
+        for (int32_t j = 0; j < o->n_inputs; j++)
+            if (o->inputs[j] >= 0 && !b->known[o->inputs[j]])
+                all = false;
+        b->folded[i] = (k && k->reads_shapes_only) || all;
+        if (!b->folded[i])
+            continue;
+        for (int32_t j = 0; j < o->n_outputs; j++) {
+            int32_t t = o->outputs[j];
+            /* a value the session did not compute cannot be used as static data */
+            const mp_tensor *x = t >= 0 ? T(b, t) : NULL;
+            if (x && x->data)
+                b->known[t] = true;
+        }
+    }
+}
+
+mp_status mp_xnn_peer_build(mp_xnn_peer *p, const mp_session *s, xnn_subgraph_t *sg_out,
+                            mp_error *err)
+{
+    *sg_out = NULL;
+    const mp_model *m = mp_session_model(s);
+    if (!m)
+        return mp_fail(err, MP_ERR_ARG, "XNNPACK peer: the session has no model");
+    builder b = {.p = p, .s = s, .m = m, .err = err, .op = -1};
+    size_t nt = (size_t)m->n_tensors + 1, no = (size_t)m->n_ops + 1;
+    b.vid = malloc(sizeof(uint32_t) * nt);
+    b.known = calloc(nt, sizeof(bool));
+    b.folded = calloc(no, sizeof(bool));
+    b.role = calloc(nt, sizeof(int8_t));
+    b.ext_id = calloc(nt, sizeof(uint32_t));
+    p->in = calloc((size_t)m->n_inputs + 1, sizeof(peer_io));
+    p->out = calloc((size_t)m->n_outputs + 1, sizeof(peer_io));
+    mp_status st = MP_OK;
+    if (!b.vid || !b.known || !b.folded || !b.role || !b.ext_id || !p->in || !p->out) {
+        st = mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");
+        goto done;
+    }
+    for (size_t t = 0; t < nt; t++)
+        b.vid[t] = XNN_INVALID_VALUE_ID;
+
+    /* external ids: inputs first, then outputs (a tensor that is both keeps one id) */
+    uint32_t next_ext = 0;
+    for (int32_t i = 0; i < m->n_inputs; i++) {
+        int32_t t = m->inputs[i];
+        if (!b.role[t])
+            b.ext_id[t] = next_ext++;
+        b.role[t] |= 1;
+        p->in[i] = (peer_io){.tensor = t, .id = b.ext_id[t], .bytes = T(&b, t)->bytes};
+    }
+    for (int32_t i = 0; i < m->n_outputs; i++) {
+        int32_t t = m->outputs[i];
+        if (!b.role[t])
+            b.ext_id[t] = next_ext++;
+        b.role[t] |= 2;
+        p->out[i] = (peer_io){.tensor = t, .id = b.ext_id[t], .bytes = T(&b, t)->bytes};
+    }
+    p->n_in = m->n_inputs;
+    p->n_out = m->n_outputs;
+
+    enum xnn_status xs = xnn_create_subgraph(next_ext, 0, &b.sg);
+    if (xs != xnn_status_success) {
+        st = mp_fail(err, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
+                     "XNNPACK peer: xnn_create_subgraph failed (status %d)", (int)xs);
+        goto done;
+    }
+    mark_folded(&b);
+    for (int32_t i = 0; i < m->n_ops && st == MP_OK; i++) {
+        if (b.folded[i])
+            continue;
+        b.op = i;
+        st = build_op(&b, &m->ops[i]);
+    }
+    b.op = -1;
+    /* every model input and output is an external value, used or not */
+    for (int32_t i = 0; i < m->n_inputs + m->n_outputs && st == MP_OK; i++) {
+        int32_t t = i < m->n_inputs ? m->inputs[i] : m->outputs[i - m->n_inputs];
+        if (b.vid[t] != XNN_INVALID_VALUE_ID)
+            continue;
+        const mp_tensor *x = T(&b, t);
+        if (x->dtype != MP_DT_FLOAT32 || b.known[t]) {
+            st = mp_fail(err, MP_ERR_UNSUPPORTED,
+                         "%s: XNNPACK peer: model %s '%s' is %s%s (float32 values only)", m->path,
+                         i < m->n_inputs ? "input" : "output", tname(&b, t),
+                         mp_dtype_name(x->dtype), b.known[t] ? " and constant" : "");
+            break;
+        }
+        size_t dims[XNN_MAX_TENSOR_DIMS];
+        for (int32_t d = 0; d < x->rank && d < XNN_MAX_TENSOR_DIMS; d++)
+            dims[d] = (size_t)x->dims[d];
+        uint32_t id;
+        xs = xnn_define_tensor_value(b.sg, xnn_datatype_fp32, (size_t)x->rank, dims, NULL,
+                                     b.ext_id[t],
+                                     (b.role[t] & 1 ? XNN_VALUE_FLAG_EXTERNAL_INPUT : 0) |
+                                         (b.role[t] & 2 ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0),
+                                     &id);
+        if (xs != xnn_status_success)
+            st = mp_fail(err, MP_ERR_BACKEND, "%s: XNNPACK peer: cannot define '%s' (status %d)",
+                         m->path, tname(&b, t), (int)xs);
+        else
+            b.vid[t] = id;
+    }
+    if (st == MP_OK) {
+        *sg_out = b.sg;
+        b.sg = NULL;
+    }
+done:
+    if (b.sg)
+        xnn_delete_subgraph(b.sg);
+    free(b.vid);
+    free(b.known);
+    free(b.folded);
+    free(b.role);
+    free(b.ext_id);
+    return st;
+}

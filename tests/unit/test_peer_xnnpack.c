@@ -1,0 +1,675 @@
+/* The XNNPACK peer (peers/xnnpack_runtime.h): XNNPACK's own subgraph runtime, built from our
+ * graph, judged against our engine and against figures this file derives on its own.
+ *
+ * For every model: both run on the oracle's reference input and their outputs must agree
+ * within float tolerance (our engine is an independent implementation here: its MEAN,
+ * TANH, padding and 1x1-pool paths are its own code, its operators are created one by one);
+ * the runtime's workspace must be at least the live-set lower bound of the internal tensors,
+ * computed here from the model's operator list (first writer to last reader) and the shapes
+ * the session reports; every byte XNNPACK allocated for the peer must be freed when it is
+ * destroyed, and runs allocate nothing. Models the peer cannot express must be refused with
+ * the operator named, and that operator must be one of the model's own.
+ *
+ * Covered: the zoo, a hand-written graph exercising every operator mapping (SAME padding with
+ * stride above the kernel, depth multiplier, pooling, PAD, RESIZE_BILINEAR, broadcasting,
+ * standalone activations, MEAN without keep_dims, FULLY_CONNECTED over a 4D input, RESHAPE,
+ * an output read by another operator), refusals built here (TANH, fused TANH), and every
+ * model in ../shared/models (skipped with a message when absent). The memory table per
+ * shared float model is printed for quoting. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model/ops.h"
+#include "engine/model/reference_input.h"
+#include "engine/model/tflite_writer.h"
+#include "engine/model/zoo.h"
+#include "engine/session.h"
+#include "peers/xnnpack_runtime.h"
+
+#define REL_TOL 1e-4
+#define ABS_TOL 1e-5 /* times max(1, largest |reference|) */
+
+/* ---- sessions ------------------------------------------------------------------------ */
+
+/* A prepared session on a model spec or bytes; NULL (and err set) when the engine refuses. */
+static mp_session *open_session(const char *spec, const void *bytes, size_t size, int threads,
+                                mp_error *err)
+{
+    mp_session_options so = {.threads = threads};
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(&so, &s, err), MP_OK);
+    mp_status st = bytes ? mp_session_load_memory(s, bytes, size, spec, err)
+                         : mp_session_load(s, spec, err);
+    if (st == MP_OK)
+        st = mp_session_prepare(s, err);
+    if (st != MP_OK) {
+        mp_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Fill both runtimes' inputs with the reference formula (input k uses offset k). */
+static void feed_reference(mp_session *s, mp_xnn_peer *p)
+{
+    mp_error err;
+    for (int k = 0; k < mp_session_input_count(s); k++) {
+        const mp_tensor *x = mp_session_input(s, k);
+        size_t n = mp_tensor_elements(x);
+        void *buf = calloc(x->bytes + 16, 1);
+        assert_non_null(buf);
+        assert_true(mp_reference_input(buf, x->dtype, n, k));
+        assert_int_equal(mp_session_set_input(s, k, buf, x->bytes, &err), MP_OK);
+        if (p) {
+            assert_int_equal(mp_xnn_peer_input_bytes(p, k), x->bytes);
+            assert_int_equal(mp_xnn_peer_set_input(p, k, buf, x->bytes, &err), MP_OK);
+        }
+        free(buf);
+    }
+}
+
+/* Largest |peer - engine| / (REL_TOL |engine| + ABS_TOL scale) over every output: <= 1 passes. */
+static double compare_outputs(mp_session *s, mp_xnn_peer *p, const char *label)
+{
+    double worst = 0;
+    assert_int_equal(mp_xnn_peer_output_count(p), mp_session_output_count(s));
+    for (int j = 0; j < mp_session_output_count(s); j++) {
+        const mp_tensor *o = mp_session_output(s, j);
+        assert_int_equal(o->dtype, MP_DT_FLOAT32);
+        assert_int_equal(mp_xnn_peer_output_bytes(p, j), o->bytes);
+        size_t n = mp_tensor_elements(o);
+        float *ref = malloc(o->bytes + 4), *got = malloc(o->bytes + 4);
+        assert_non_null(ref);
+        assert_non_null(got);
+        mp_error err;
+        assert_int_equal(mp_session_get_output(s, j, ref, o->bytes, &err), MP_OK);
+        assert_int_equal(mp_xnn_peer_get_output(p, j, got, o->bytes, &err), MP_OK);
+        double scale = 1;
+        for (size_t i = 0; i < n; i++)
+            if (fabs(ref[i]) > scale)
+                scale = fabs(ref[i]);
+        for (size_t i = 0; i < n; i++) {
+            double d = fabs((double)got[i] - (double)ref[i]);
+            double e = d / (REL_TOL * fabs((double)ref[i]) + ABS_TOL * scale);
+            if (!(e <= worst)) {
+                worst = isnan(e) ? INFINITY : e;
+                if (worst > 1)
+                    print_message("  %s: output %d element %zu: peer %.9g engine %.9g\n", label,
+                                  j, i, (double)got[i], (double)ref[i]);
+            }
+        }
+        free(ref);
+        free(got);
+    }
+    return worst;
+}
+
+/* ---- the live-set lower bound, from the operator list ---------------------------------- */
+
+/* Internal tensors: not constant, not a model input or output, written by an operator that
+ * runs (not computed at prepare: SHAPE, or every input constant or such a result). Alive from
+ * their writer to their last reader. A tensor read only by a standalone RELU / RELU6 /
+ * RELU_N1_TO_1 may be fused away by XNNPACK (the activation becomes its writer's output
+ * bounds): left out, which can only lower the bound. */
+static uint64_t internal_lower_bound(const mp_session *s)
+{
+    const mp_model *m = mp_session_model(s);
+    int32_t nt = m->n_tensors, no = m->n_ops;
+    bool *known = calloc((size_t)nt + 1, 1), *internal = calloc((size_t)nt + 1, 1);
+    int32_t *first = malloc(sizeof(int32_t) * ((size_t)nt + 1));
+    int32_t *last = malloc(sizeof(int32_t) * ((size_t)nt + 1));
+    int32_t *readers = calloc((size_t)nt + 1, sizeof(int32_t));
+    bool *folded = calloc((size_t)no + 1, 1);
+    assert_true(known && internal && first && last && readers && folded);
+    for (int32_t t = 0; t < nt; t++) {
+        known[t] = m->tensors[t].data != NULL;
+        first[t] = INT32_MAX;
+        last[t] = -1;
+    }
+    for (int32_t i = 0; i < no; i++) {
+        const mp_op_info *o = &m->ops[i];
+        bool all = true;
+        for (int32_t j = 0; j < o->n_inputs; j++)
+            if (o->inputs[j] >= 0 && !known[o->inputs[j]])
+                all = false;
+        folded[i] = o->opcode == MP_OP_SHAPE || all;
+        for (int32_t j = 0; j < o->n_outputs; j++) {
+            int32_t t = o->outputs[j];
+            if (folded[i]) {
+                known[t] = true;
+            } else {
+                internal[t] = true;
+                if (i < first[t])
+                    first[t] = i;
+            }
+        }
+        if (folded[i])
+            continue;
+        for (int32_t j = 0; j < o->n_inputs; j++) {
+            int32_t t = o->inputs[j];
+            if (t >= 0 && !known[t]) {
+                readers[t]++;
+                if (i > last[t])
+                    last[t] = i;
+            }
+        }
+    }
+    for (int32_t k = 0; k < m->n_inputs + m->n_outputs; k++)
+        internal[k < m->n_inputs ? m->inputs[k] : m->outputs[k - m->n_inputs]] = false;
+    for (int32_t i = 0; i < no; i++) {
+        const mp_op_info *o = &m->ops[i];
+        bool act = o->opcode == MP_OP_RELU || o->opcode == MP_OP_RELU6 ||
+                   o->opcode == MP_OP_RELU_N1_TO_1;
+        if (!folded[i] && act && o->inputs[0] >= 0 && readers[o->inputs[0]] == 1)
+            internal[o->inputs[0]] = false;
+    }
+    uint64_t best = 0;
+    for (int32_t step = 0; step < no; step++) {
+        uint64_t sum = 0;
+        for (int32_t t = 0; t < nt; t++) {
+            if (!internal[t] || first[t] == INT32_MAX)
+                continue;
+            int32_t end = last[t] < first[t] ? first[t] : last[t];
+            if (first[t] <= step && step <= end) {
+                const mp_tensor *x = mp_session_tensor(s, t);
+                uint64_t n = 1;
+                for (int32_t d = 0; d < x->rank; d++)
+                    n *= (uint64_t)x->dims[d];
+                sum += n * mp_dtype_size(x->dtype);
+            }
+        }
+        if (sum > best)
+            best = sum;
+    }
+    free(known);
+    free(internal);
+    free(first);
+    free(last);
+    free(readers);
+    free(folded);
+    return best;
+}
+
+/* ---- one model through both ---------------------------------------------------------- */
+
+typedef struct outcome {
+    bool engine_ok, peer_ok;
+    mp_status peer_status;
+    char msg[512];
+    mp_xnn_peer_memory mem;
+    uint64_t lower_bound;
+    double err;
+} outcome;
+
+/* Run engine and peer on the reference input, compare, check memory invariants. */
+static outcome check_model(const char *label, const char *spec, const void *bytes, size_t size,
+                           int threads)
+{
+    outcome r;
+    memset(&r, 0, sizeof r);
+    mp_error err;
+    mp_session *s = open_session(spec, bytes, size, threads, &err);
+    if (!s) {
+        snprintf(r.msg, sizeof r.msg, "%s", err.msg);
+        return r;
+    }
+    r.engine_ok = true;
+    mp_xnn_peer_options po = {.threads = threads};
+    mp_xnn_peer *p = NULL;
+    r.peer_status = mp_xnn_peer_create(s, &po, &p, &err);
+    if (r.peer_status != MP_OK) {
+        assert_null(p);
+        snprintf(r.msg, sizeof r.msg, "%s", err.msg);
+        mp_session_destroy(s);
+        return r;
+    }
+    r.peer_ok = true;
+    for (int round = 0; round < 2; round++) { /* a second run must give the same */
+        feed_reference(s, p);
+        assert_int_equal(mp_session_run(s, &err), MP_OK);
+        assert_int_equal(mp_xnn_peer_run(p, &err), MP_OK);
+        double e = compare_outputs(s, p, label);
+        if (e > r.err)
+            r.err = e;
+    }
+    mp_xnn_peer_memory_info(p, &r.mem);
+    r.lower_bound = internal_lower_bound(s);
+
+    const mp_xnn_peer_memory *mm = &r.mem;
+    if (!mm->workspace_found || mm->workspace_bytes < r.lower_bound)
+        print_message("  %s: workspace %llu (found %d, bound %llu) lower bound %llu\n", label,
+                      (unsigned long long)mm->workspace_bytes, (int)mm->workspace_found,
+                      (unsigned long long)mm->workspace_upper_bound,
+                      (unsigned long long)r.lower_bound);
+    assert_true(mm->workspace_found);
+    assert_true(mm->workspace_bytes >= r.lower_bound);
+    assert_true(mm->workspace_bytes <= mm->workspace_upper_bound);
+    assert_int_equal(mm->run_allocations, 0);
+    assert_int_equal(mm->runs, 2);
+    assert_int_equal(mm->live_bytes, mm->workspace_bytes + mm->other_bytes);
+    assert_true(mm->peak_bytes >= mm->live_bytes);
+    assert_true(mm->operator_count >= 1);
+    /* the peer's I/O buffers hold exactly the model's inputs and outputs */
+    uint64_t io = 0;
+    for (int k = 0; k < mp_session_input_count(s); k++)
+        io += mp_session_input(s, k)->bytes;
+    for (int k = 0; k < mp_session_output_count(s); k++)
+        io += mp_session_output(s, k)->bytes;
+    assert_true(mm->external_bytes <= io);
+
+    mp_xnn_peer_memory fin;
+    mp_xnn_peer_destroy(p, &fin);
+    assert_int_equal(fin.live_bytes, 0);
+    assert_int_equal(fin.live_count, 0);
+    assert_int_equal(fin.bytes_allocated, fin.bytes_freed);
+    assert_int_equal(fin.n_alloc, fin.n_free);
+    assert_true(fin.bytes_allocated > 0);
+    mp_session_destroy(s);
+    return r;
+}
+
+/* The refusal names an operator of the model by index and name. */
+static void assert_names_operator(const char *msg, const void *bytes, size_t size,
+                                  const char *spec, const char *expect_op)
+{
+    const char *at = strstr(msg, "has no equivalent of operator ");
+    if (!at)
+        print_message("  message: %s\n", msg);
+    assert_non_null(at);
+    int idx = -1;
+    char name[64] = "";
+    assert_int_equal(sscanf(at, "has no equivalent of operator %d (%63[^)])", &idx, name), 2);
+    mp_error err;
+    mp_model *m = NULL;
+    mp_status st = bytes ? mp_model_load_memory(bytes, size, spec, &m, &err)
+                         : mp_model_open(spec, &m, &err);
+    assert_int_equal(st, MP_OK);
+    assert_true(idx >= 0 && idx < m->n_ops);
+    const char *real = mp_op_name(m->ops[idx].opcode);
+    assert_non_null(real);
+    assert_string_equal(name, real);
+    if (expect_op)
+        assert_string_equal(name, expect_op);
+    mp_model_free(m);
+}
+
+/* ---- the zoo ------------------------------------------------------------------------- */
+
+static void test_zoo(void **state)
+{
+    (void)state;
+    for (int i = 0; i < mp_zoo_count(); i++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "zoo:%s", mp_zoo_entry_at(i)->name);
+        outcome r = check_model(spec, spec, NULL, 0, 1);
+        print_message("  %-28s %s  max error %.3f of tolerance  workspace %llu >= %llu\n", spec,
+                      r.peer_ok ? "ok" : r.msg, r.err,
+                      (unsigned long long)r.mem.workspace_bytes,
+                      (unsigned long long)r.lower_bound);
+        assert_true(r.engine_ok);
+        assert_true(r.peer_ok);
+        assert_true(r.err <= 1.0);
+    }
+}
+
+static void test_zoo_threads(void **state)
+{
+    (void)state;
+    outcome r = check_model("zoo:mobilenet_v1 (4 threads)", "zoo:mobilenet_v1", NULL, 0, 4);
+    assert_true(r.peer_ok);
+    assert_true(r.err <= 1.0);
+}
+
+/* ---- hand-written graphs ------------------------------------------------------------- */
+
+static uint32_t g_seed = 12345;
+
+static float rnd(void)
+{
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return (float)((g_seed >> 8) & 0xffff) / 65536.0f - 0.5f;
+}
+
+static int const_f32(mp_tfw *w, const char *name, int rank, const int32_t *dims, float scale)
+{
+    size_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= (size_t)dims[d];
+    float *v = malloc(n * sizeof(float));
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = rnd() * scale;
+    int b = mp_tfw_buffer(w, v, n * sizeof(float));
+    free(v);
+    return mp_tfw_tensor(w, name, MP_DT_FLOAT32, rank, dims, b, NULL);
+}
+
+static int const_i32(mp_tfw *w, const char *name, int rank, const int32_t *dims,
+                     const int32_t *v, size_t n)
+{
+    int b = mp_tfw_buffer(w, v, n * sizeof(int32_t));
+    return mp_tfw_tensor(w, name, MP_DT_INT32, rank, dims, b, NULL);
+}
+
+static int act_tensor(mp_tfw *w, const char *name, int rank, const int32_t *dims)
+{
+    return mp_tfw_tensor(w, name, MP_DT_FLOAT32, rank, dims, 0, NULL);
+}
+
+static void *finish(mp_tfw *w, size_t *size)
+{
+    void *bytes = NULL;
+    mp_error err;
+    mp_status st = mp_tfw_finish(w, &bytes, size, &err);
+    if (st != MP_OK)
+        print_message("writer: %s\n", err.msg);
+    assert_int_equal(st, MP_OK);
+    mp_tfw_free(w);
+    return bytes;
+}
+
+/* Every mapping of the peer in one graph (shapes in the comments). */
+static void *graph_all_ops(size_t *size)
+{
+    mp_tfw *w = mp_tfw_create();
+    assert_non_null(w);
+    mp_op_options o;
+    int x = act_tensor(w, "x", 4, (int32_t[]){1, 9, 9, 3});
+    /* CONV_2D 3x3 stride 2 SAME, RELU6 -> [1,5,5,4] */
+    int f1 = const_f32(w, "f1", 4, (int32_t[]){4, 3, 3, 3}, 0.8f);
+    int b1 = const_f32(w, "b1", 1, (int32_t[]){4}, 0.2f);
+    int t1 = act_tensor(w, "t1", 4, (int32_t[]){1, 5, 5, 4});
+    o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 2;
+    o.activation = MP_ACT_RELU6;
+    mp_tfw_op(w, MP_OP_CONV_2D, 3, (int32_t[]){x, f1, b1}, 1, &t1, &o);
+    /* DEPTHWISE 3x3 multiplier 2, SAME, dilation 2, no bias -> [1,5,5,8] */
+    int f2 = const_f32(w, "f2", 4, (int32_t[]){1, 3, 3, 8}, 0.8f);
+    int t2 = act_tensor(w, "t2", 4, (int32_t[]){1, 5, 5, 8});
+    o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 1;
+    o.dilation_h = o.dilation_w = 2;
+    o.depth_multiplier = 2;
+    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){t1, f2, -1}, 1, &t2, &o);
+    /* AVERAGE_POOL 2x2 stride 2 SAME -> [1,3,3,8] */
+    int t3 = act_tensor(w, "t3", 4, (int32_t[]){1, 3, 3, 8});
+    o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 2;
+    o.filter_h = o.filter_w = 2;
+    mp_tfw_op(w, MP_OP_AVERAGE_POOL_2D, 1, &t2, 1, &t3, &o);
+    /* PAD H and W by 1 -> [1,5,5,8] */
+    int pads = const_i32(w, "pads", 2, (int32_t[]){4, 2}, (int32_t[]){0, 0, 1, 1, 1, 1, 0, 0}, 8);
+    int t4 = act_tensor(w, "t4", 4, (int32_t[]){1, 5, 5, 8});
+    mp_tfw_op(w, MP_OP_PAD, 2, (int32_t[]){t3, pads}, 1, &t4, NULL);
+    /* MAX_POOL 3x3 stride 1 VALID -> [1,3,3,8] */
+    int t5 = act_tensor(w, "t5", 4, (int32_t[]){1, 3, 3, 8});
+    o = mp_tfw_options_default();
+    o.padding = MP_PAD_VALID;
+    o.stride_h = o.stride_w = 1;
+    o.filter_h = o.filter_w = 3;
+    mp_tfw_op(w, MP_OP_MAX_POOL_2D, 1, &t4, 1, &t5, &o);
+    /* RESIZE_BILINEAR to 6x6, half-pixel centers -> [1,6,6,8] */
+    int sz = const_i32(w, "size", 1, (int32_t[]){2}, (int32_t[]){6, 6}, 2);
+    int t6 = act_tensor(w, "t6", 4, (int32_t[]){1, 6, 6, 8});
+    o = mp_tfw_options_default();
+    o.half_pixel_centers = true;
+    mp_tfw_op(w, MP_OP_RESIZE_BILINEAR, 2, (int32_t[]){t5, sz}, 1, &t6, &o);
+    /* MUL by a constant [8] (broadcast) */
+    int cm = const_f32(w, "cm", 1, (int32_t[]){8}, 2.0f);
+    int t7 = act_tensor(w, "t7", 4, (int32_t[]){1, 6, 6, 8});
+    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){t6, cm}, 1, &t7, NULL);
+    /* SUB, RELU_N1_TO_1 fused: t7 - t6 (an output, read again below) */
+    int t8 = act_tensor(w, "t8", 4, (int32_t[]){1, 6, 6, 8});
+    o = mp_tfw_options_default();
+    o.activation = MP_ACT_RELU_N1_TO_1;
+    mp_tfw_op(w, MP_OP_SUB, 2, (int32_t[]){t7, t6}, 1, &t8, &o);
+    /* DIV by a constant scalar, LOGISTIC, RELU6 (standalone) */
+    const float divisor = 2.5f;
+    int cd = mp_tfw_tensor(w, "cd", MP_DT_FLOAT32, 0, NULL,
+                           mp_tfw_buffer(w, &divisor, sizeof divisor), NULL);
+    int t8b = act_tensor(w, "t8b", 4, (int32_t[]){1, 6, 6, 8});
+    mp_tfw_op(w, MP_OP_DIV, 2, (int32_t[]){t8, cd}, 1, &t8b, NULL);
+    int t9 = act_tensor(w, "t9", 4, (int32_t[]){1, 6, 6, 8});
+    mp_tfw_op(w, MP_OP_LOGISTIC, 1, &t8b, 1, &t9, NULL);
+    int t10 = act_tensor(w, "t10", 4, (int32_t[]){1, 6, 6, 8});
+    mp_tfw_op(w, MP_OP_RELU6, 1, &t9, 1, &t10, NULL);
+    /* MEAN over H, W without keep_dims -> [1,8] */
+    int axes = const_i32(w, "axes", 1, (int32_t[]){2}, (int32_t[]){1, 2}, 2);
+    int t11 = act_tensor(w, "t11", 2, (int32_t[]){1, 8});
+    o = mp_tfw_options_default();
+    o.keep_dims = false;
+    mp_tfw_op(w, MP_OP_MEAN, 2, (int32_t[]){t10, axes}, 1, &t11, &o);
+    /* FULLY_CONNECTED [5,8] + bias, RELU -> [1,5]; RESHAPE -> [5]; SOFTMAX */
+    int w12 = const_f32(w, "w12", 2, (int32_t[]){5, 8}, 1.0f);
+    int b12 = const_f32(w, "b12", 1, (int32_t[]){5}, 0.5f);
+    int t12 = act_tensor(w, "t12", 2, (int32_t[]){1, 5});
+    o = mp_tfw_options_default();
+    o.activation = MP_ACT_RELU;
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){t11, w12, b12}, 1, &t12, &o);
+    int shp = const_i32(w, "shape", 1, (int32_t[]){1}, (int32_t[]){5}, 1);
+    int t13 = act_tensor(w, "t13", 1, (int32_t[]){5});
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){t12, shp}, 1, &t13, NULL);
+    int y1 = act_tensor(w, "y1", 1, (int32_t[]){5});
+    o = mp_tfw_options_default();
+    o.beta = 1.0f;
+    mp_tfw_op(w, MP_OP_SOFTMAX, 1, &t13, 1, &y1, &o);
+    /* FULLY_CONNECTED over the 4D t5 (flattened, no bias) -> [1,4] */
+    int w14 = const_f32(w, "w14", 2, (int32_t[]){4, 72}, 0.3f);
+    int y2 = act_tensor(w, "y2", 2, (int32_t[]){1, 4});
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){t5, w14, -1}, 1, &y2, NULL);
+    /* CONV_2D 1x1 stride 2 SAME (stride above the kernel), no bias -> [1,3,3,2]; ADD */
+    int f15 = const_f32(w, "f15", 4, (int32_t[]){2, 1, 1, 4}, 1.0f);
+    int t15 = act_tensor(w, "t15", 4, (int32_t[]){1, 3, 3, 2});
+    o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 2;
+    mp_tfw_op(w, MP_OP_CONV_2D, 3, (int32_t[]){t1, f15, -1}, 1, &t15, &o);
+    int y3 = act_tensor(w, "y3", 4, (int32_t[]){1, 3, 3, 2});
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){t15, t15}, 1, &y3, NULL);
+    mp_tfw_io(w, 1, &x, 4, (int32_t[]){y1, t8, y2, y3});
+    return finish(w, size);
+}
+
+static void test_all_ops(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    void *bytes = graph_all_ops(&size);
+    outcome r = check_model("all_ops", "all_ops", bytes, size, 1);
+    if (!r.peer_ok)
+        print_message("  %s\n", r.msg);
+    assert_true(r.engine_ok);
+    assert_true(r.peer_ok);
+    print_message("  all_ops: max error %.3f of tolerance, %llu XNNPACK nodes, workspace %llu >= "
+                  "%llu\n",
+                  r.err, (unsigned long long)r.mem.xnn_nodes,
+                  (unsigned long long)r.mem.workspace_bytes, (unsigned long long)r.lower_bound);
+    assert_true(r.err <= 1.0);
+    /* one node per operator (18), plus the reshape after MEAN */
+    assert_int_equal(r.mem.xnn_nodes, 19);
+    free(bytes);
+}
+
+/* x [1,4] -> FULLY_CONNECTED (fused activation `act`) -> TANH when `tanh_op`. */
+static void *graph_refused(bool tanh_op, int act, size_t *size)
+{
+    mp_tfw *w = mp_tfw_create();
+    assert_non_null(w);
+    int x = act_tensor(w, "x", 2, (int32_t[]){1, 4});
+    int wt = const_f32(w, "w", 2, (int32_t[]){3, 4}, 1.0f);
+    int h = act_tensor(w, "h", 2, (int32_t[]){1, 3});
+    mp_op_options o = mp_tfw_options_default();
+    o.activation = act;
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){x, wt, -1}, 1, &h, &o);
+    int y = h;
+    if (tanh_op) {
+        y = act_tensor(w, "y", 2, (int32_t[]){1, 3});
+        mp_tfw_op(w, MP_OP_TANH, 1, &h, 1, &y, NULL);
+    }
+    mp_tfw_io(w, 1, &x, 1, &y);
+    return finish(w, size);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    size_t size;
+    void *bytes = graph_refused(true, MP_ACT_NONE, &size);
+    outcome r = check_model("tanh", "tanh", bytes, size, 1);
+    assert_true(r.engine_ok);
+    assert_false(r.peer_ok);
+    assert_int_equal(r.peer_status, MP_ERR_UNSUPPORTED);
+    print_message("  refused: %s\n", r.msg);
+    assert_names_operator(r.msg, bytes, size, "tanh", "TANH");
+    assert_non_null(strstr(r.msg, "operator 1 (TANH)"));
+    free(bytes);
+
+    bytes = graph_refused(false, MP_ACT_TANH, &size);
+    r = check_model("fused tanh", "fused tanh", bytes, size, 1);
+    assert_true(r.engine_ok);
+    assert_false(r.peer_ok);
+    assert_int_equal(r.peer_status, MP_ERR_UNSUPPORTED);
+    print_message("  refused: %s\n", r.msg);
+    assert_names_operator(r.msg, bytes, size, "fused tanh", "FULLY_CONNECTED");
+    assert_non_null(strstr(r.msg, "fused activation TANH"));
+    free(bytes);
+}
+
+/* ---- the shared models --------------------------------------------------------------- */
+
+/* What the peer must do with the shared float models our engine runs (others: refused with
+ * an operator named, or not run by our engine at all). */
+static const char *const k_must_run[] = {
+    "litert_mobilenet_like_model.tflite", "litert_tfl_testdata_add.tflite",
+    "litert_tfl_testdata_multi_add.tflite", "tfex_add.tflite",
+    "tfsupport_mobilenet_v1_0.25_224_float.tflite", "tiny_ad01_fp32.tflite",
+    "tiny_ic_resnet8_float.tflite", "tfmicro_hello_world_float.tflite",
+    "litert_simple_add_dynamic_shape.tflite",
+};
+static const struct {
+    const char *file, *op;
+} k_must_refuse[] = {
+    {"mpromonet_mnist.tflite", "TANH"},
+    {"alankrantas_mnist.tflite", "CAST"},
+    {"tfex_mobilenet_v2_035_96_embedder.tflite", "CONV_2D"}, /* int8 weights (hybrid) */
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void test_shared_models(void **state)
+{
+    (void)state;
+    const char *dir = mp_test_shared_dir();
+    if (!dir) {
+        print_message("SKIP: shared models not found (MP_SHARED_DIR chooses the folder)\n");
+        skip();
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/models", dir);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 256) {
+        size_t len = strlen(e->d_name);
+        if (len > 7 && strcmp(e->d_name + len - 7, ".tflite") == 0)
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    int ran = 0;
+    char table[8192];
+    size_t tl = 0;
+    tl += (size_t)snprintf(table + tl, sizeof table - tl,
+                           "  %-46s %12s %12s %12s %12s %12s\n", "model (peer, 1 thread)",
+                           "workspace", "other", "peak", "lower bound", "external");
+    for (int i = 0; i < n; i++) {
+        const char *file = mp_test_path("models", names[i]);
+        outcome r = check_model(names[i], file, NULL, 0, 1);
+        bool must_run = false;
+        for (size_t k = 0; k < sizeof k_must_run / sizeof k_must_run[0]; k++)
+            must_run = must_run || strcmp(names[i], k_must_run[k]) == 0;
+        const char *must_refuse = NULL;
+        for (size_t k = 0; k < sizeof k_must_refuse / sizeof k_must_refuse[0]; k++)
+            if (strcmp(names[i], k_must_refuse[k].file) == 0)
+                must_refuse = k_must_refuse[k].op;
+        if (!r.engine_ok) {
+            print_message("  %-46s engine refuses: %.120s\n", names[i], r.msg);
+            assert_false(must_run);
+            assert_null(must_refuse);
+        } else if (!r.peer_ok) {
+            print_message("  %-46s peer refuses: %s\n", names[i], r.msg);
+            assert_false(must_run);
+            assert_int_equal(r.peer_status, MP_ERR_UNSUPPORTED);
+            assert_names_operator(r.msg, NULL, 0, file, must_refuse);
+        } else {
+            print_message("  %-46s ok, max error %.3f of tolerance\n", names[i], r.err);
+            assert_null(must_refuse);
+            assert_true(r.err <= 1.0);
+            ran++;
+            if (tl < sizeof table - 200)
+                tl += (size_t)snprintf(
+                    table + tl, sizeof table - tl, "  %-46s %12llu %12llu %12llu %12llu %12llu\n",
+                    names[i], (unsigned long long)r.mem.workspace_bytes,
+                    (unsigned long long)r.mem.other_bytes, (unsigned long long)r.mem.peak_bytes,
+                    (unsigned long long)r.lower_bound, (unsigned long long)r.mem.external_bytes);
+        }
+        free(names[i]);
+    }
+    for (char *line = table; *line;) { /* print_message has a short buffer: line by line */
+        char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        *nl = '\0';
+        print_message("%s\n", line);
+        line = nl + 1;
+    }
+    assert_true(ran >= (int)(sizeof k_must_run / sizeof k_must_run[0]));
+}
+
+/* The peer's XNNPACK blocks never reach the engine's accounting, and the engine's keep going
+ * there: a session's kernel bytes are the same with and without a peer beside it. */
+static void test_attribution(void **state)
+{
+    (void)state;
+    mp_error err;
+    mp_session *s = open_session("zoo:mnist_mlp", NULL, 0, 1, &err);
+    assert_non_null(s);
+    const mp_mem_stats *st = mp_mem_get_stats(mp_session_mem(s));
+    uint64_t kernel = st->live[MP_MEM_KERNEL], allocs = st->n_alloc, frees = st->n_free;
+    mp_xnn_peer *p = NULL;
+    assert_int_equal(mp_xnn_peer_create(s, NULL, &p, &err), MP_OK);
+    feed_reference(s, p);
+    assert_int_equal(mp_xnn_peer_run(p, &err), MP_OK);
+    mp_xnn_peer_memory mm;
+    mp_xnn_peer_memory_info(p, &mm);
+    assert_true(mm.weights_bytes > 0); /* packed weights of the two FC layers */
+    mp_xnn_peer_destroy(p, NULL);
+    assert_int_equal(st->live[MP_MEM_KERNEL], kernel);
+    assert_int_equal(st->n_free, frees);
+    assert_true(st->n_alloc >= allocs); /* set_input may copy through the engine */
+    assert_int_equal(mp_session_run(s, &err), MP_OK);
+    mp_session_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zoo),          cmocka_unit_test(test_zoo_threads),
+        cmocka_unit_test(test_all_ops),      cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_attribution),  cmocka_unit_test(test_shared_models),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
