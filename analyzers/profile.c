@@ -481,54 +481,40 @@ static void arena_report_free(mp_arena_report *a)
     memset(a, 0, sizeof *a);
 }
 
-/* Fill a report from an arena's slots. False when out of memory. */
-static bool arena_report_make(const walk *w, mp_arena_report *a, const arena_info *info,
-                              uint64_t bytes, const mp_replay_slot *slots, size_t n,
-                              uint64_t free_event)
+bool mp_arena_report_layout(mp_arena_report *a, uint64_t bytes, const mp_arena_slot *slots,
+                            size_t n, int32_t n_ops)
 {
-    memset(a, 0, sizeof *a);
-    a->id = info->id;
     a->bytes = bytes;
-    a->alloc_event = info->alloc_event;
-    a->free_event = free_event;
-    a->runs = w->run_begins - info->runs_at_alloc + (info->in_run ? 1 : 0);
-    a->in_reference_run = info->in_ref;
+    a->used = a->naive = a->lower_bound = a->frag_max = 0;
     a->lower_bound_op = -1;
     a->frag_max_op = -1;
     a->n_slots = n;
     a->slots = malloc((n + 1) * sizeof *a->slots);
     sweep_pt *sw = malloc((2 * n + 1) * sizeof *sw);
-    a->n_ops = w->n_ops;
-    a->free_at_op = w->n_ops > 0 ? calloc((size_t)w->n_ops + 1, sizeof *a->free_at_op) : NULL;
-    int64_t *diff = w->n_ops > 0 ? calloc((size_t)w->n_ops + 1, sizeof *diff) : NULL;
-    if (!a->slots || !sw || (w->n_ops > 0 && (!a->free_at_op || !diff))) {
+    a->n_ops = n_ops > 0 ? n_ops : 0;
+    a->free_at_op = a->n_ops > 0 ? calloc((size_t)a->n_ops + 1, sizeof *a->free_at_op) : NULL;
+    int64_t *diff = a->n_ops > 0 ? calloc((size_t)a->n_ops + 1, sizeof *diff) : NULL;
+    if (!a->slots || !sw || (a->n_ops > 0 && (!a->free_at_op || !diff))) {
         free(sw);
         free(diff);
         arena_report_free(a);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        const mp_replay_slot *s = &slots[i];
-        int32_t last = s->op_last < s->op_first ? s->op_first : s->op_last;
-        mp_arena_slot *d = &a->slots[i];
-        d->tensor = s->tensor;
-        d->name = tensor_name(w, s->tensor);
-        d->offset = s->offset;
-        d->bytes = s->bytes;
-        d->first_op = s->op_first;
-        d->last_op = s->op_last;
-        d->kind = s->kind;
-        if (s->offset + s->bytes > a->used)
-            a->used = s->offset + s->bytes;
-        a->naive += s->bytes;
-        sw[2 * i] = (sweep_pt){s->op_first, (int64_t)s->bytes};
-        sw[2 * i + 1] = (sweep_pt){(int64_t)last + 1, -(int64_t)s->bytes};
+        const mp_arena_slot *d = &slots[i];
+        int32_t last = d->last_op < d->first_op ? d->first_op : d->last_op;
+        a->slots[i] = *d;
+        if (d->offset + d->bytes > a->used)
+            a->used = d->offset + d->bytes;
+        a->naive += d->bytes;
+        sw[2 * i] = (sweep_pt){d->first_op, (int64_t)d->bytes};
+        sw[2 * i + 1] = (sweep_pt){(int64_t)last + 1, -(int64_t)d->bytes};
         if (diff) {
-            int64_t lo = s->op_first < 0 ? 0 : s->op_first;
-            int64_t hi = last >= w->n_ops ? w->n_ops - 1 : last;
+            int64_t lo = d->first_op < 0 ? 0 : d->first_op;
+            int64_t hi = last >= a->n_ops ? a->n_ops - 1 : last;
             if (lo <= hi) {
-                diff[lo] += (int64_t)s->bytes;
-                diff[hi + 1] -= (int64_t)s->bytes;
+                diff[lo] += (int64_t)d->bytes;
+                diff[hi + 1] -= (int64_t)d->bytes;
             }
         }
     }
@@ -544,7 +530,7 @@ static bool arena_report_make(const walk *w, mp_arena_report *a, const arena_inf
     }
     if (diff) {
         live = 0;
-        for (int32_t o = 0; o < w->n_ops; o++) {
+        for (int32_t o = 0; o < a->n_ops; o++) {
             live += diff[o];
             uint64_t l = live > 0 ? (uint64_t)live : 0;
             a->free_at_op[o] = bytes > l ? bytes - l : 0;
@@ -556,6 +542,42 @@ static bool arena_report_make(const walk *w, mp_arena_report *a, const arena_inf
     }
     free(sw);
     free(diff);
+    return true;
+}
+
+void mp_arena_report_free(mp_arena_report *a)
+{
+    arena_report_free(a);
+}
+
+/* Fill a report from an arena's slots. False when out of memory. */
+static bool arena_report_make(const walk *w, mp_arena_report *a, const arena_info *info,
+                              uint64_t bytes, const mp_replay_slot *slots, size_t n,
+                              uint64_t free_event)
+{
+    memset(a, 0, sizeof *a);
+    mp_arena_slot *v = malloc((n + 1) * sizeof *v);
+    if (!v)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const mp_replay_slot *s = &slots[i];
+        v[i] = (mp_arena_slot){.tensor = s->tensor,
+                               .name = tensor_name(w, s->tensor),
+                               .offset = s->offset,
+                               .bytes = s->bytes,
+                               .first_op = s->op_first,
+                               .last_op = s->op_last,
+                               .kind = s->kind};
+    }
+    bool ok = mp_arena_report_layout(a, bytes, v, n, w->n_ops);
+    free(v);
+    if (!ok)
+        return false;
+    a->id = info->id;
+    a->alloc_event = info->alloc_event;
+    a->free_event = free_event;
+    a->runs = w->run_begins - info->runs_at_alloc + (info->in_run ? 1 : 0);
+    a->in_reference_run = info->in_ref;
     return true;
 }
 

@@ -119,6 +119,15 @@ typedef struct mp_arena_report {
     bool in_reference_run;
 } mp_arena_report;
 
+/* Lay out an arena report from its slots (copied, then sorted by offset): sets bytes, used,
+ * naive, lower bound, free bytes per operator (n_ops operators) and the worst of them; the
+ * other fields are left as they are. For a plan made without a trace (memprof plan). False
+ * when out of memory (the report is then empty). */
+bool mp_arena_report_layout(mp_arena_report *a, uint64_t bytes, const mp_arena_slot *slots,
+                            size_t n, int32_t n_ops);
+/* Free what mp_arena_report_layout allocated. */
+void mp_arena_report_free(mp_arena_report *a);
+
 /* ---- per operator ------------------------------------------------------------------------ */
 
 typedef struct mp_op_report {

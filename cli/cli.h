@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "engine/session.h"
 #include "engine/status.h"
@@ -23,6 +24,7 @@ enum {
 
 int mp_cmd_inspect(int argc, char **argv);
 int mp_cmd_run(int argc, char **argv);
+int mp_cmd_plan(int argc, char **argv);
 int mp_cmd_zoo(int argc, char **argv);
 
 /* Exit code for an engine status. */
@@ -62,6 +64,18 @@ int mp_cli_apply_shape(mp_session *s, const mp_shape_args *sp, int k, int j);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t mp_now_ns(void);
+
+/* An output file written atomically: into a temporary file next to it, renamed over path
+ * by mp_out_commit, removed by mp_out_abort, so that a failure never leaves a partial file.
+ * A NULL path or "-" is stdout. */
+typedef struct mp_out {
+    FILE *f;
+    char *tmp;          /* NULL for stdout */
+    const char *path;
+} mp_out;
+bool mp_out_open(mp_out *o, const char *path, char *why, size_t n);
+bool mp_out_commit(mp_out *o, char *why, size_t n);
+void mp_out_abort(mp_out *o);
 
 /* Write `bytes` to `path` atomically (temp file + rename): no partial file on failure. */
 bool mp_write_file_atomic(const char *path, const void *bytes, size_t size, char *why, size_t n);

@@ -86,27 +86,76 @@ uint64_t mp_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool mp_write_file_atomic(const char *path, const void *bytes, size_t size, char *why, size_t n)
+bool mp_out_open(mp_out *o, const char *path, char *why, size_t n)
 {
+    memset(o, 0, sizeof *o);
+    if (!path || strcmp(path, "-") == 0) {
+        o->f = stdout;
+        return true;
+    }
     size_t len = strlen(path);
-    char *tmp = malloc(len + 32);
-    if (!tmp) {
+    o->tmp = malloc(len + 32);
+    if (!o->tmp) {
         snprintf(why, n, "out of memory");
         return false;
     }
-    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f != NULL;
-    if (ok && size && fwrite(bytes, 1, size, f) != size)
+    snprintf(o->tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
+    o->path = path;
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) {
+        snprintf(why, n, "%s", strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return false;
+    }
+    return true;
+}
+
+bool mp_out_commit(mp_out *o, char *why, size_t n)
+{
+    if (!o->tmp) { /* stdout */
+        bool ok = fflush(o->f) == 0 && !ferror(o->f);
+        if (!ok)
+            snprintf(why, n, "%s", strerror(errno ? errno : EIO));
+        o->f = NULL;
+        return ok;
+    }
+    bool ok = !ferror(o->f);
+    errno = 0;
+    if (fclose(o->f) != 0)
         ok = false;
-    if (f && fclose(f) != 0)
-        ok = false;
-    if (ok && rename(tmp, path) != 0)
+    o->f = NULL;
+    if (ok && rename(o->tmp, o->path) != 0)
         ok = false;
     if (!ok) {
-        snprintf(why, n, "%s", strerror(errno));
-        unlink(tmp);
+        snprintf(why, n, "%s", strerror(errno ? errno : EIO));
+        unlink(o->tmp);
     }
-    free(tmp);
+    free(o->tmp);
+    o->tmp = NULL;
     return ok;
+}
+
+void mp_out_abort(mp_out *o)
+{
+    if (o->tmp) {
+        if (o->f)
+            fclose(o->f);
+        unlink(o->tmp);
+        free(o->tmp);
+    }
+    memset(o, 0, sizeof *o);
+}
+
+bool mp_write_file_atomic(const char *path, const void *bytes, size_t size, char *why, size_t n)
+{
+    mp_out o;
+    if (!mp_out_open(&o, path, why, n))
+        return false;
+    if (size && fwrite(bytes, 1, size, o.f) != size) {
+        snprintf(why, n, "%s", strerror(errno ? errno : EIO));
+        mp_out_abort(&o);
+        return false;
+    }
+    return mp_out_commit(&o, why, n);
 }

@@ -261,6 +261,11 @@ bool mp_trace_add(mp_trace *tr, mp_event ev)
     return mp_trace_append_raw(tr, &ev);
 }
 
+void mp_trace_mark_truncated(mp_trace *tr)
+{
+    tr->truncated = true;
+}
+
 bool mp_trace_truncated(const mp_trace *tr)
 {
     return tr->truncated;

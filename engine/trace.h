@@ -141,6 +141,8 @@ bool mp_trace_alloc_tables(mp_trace *tr, int32_t n_tensors, int32_t n_ops, int32
  * when the buffer cannot grow (then recording stops and mp_trace_truncated() says so). */
 bool mp_trace_add(mp_trace *tr, mp_event ev);
 bool mp_trace_truncated(const mp_trace *tr);
+/* Mark a trace read from a file whose recorder had run out of memory (recording stops). */
+void mp_trace_mark_truncated(mp_trace *tr);
 void mp_trace_phase_begin(mp_trace *tr, mp_phase_kind kind, uint64_t run);
 void mp_trace_phase_end(mp_trace *tr);
 /* Index of the current phase instance (UINT32_MAX before the first). */
