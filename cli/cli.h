@@ -25,6 +25,7 @@ enum {
 int mp_cmd_inspect(int argc, char **argv);
 int mp_cmd_run(int argc, char **argv);
 int mp_cmd_plan(int argc, char **argv);
+int mp_cmd_report(int argc, char **argv);
 int mp_cmd_zoo(int argc, char **argv);
 
 /* Exit code for an engine status. */
@@ -61,6 +62,22 @@ int mp_cli_collect_shapes(mp_session *s, const char *cmd, const char *const *spe
                           mp_shape_args *sp);
 /* Set input k's shape number j (modulo its count); prints the error. */
 int mp_cli_apply_shape(mp_session *s, const mp_shape_args *sp, int k, int j);
+
+/* ---- report_out.c: report formats ------------------------------------------------------ */
+typedef enum mp_report_format {
+    MP_FMT_TEXT = 0, MP_FMT_JSON, MP_FMT_SVG, MP_FMT_HTML, MP_FMT_CHROME, MP_FMT_COUNT
+} mp_report_format;
+typedef struct mp_report_opts {
+    bool exact;          /* text: exact bytes, every row */
+    size_t max_points;   /* timeline points (0 = the profile's default) */
+} mp_report_opts;
+/* "text", "json", "svg", "html", "chrome" -> mp_report_format; -1 when unknown. */
+int mp_report_format_parse(const char *name);
+/* Profile the events of src and write the report in fmt to path (NULL or "-" = stdout),
+ * atomically; errors are printed; returns the exit code. */
+typedef struct mp_source mp_source;
+int mp_cli_write_report(const char *cmd, mp_source *src, mp_report_format fmt,
+                        const char *path, const mp_report_opts *o);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t mp_now_ns(void);

@@ -11,6 +11,7 @@ static const struct {
 } k_cmds[] = {
     {"inspect", mp_cmd_inspect, "show a model's inputs, outputs, operators and tensors"},
     {"run", mp_cmd_run, "run a model, record every allocation, print a memory report"},
+    {"report", mp_cmd_report, "analyse a saved trace: text, json, svg, html or chrome trace"},
     {"plan", mp_cmd_plan, "lay out a model's tensors with every planner, against the bound"},
     {"zoo", mp_cmd_zoo, "list or write the built-in models"},
 };
