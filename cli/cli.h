@@ -79,6 +79,13 @@ typedef struct mp_source mp_source;
 int mp_cli_write_report(const char *cmd, mp_source *src, mp_report_format fmt,
                         const char *path, const mp_report_opts *o);
 
+/* ---- proc_stat.c ---------------------------------------------------------------------- */
+/* Resident set size and its high-water mark of this process, in bytes. */
+bool mp_proc_rss(uint64_t *rss, uint64_t *hwm);
+/* Record an RSS sample in the trace (nothing when tr is NULL or /proc is unreadable). */
+typedef struct mp_trace mp_trace;
+void mp_trace_rss_sample(mp_trace *tr);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t mp_now_ns(void);
 

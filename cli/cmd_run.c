@@ -12,6 +12,7 @@
 
 #include <sys/mman.h>
 
+#include "analyzers/source.h"
 #include "analyzers/summary.h"
 #include "cli.h"
 #include "engine/memory/plan.h"
@@ -48,6 +49,12 @@ static void help(void)
            "  --io copy|bind       copy inputs into the engine (default) or run on the\n"
            "                       caller's buffers without a copy\n"
            "  --trace FILE.json    save the trace (every event) as JSON\n"
+           "  --format F           instead of the summary, the full report of 'memprof\n"
+           "                       report' (text, json, svg, html, chrome; all but text\n"
+           "                       need -o)\n"
+           "  -o, --output PATH    write that report there (text by default)\n"
+           "  --scratch WHERE      kernel scratch planned 'together' with the tensors in the\n"
+           "                       arena (default) or 'separate' (one block, the largest)\n"
            "  --record on|off      record the trace (default on; off measures its cost)\n"
            "  --exact              print exact byte counts next to the rounded ones\n"
            "  --output-dir DIR     write output_J.bin (raw little-endian) and outputs.json there\n"
@@ -76,7 +83,9 @@ typedef struct run_args {
     long threads, runs, warmup;
     shape_at at;
     mp_memory_mode mode;
-    bool bind, record, exact, keep_stale;
+    bool bind, record, exact, keep_stale, scratch_separate;
+    int format;              /* mp_report_format; -1 = the run's own summary */
+    const char *report_path; /* -o */
 } run_args;
 
 static int parse(int argc, char **argv, run_args *a)
@@ -85,6 +94,7 @@ static int parse(int argc, char **argv, run_args *a)
     a->threads = 1;
     a->runs = 1;
     a->record = true;
+    a->format = -1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -145,6 +155,18 @@ static int parse(int argc, char **argv, run_args *a)
             a->record = strcmp(v, "on") == 0;
         } else if (strcmp(o, "--trace") == 0) {
             a->trace_path = v;
+        } else if (strcmp(o, "--format") == 0) {
+            int f = mp_report_format_parse(v);
+            if (f < 0)
+                return mp_usage_error("run", "--format takes text, json, svg, html or chrome, "
+                                             "got '%s'", v);
+            a->format = f;
+        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
+            a->report_path = v;
+        } else if (strcmp(o, "--scratch") == 0) {
+            if (strcmp(v, "together") != 0 && strcmp(v, "separate") != 0)
+                return mp_usage_error("run", "--scratch takes together or separate, got '%s'", v);
+            a->scratch_separate = strcmp(v, "separate") == 0;
         } else if (strcmp(o, "--output-dir") == 0) {
             a->outdir = v;
         } else if (strcmp(o, "--threads") == 0) {
@@ -164,6 +186,14 @@ static int parse(int argc, char **argv, run_args *a)
         return mp_usage_error("run", "missing MODEL");
     if (a->trace_path && !a->record)
         return mp_usage_error("run", "--trace needs --record on");
+    if ((a->format >= 0 || a->report_path) && !a->record)
+        return mp_usage_error("run", "--format and -o need --record on");
+    if (a->format > MP_FMT_TEXT && !a->report_path)
+        return mp_usage_error("run", "--format %s needs -o PATH", a->format == MP_FMT_JSON ? "json"
+                                     : a->format == MP_FMT_SVG ? "svg"
+                                     : a->format == MP_FMT_HTML ? "html" : "chrome");
+    if (a->report_path && a->format < 0)
+        a->format = MP_FMT_TEXT;
     return 0;
 }
 
@@ -367,13 +397,32 @@ static int write_outputs(mp_session *s, const char *dir)
 /* The memory report of the recorded session, and the trace file when asked for. */
 static int report(const mp_trace *tr, const run_args *a)
 {
-    mp_summary sum;
     mp_error err = {0};
-    if (mp_summary_compute(tr, &sum, &err) != MP_OK)
-        return mp_report_error(&err);
-    printf("\n");
-    mp_report_summary_text(stdout, tr, &sum, a->exact);
-    mp_summary_free(&sum);
+    if (a->format < 0) {
+        mp_summary sum;
+        if (mp_summary_compute(tr, &sum, &err) != MP_OK)
+            return mp_report_error(&err);
+        printf("\n");
+        mp_report_summary_text(stdout, tr, &sum, a->exact);
+        mp_summary_free(&sum);
+    } else {
+        /* the full report of `memprof report`, from the trace in memory */
+        mp_source *src = mp_source_of_trace(tr);
+        if (!src) {
+            fprintf(stderr, "memprof run: out of memory\n");
+            return MP_EXIT_RUNTIME;
+        }
+        mp_report_opts o = {.exact = a->exact};
+        if (!a->report_path)
+            printf("\n");
+        fflush(stdout);
+        int rc = mp_cli_write_report("run", src, (mp_report_format)a->format, a->report_path, &o);
+        mp_source_close(src);
+        if (rc != MP_EXIT_OK)
+            return rc;
+        if (a->report_path)
+            printf("\nreport   %s\n", a->report_path);
+    }
     size_t n = mp_trace_count(tr);
     printf("recorder %zu events, %zu bytes per event (%.1f MiB of events, %.1f KiB of names)\n",
            n, sizeof(mp_event), (double)(n * sizeof(mp_event)) / (1 << 20),
@@ -407,9 +456,9 @@ static int collect_shapes(mp_session *s, const run_args *a, mp_shape_args *sp)
 }
 
 /* Load, shape, prepare and run as the flags say; times[] gets the timed runs. */
-static int drive(mp_session *s, const run_args *a, mp_shape_args *sp, const void *zoo_bytes,
-                 size_t zoo_size, const char **files, caller_buf *bufs, uint64_t *times, uint64_t *t_load,
-                 uint64_t *t_prepare)
+static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *sp,
+                 const void *zoo_bytes, size_t zoo_size, const char **files, caller_buf *bufs,
+                 uint64_t *times, uint64_t *t_load, uint64_t *t_prepare)
 {
     mp_error err = {0};
     int rc = MP_EXIT_OK;
@@ -421,6 +470,7 @@ static int drive(mp_session *s, const run_args *a, mp_shape_args *sp, const void
         goto out;
     }
     *t_load = mp_now_ns() - t0;
+    mp_trace_rss_sample(tr); /* RSS after each phase, beside the recorded bytes */
     rc = collect_shapes(s, a, sp);
     if (rc != MP_EXIT_OK)
         goto out;
@@ -445,6 +495,7 @@ static int drive(mp_session *s, const run_args *a, mp_shape_args *sp, const void
         goto out;
     }
     *t_prepare = mp_now_ns() - t0;
+    mp_trace_rss_sample(tr);
     /* after prepare: C's shape, E's second one */
     for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
         if (sp->n[k] && a->at == AT_RUN)
@@ -465,6 +516,7 @@ static int drive(mp_session *s, const run_args *a, mp_shape_args *sp, const void
         }
         if (r >= a->warmup)
             times[r - a->warmup] = mp_now_ns() - t0;
+        mp_trace_rss_sample(tr);
     }
 out:
     return rc;
@@ -537,7 +589,8 @@ int mp_cmd_run(int argc, char **argv)
         goto done;
     }
     mp_session_options so = {.threads = (int)a.threads, .mode = a.mode, .planner = a.planner,
-                             .trace = tr, .keep_stale_arena = a.keep_stale};
+                             .trace = tr, .keep_stale_arena = a.keep_stale,
+                             .scratch_separate = a.scratch_separate};
     /* a built-in model is built before the measured window, as a file exists before it */
     if (strncmp(a.model, "zoo:", 4) == 0 &&
         mp_zoo_build(a.model + 4, &zoo_bytes, &zoo_size, &err) != MP_OK) {
@@ -552,7 +605,7 @@ int mp_cmd_run(int argc, char **argv)
         goto done;
     }
     uint64_t t_load = 0, t_prepare = 0;
-    rc = drive(s, &a, sp, zoo_bytes, zoo_size, files, bufs, times, &t_load, &t_prepare);
+    rc = drive(s, tr, &a, sp, zoo_bytes, zoo_size, files, bufs, times, &t_load, &t_prepare);
     if (rc == MP_EXIT_OK)
         rc = print_outputs(s, &a);
     if (rc == MP_EXIT_OK) {
