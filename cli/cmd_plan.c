@@ -499,10 +499,12 @@ static void print_text(FILE *f, const plan_ctx *c)
     fprintf(f, "  %-28s %14s %14s %7.3f\n", "with inputs and outputs",
             bytes_s(b1, sizeof b1, xnn_io, false), bytes_s(b2, sizeof b2, ours_io, false),
             ratio(ours_io, xnn_io));
-    if (x)
-        fprintf(f, "  exact: XNNPACK %" PRIu64 " / %" PRIu64 ", memprof %" PRIu64 " / %" PRIu64
-                   "; lower bounds %" PRIu64 " / %" PRIu64 "\n",
-                pm->workspace_bytes, xnn_io, ours_in, ours_io, c->lb_internal, c->lb_tensors);
+    if (x) {
+        fprintf(f, "  exact, without / with I/O: XNNPACK %" PRIu64 " / %" PRIu64 "\n",
+                pm->workspace_bytes, xnn_io);
+        fprintf(f, "    memprof %" PRIu64 " / %" PRIu64 ", lower bounds %" PRIu64 " / %" PRIu64
+                   "\n", ours_in, ours_io, c->lb_internal, c->lb_tensors);
+    }
     fprintf(f, "  XNNPACK keeps inputs and outputs in its caller's buffers (%s); its\n",
             bytes_s(b1, sizeof b1, pm->external_bytes, false));
     if (pm->workspace_bytes >= c->lb_internal)
@@ -511,7 +513,7 @@ static void print_text(FILE *f, const plan_ctx *c)
     else
         fprintf(f, "  workspace is %" PRIu64 " B below our lower bound of its tensors\n",
                 c->lb_internal - pm->workspace_bytes);
-    fprintf(f, "  XNNPACK's other memory: %s (operators %s, packed weights %s,\n",
+    fprintf(f, "  XNNPACK's other memory: %s (operators %s, weights %s,\n",
             bytes_s(b1, sizeof b1, pm->other_bytes, false),
             bytes_s(b2, sizeof b2, pm->operator_bytes, false),
             bytes_s(b3, sizeof b3, pm->weights_bytes, false));
@@ -701,8 +703,7 @@ int mp_cmd_plan(int argc, char **argv)
             }
         }
         if (rc == MP_EXIT_OK && a.peer && !c.peer_ok) {
-            if (a.format != FMT_TEXT || a.out) /* the text on stdout already says it */
-                fprintf(stderr, "memprof plan: --peer xnnpack: %s\n", c.peer_why);
+            fprintf(stderr, "memprof plan: --peer xnnpack: %s\n", c.peer_why);
             rc = MP_EXIT_UNSUPPORTED;
         }
     }

@@ -471,9 +471,17 @@ void mp_report_diff_text(FILE *f, const mp_profile *a, const mp_profile *b,
     out(f, "memprof diff (a = before, b = after)");
     diff_side(f, "a", a);
     diff_side(f, "b", b);
-    out(f, LABEL "%s -> %s (%s)", "Heap peak", mp_fmt_bytes_x(b1, sizeof b1, d->peak_a, exact),
-        mp_fmt_bytes_x(b2, sizeof b2, d->peak_b, exact),
-        change(b3, sizeof b3, d->peak_a, d->peak_b, exact));
+    /* with exact counts the line would pass 80 columns: the change goes on its own line */
+    if (exact) {
+        out(f, LABEL "%s -> %s", "Heap peak", mp_fmt_bytes_x(b1, sizeof b1, d->peak_a, exact),
+            mp_fmt_bytes_x(b2, sizeof b2, d->peak_b, exact));
+        out(f, LABEL "%s", "  change", change(b3, sizeof b3, d->peak_a, d->peak_b, exact));
+    } else {
+        out(f, LABEL "%s -> %s (%s)", "Heap peak",
+            mp_fmt_bytes_x(b1, sizeof b1, d->peak_a, exact),
+            mp_fmt_bytes_x(b2, sizeof b2, d->peak_b, exact),
+            change(b3, sizeof b3, d->peak_a, d->peak_b, exact));
+    }
     out(f, "  %-8s %10s %10s %11s %10s %10s %11s", "kind", "at peak a", "b", "change",
         "own peak a", "b", "change");
     for (int k = 0; k < MP_KIND_COUNT; k++) {
