@@ -1,17 +1,21 @@
 /* The "best" planner, the default: runs "greedy", "firstfit" and "breadth" and keeps the
- * plan with the smallest total (ties: the first of them in that order). It stops early
- * when a plan reaches the live-set lower bound, which no plan can beat.
+ * plan with the smallest total (ties: the first of them in that order), stopping as soon as
+ * one reaches the live-set lower bound, which no plan can beat. When none does, the search
+ * of plan_search.c starts from that plan (the order of its offsets) and keeps whatever
+ * smaller plan it finds within a small budget (MP_SEARCH_BUDGET_BEST).
  *
- * So its total is never larger than any of those three planners' totals on the same input
- * (and it is their minimum exactly). It costs at most the three of them together: O(n^2).
- * (A search over more orders could be added here later.) */
+ * So its total is never larger than any of those three planners' totals on the same input.
+ * It costs the three of them (O(n^2)) plus the search's fixed budget: for 1000 buffers a
+ * few milliseconds in all (scripts/bench_plan.sh measures it). The "search" planner is the
+ * same with a larger budget (mp_plan_best_run). */
+#include <assert.h>
 #include <string.h>
 
 #include "plan.h"
 #include "planners.h"
 
-static mp_status best_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
-                           uint64_t *offsets, uint64_t *total, mp_mem *mem)
+mp_status mp_plan_best_run(const mp_plan_buf *bufs, int32_t n, uint64_t align,
+                           uint64_t *offsets, uint64_t *total, mp_mem *mem, uint64_t budget)
 {
     static const mp_planner *const tries[] = {&mp_planner_greedy, &mp_planner_firstfit,
                                               &mp_planner_breadth};
@@ -42,11 +46,25 @@ static mp_status best_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
         }
     }
     mp_mem_free(mem, cand);
+    if (st != MP_OK)
+        return st;
+    if (*total > lb)
+        st = mp_plan_search_improve(bufs, n, align, offsets, total, mem, budget);
+#ifndef NDEBUG
+    /* Debug builds check every plan they hand out (the check needs no mp_mem). */
+    assert(mp_plan_check(bufs, n, align, offsets, *total, NULL, 0));
+#endif
     return st;
+}
+
+static mp_status best_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
+                           uint64_t *offsets, uint64_t *total, mp_mem *mem)
+{
+    return mp_plan_best_run(bufs, n, align, offsets, total, mem, MP_SEARCH_BUDGET_BEST);
 }
 
 const mp_planner mp_planner_best = {
     .name = "best",
-    .about = "the smallest of greedy, firstfit and breadth (stops at the lower bound)",
+    .about = "the smallest of greedy, firstfit and breadth, then a short search (the default)",
     .plan = best_plan,
 };

@@ -591,7 +591,8 @@ static void test_random_properties(void **state)
             assert_memory_equal(again, off, sizeof(uint64_t) * (size_t)n);
         }
 
-        /* "best" is exactly the smallest of greedy, firstfit and breadth. */
+        /* "best" is never larger than the smallest of greedy, firstfit and breadth (its
+         * search may find smaller; tests/unit/test_plan_search.c tests that part). */
         {
             uint64_t t_min = UINT64_MAX;
             for (int k = 0; k < 3; k++) {
@@ -599,7 +600,7 @@ static void test_random_properties(void **state)
                 t_min = t < t_min ? t : t_min;
             }
             uint64_t t_best = plan_ok(planner("best"), bufs, n, align, off);
-            if (t_best != (n > 0 ? t_min : 0))
+            if (t_best > (n > 0 ? t_min : 0))
                 fail_msg("graph %d: best %llu, min of the three %llu", g,
                          (unsigned long long)t_best, (unsigned long long)t_min);
             assert_true(t_best >= lb);
