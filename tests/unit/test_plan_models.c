@@ -132,7 +132,7 @@ static void test_shared_models(void **state)
         size_t len = strlen(de->d_name);
         if (len <= 7 || strcmp(de->d_name + len - 7, ".tflite") != 0)
             continue;
-        char path[4400];
+        char path[4608]; /* dir + "/" + a d_name of up to 255 bytes */
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         seen++;
         planned += check_model(path);
