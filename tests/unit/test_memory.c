@@ -13,7 +13,6 @@
  * and a saved trace read back. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1168,35 +1167,15 @@ static void check_model(const char *path, int *n_checked)
     (*n_checked)++;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void test_every_shared_model(void **state)
 {
     (void)state;
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/models", mp_test_shared_dir());
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    char *names[256];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL && n < 256) {
-        size_t len = strlen(de->d_name);
-        if (len > 7 && strcmp(de->d_name + len - 7, ".tflite") == 0)
-            names[n++] = strdup(de->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    char **names = NULL;
+    int n = mp_test_shared_model_names(&names);
     int checked = 0;
-    for (int i = 0; i < n; i++) {
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        check_model(path, &checked);
-        free(names[i]);
-    }
+    for (int i = 0; i < n; i++)
+        check_model(mp_test_path("models", names[i]), &checked);
+    mp_test_free_names(names, n);
     print_message("  %d of %d shared models checked\n", checked, n);
     assert_true(checked > 0);
 }

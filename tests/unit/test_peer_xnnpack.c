@@ -18,7 +18,6 @@
  * shared float model is printed for quoting. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -562,33 +561,15 @@ static const struct {
     {"tfex_mobilenet_v2_035_96_embedder.tflite", "CONV_2D"}, /* int8 weights (hybrid) */
 };
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void test_shared_models(void **state)
 {
     (void)state;
-    const char *dir = mp_test_shared_dir();
-    if (!dir) {
+    char **names = NULL;
+    int n = mp_test_shared_model_names(&names);
+    if (n == 0) {
         print_message("SKIP: shared models not found (MP_SHARED_DIR chooses the folder)\n");
         skip();
     }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/models", dir);
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    char *names[256];
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < 256) {
-        size_t len = strlen(e->d_name);
-        if (len > 7 && strcmp(e->d_name + len - 7, ".tflite") == 0)
-            names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], cmp_str);
     int ran = 0;
     char table[8192];
     size_t tl = 0;
@@ -626,8 +607,8 @@ static void test_shared_models(void **state)
                     (unsigned long long)r.mem.other_bytes, (unsigned long long)r.mem.peak_bytes,
                     (unsigned long long)r.lower_bound, (unsigned long long)r.mem.external_bytes);
         }
-        free(names[i]);
     }
+    mp_test_free_names(names, n);
     for (char *line = table; *line;) { /* print_message has a short buffer: line by line */
         char *nl = strchr(line, '\n');
         if (!nl)

@@ -510,46 +510,6 @@ static void random_graph(mp_plan_buf *bufs, int32_t n, int32_t steps)
     }
 }
 
-/* The definitions, computed step by step and pair by pair. */
-static uint64_t brute_lower_bound(const mp_plan_buf *bufs, int32_t n, uint64_t align,
-                                  int32_t steps, int32_t *step_out)
-{
-    uint64_t best = 0;
-    *step_out = -1;
-    for (int32_t s = 0; s < steps; s++) {
-        uint64_t live = 0;
-        int any = 0;
-        for (int32_t i = 0; i < n; i++) {
-            if (bufs[i].first <= s && s <= bufs[i].last) {
-                live += mp_plan_align_up(bufs[i].size, align);
-                any = 1;
-            }
-        }
-        if (any && (*step_out < 0 || live > best)) {
-            best = live;
-            *step_out = s;
-        }
-    }
-    return best;
-}
-
-static bool brute_check(const mp_plan_buf *bufs, int32_t n, uint64_t align,
-                        const uint64_t *off, uint64_t total)
-{
-    for (int32_t i = 0; i < n; i++) {
-        uint64_t size = mp_plan_align_up(bufs[i].size, align);
-        if (off[i] % align != 0 || off[i] + size > total)
-            return false;
-        for (int32_t j = 0; j < i; j++) {
-            bool meet = bufs[i].first <= bufs[j].last && bufs[j].first <= bufs[i].last;
-            bool cross = off[i] < off[j] + bufs[j].size && off[j] < off[i] + bufs[i].size;
-            if (bufs[i].size && bufs[j].size && meet && cross)
-                return false;
-        }
-    }
-    return true;
-}
-
 static void test_random_properties(void **state)
 {
     (void)state;
@@ -574,12 +534,12 @@ static void test_random_properties(void **state)
         int32_t step, bstep;
         uint64_t lb = mp_plan_lower_bound(bufs, n, align, &step);
         uint64_t naive = mp_plan_naive(bufs, n, align);
-        assert_int_equal(lb, brute_lower_bound(bufs, n, align, steps, &bstep));
+        assert_int_equal(lb, mp_test_plan_bound(bufs, n, align, &bstep));
         assert_int_equal(step, bstep);
 
         for (const mp_planner *const *p = mp_planner_list(); *p; p++) {
             uint64_t total = plan_ok(*p, bufs, n, align, off);
-            assert_true(brute_check(bufs, n, align, off, total));
+            assert_true(mp_test_plan_valid(bufs, n, align, off, total));
             if (total < lb || total > naive)
                 fail_msg("graph %d (%s): total %llu outside [%llu, %llu]", g, (*p)->name,
                          (unsigned long long)total, (unsigned long long)lb,
@@ -619,7 +579,7 @@ static void test_random_properties(void **state)
                     int32_t i = (int32_t)rnd_below((uint64_t)n);
                     again[i] = again[rnd_below((uint64_t)n)] + (rnd_below(8) == 0 ? 1 : 0);
                 }
-                bool want = brute_check(bufs, n, align, again, total);
+                bool want = mp_test_plan_valid(bufs, n, align, again, total);
                 char why[256];
                 bool got = mp_plan_check(bufs, n, align, again, total, why, sizeof why);
                 if (got != want)

@@ -1,58 +1,18 @@
 /* Every planner on every real model: for each zoo model and each shared model memprof can
  * prepare, the buffers its static manager plans (tensors and kernel scratch, from
  * mp_session_plan_items) are laid out by every planner, and each plan must be valid (aligned,
- * inside the arena, no two buffers alive at one operator overlapping: checked here by a
- * sweep of our own, independent of mp_plan_check), at least the live-set lower bound
- * (computed here too), and the default planner never worse than any published one. Skips the
+ * inside the arena, no two buffers alive at one operator overlapping: checked by the
+ * definition in testutil, independent of mp_plan_check), at least the live-set lower bound
+ * (by its definition too), and the default planner never worse than any published one. Skips the
  * shared half with a message when ../shared is absent. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/memory/plan.h"
 #include "engine/session.h"
-
-/* The lower bound by brute force: at every step, the aligned bytes of the buffers alive. */
-static uint64_t bound_of(const mp_plan_buf *b, int32_t n, uint64_t align)
-{
-    int32_t steps = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (b[i].last + 1 > steps)
-            steps = b[i].last + 1;
-    uint64_t best = 0;
-    for (int32_t s = 0; s < steps; s++) {
-        uint64_t sum = 0;
-        for (int32_t i = 0; i < n; i++)
-            if (b[i].first <= s && s <= b[i].last)
-                sum += (b[i].size + align - 1) / align * align;
-        if (sum > best)
-            best = sum;
-    }
-    return best;
-}
-
-/* No two buffers alive at a common step share a byte; all aligned and inside total. */
-static void expect_valid(const char *what, const mp_plan_buf *b, int32_t n, uint64_t align,
-                         const uint64_t *off, uint64_t total)
-{
-    for (int32_t i = 0; i < n; i++) {
-        if (off[i] % align)
-            fail_msg("%s: buffer %d at %llu is not %llu-aligned", what, i,
-                     (unsigned long long)off[i], (unsigned long long)align);
-        if (off[i] + b[i].size > total)
-            fail_msg("%s: buffer %d ends past the arena", what, i);
-        for (int32_t j = i + 1; j < n; j++) {
-            bool together = b[i].first <= b[j].last && b[j].first <= b[i].last;
-            bool overlap = off[i] < off[j] + b[j].size && off[j] < off[i] + b[i].size &&
-                           b[i].size > 0 && b[j].size > 0;
-            if (together && overlap)
-                fail_msg("%s: buffers %d and %d overlap while both alive", what, i, j);
-        }
-    }
-}
 
 /* Plan one model with every planner; false when memprof cannot prepare it. */
 static bool check_model(const char *path)
@@ -74,7 +34,7 @@ static bool check_model(const char *path)
     assert_true(b && off);
     for (int32_t i = 0; i < n; i++)
         b[i] = (mp_plan_buf){items[i].bytes, items[i].first, items[i].last};
-    uint64_t bound = bound_of(b, n, align);
+    uint64_t bound = mp_test_plan_bound(b, n, align, NULL);
     assert_int_equal(mp_plan_lower_bound(b, n, align, NULL), bound);
     uint64_t published = UINT64_MAX, def = 0;
     for (const mp_planner *const *p = mp_planner_list(); *p; p++) {
@@ -82,7 +42,8 @@ static bool check_model(const char *path)
         assert_int_equal((*p)->plan(b, n, align, off, &total, NULL), MP_OK);
         char what[600];
         snprintf(what, sizeof what, "%s, planner %s", path, (*p)->name);
-        expect_valid(what, b, n, align, off, total);
+        if (!mp_test_plan_valid(b, n, align, off, total))
+            fail_msg("%s: invalid plan (misaligned, past the arena, or overlapping)", what);
         if (total < bound)
             fail_msg("%s: arena %llu below the lower bound %llu", what,
                      (unsigned long long)total, (unsigned long long)bound);
@@ -114,30 +75,16 @@ static void test_zoo_models(void **state)
 static void test_shared_models(void **state)
 {
     (void)state;
-    const char *shared = mp_test_shared_dir();
-    if (!shared) {
-        print_message("  skipped: ../shared is absent\n");
+    char **names = NULL;
+    int seen = mp_test_shared_model_names(&names);
+    if (seen == 0) {
+        print_message("  skipped: no shared models (MP_SHARED_DIR chooses the folder)\n");
         skip();
     }
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/models", shared);
-    DIR *d = opendir(dir);
-    if (!d) {
-        print_message("  skipped: %s is absent\n", dir);
-        skip();
-    }
-    int planned = 0, seen = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        size_t len = strlen(de->d_name);
-        if (len <= 7 || strcmp(de->d_name + len - 7, ".tflite") != 0)
-            continue;
-        char path[4608]; /* dir + "/" + a d_name of up to 255 bytes */
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        seen++;
-        planned += check_model(path);
-    }
-    closedir(d);
+    int planned = 0;
+    for (int i = 0; i < seen; i++)
+        planned += check_model(mp_test_path("models", names[i]));
+    mp_test_free_names(names, seen);
     print_message("  %d of %d shared models planned by every planner\n", planned, seen);
     assert_true(planned > 0);
 }

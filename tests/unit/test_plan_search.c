@@ -24,24 +24,6 @@ static const mp_planner *planner(const char *name)
     return p;
 }
 
-/* The definition of a valid plan, pair by pair. */
-static bool brute_check(const mp_plan_buf *bufs, int32_t n, uint64_t align,
-                        const uint64_t *off, uint64_t total)
-{
-    for (int32_t i = 0; i < n; i++) {
-        uint64_t size = mp_plan_align_up(bufs[i].size, align);
-        if (off[i] % align != 0 || off[i] + size > total)
-            return false;
-        for (int32_t j = 0; j < i; j++) {
-            bool meet = bufs[i].first <= bufs[j].last && bufs[j].first <= bufs[i].last;
-            bool cross = off[i] < off[j] + bufs[j].size && off[j] < off[i] + bufs[i].size;
-            if (bufs[i].size && bufs[j].size && meet && cross)
-                return false;
-        }
-    }
-    return true;
-}
-
 /* Plan with p; assert the plan is valid (mp_plan_check and the definition). */
 static uint64_t plan_ok(const mp_planner *p, const mp_plan_buf *bufs, int32_t n, uint64_t align,
                         uint64_t *offsets)
@@ -51,7 +33,7 @@ static uint64_t plan_ok(const mp_planner *p, const mp_plan_buf *bufs, int32_t n,
     char why[256];
     if (!mp_plan_check(bufs, n, align, offsets, total, why, sizeof why))
         fail_msg("planner %s: invalid plan: %s", p->name, why);
-    if (!brute_check(bufs, n, align, offsets, total))
+    if (!mp_test_plan_valid(bufs, n, align, offsets, total))
         fail_msg("planner %s: plan breaks the definition", p->name);
     return total;
 }

@@ -9,7 +9,6 @@
  * JSON parses with the documented fields and the text fits in 80 columns. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1113,36 +1112,18 @@ static void test_zoo_invariants(void **state)
     mp_trace_destroy(tr);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void test_shared_invariants(void **state)
 {
     (void)state;
-    const char *shared = mp_test_shared_dir();
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/models", shared ? shared : "");
-    DIR *d = shared ? opendir(dir) : NULL;
-    if (!d) {
-        print_message("  skip: %s absent\n", dir);
+    char **names = NULL;
+    int n = mp_test_shared_model_names(&names);
+    if (n == 0) {
+        print_message("  skip: no shared models (MP_SHARED_DIR chooses the folder)\n");
         skip();
     }
-    char *names[256];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL && n < 256) {
-        size_t len = strlen(de->d_name);
-        if (len > 7 && strcmp(de->d_name + len - 7, ".tflite") == 0)
-            names[n++] = strdup(de->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], cmp_str);
     int checked = 0;
     for (int i = 0; i < n; i++) {
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        const char *path = mp_test_path("models", names[i]);
         for (int m = 0; m < 2; m++) {
             mp_trace *tr = record(path, m ? MP_MEMORY_DYNAMIC : MP_MEMORY_AUTO, 2, NULL);
             if (!tr)
@@ -1151,13 +1132,12 @@ static void test_shared_invariants(void **state)
             checked++;
             mp_trace_destroy(tr);
         }
-        free(names[i]);
     }
+    mp_test_free_names(names, n);
     print_message("  %d sessions of %d shared models checked\n", checked, n);
     assert_true(checked > 0);
     /* call order C on resnet8 when present */
-    char path[4400];
-    snprintf(path, sizeof path, "%s/tiny_ic_resnet8_float.tflite", dir);
+    const char *path = mp_test_path("models", "tiny_ic_resnet8_float.tflite");
     static const int32_t dims[4] = {2, 32, 32, 3};
     mp_trace *tr = fopen(path, "rb") ? record(path, MP_MEMORY_AUTO, 3, dims) : NULL;
     if (tr) {

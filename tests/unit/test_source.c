@@ -5,7 +5,6 @@
  * of a file, and gives the same summary as the trace loaded in memory. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,52 +15,7 @@
 #include "analyzers/summary.h"
 #include "engine/session.h"
 #include "engine/trace.h"
-
-static char tmp_dir[64];
-
-static const char *tmp_path(const char *name)
-{
-    static char buf[4][256];
-    static int slot;
-    char *b = buf[slot++ & 3];
-    int n = snprintf(b, 256, "%s/%s", tmp_dir, name);
-    assert_true(n > 0 && n < 256);
-    return b;
-}
-
-static int make_tmp_dir(void **state)
-{
-    (void)state;
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/mp_test_source.XXXXXX");
-    return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int remove_tmp_dir(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmp_dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL)
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlink(tmp_path(e->d_name));
-        closedir(d);
-    }
-    return rmdir(tmp_dir);
-}
-
-static void write_bytes(const char *path, const char *text, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, n, f), n);
-    assert_int_equal(fclose(f), 0);
-}
-
-static void write_text(const char *path, const char *text)
-{
-    write_bytes(path, text, strlen(text));
-}
+#include "trace_fixtures.h"
 
 /* ---- random traces ------------------------------------------------------------------- */
 
@@ -143,35 +97,6 @@ static mp_trace *random_trace(int32_t n_tensors, int32_t n_ops, size_t n)
     return tr;
 }
 
-static void assert_event_equal(const mp_event *a, const mp_event *b, size_t i)
-{
-    if (memcmp(a, b, sizeof *a) != 0)
-        fail_msg("event %zu differs: type %d/%d t %llu/%llu bytes %llu/%llu id %llu/%llu", i,
-                 a->type, b->type, (unsigned long long)a->t_ns, (unsigned long long)b->t_ns,
-                 (unsigned long long)a->bytes, (unsigned long long)b->bytes,
-                 (unsigned long long)a->id, (unsigned long long)b->id);
-}
-
-static void assert_meta_equal(const mp_trace_meta *a, const mp_trace_meta *b)
-{
-    assert_string_equal(a->model, b->model);
-    assert_string_equal(a->mode, b->mode);
-    assert_int_equal(a->threads, b->threads);
-    assert_int_equal(a->process_heap_peak, b->process_heap_peak);
-    assert_int_equal(a->allocator_overhead, b->allocator_overhead);
-    assert_int_equal(a->n_tensors, b->n_tensors);
-    assert_int_equal(a->n_ops, b->n_ops);
-    for (int32_t i = 0; i < a->n_tensors; i++) {
-        assert_string_equal(a->tensors[i].name, b->tensors[i].name);
-        assert_int_equal(a->tensors[i].dtype, b->tensors[i].dtype);
-        assert_int_equal(a->tensors[i].is_const, b->tensors[i].is_const);
-    }
-    for (int32_t i = 0; i < a->n_ops; i++) {
-        assert_int_equal(a->ops[i].n_inputs, b->ops[i].n_inputs);
-        assert_int_equal(a->ops[i].inputs[0], b->ops[i].inputs[0]);
-    }
-}
-
 /* One pass over src must yield exactly tr's events and then end (and stay ended). */
 static void assert_pass_equals(mp_source *src, const mp_trace *tr)
 {
@@ -184,7 +109,7 @@ static void assert_pass_equals(mp_source *src, const mp_trace *tr)
         int got = mp_source_next(src, &ev, &err);
         if (got != 1)
             fail_msg("event %zu of %zu: next gave %d (%s)", i, n, got, err.msg);
-        assert_event_equal(&ev, &want[i], i);
+        mp_test_assert_event_equal(&ev, &want[i], i);
     }
     int got = mp_source_next(src, &ev, &err);
     if (got != 0)
@@ -205,7 +130,7 @@ static void check_file_source(const char *path, const mp_trace *tr)
     assert_string_equal(mp_source_name(src), path);
     assert_false(mp_source_truncated(src));
     assert_int_equal(mp_source_count(src), SIZE_MAX); /* unknown before a pass */
-    assert_meta_equal(mp_source_meta(src), mp_trace_get_meta(tr));
+    mp_test_assert_meta_equal(mp_source_meta(src), mp_trace_get_meta(tr));
     assert_pass_equals(src, tr);
     assert_pass_equals(src, tr);
     size_t n = mp_trace_count(tr);
@@ -223,7 +148,7 @@ static void check_file_source(const char *path, const mp_trace *tr)
         fail_msg("load: %s", err.msg);
     assert_int_equal(mp_trace_count(back), n);
     for (size_t i = 0; i < n; i++)
-        assert_event_equal(&mp_trace_events(back)[i], &mp_trace_events(tr)[i], i);
+        mp_test_assert_event_equal(&mp_trace_events(back)[i], &mp_trace_events(tr)[i], i);
     mp_trace_destroy(back);
 }
 
@@ -267,12 +192,12 @@ static void test_random_traces_roundtrip(void **state)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         mp_trace *tr = random_trace((int32_t)(s % 3 == 0 ? 0 : 5 + s), (int32_t)(s % 4 ? 3 : 0),
                                     sizes[s]);
-        const char *path = tmp_path("random.json");
+        const char *path = mp_test_tmp_path("random.json");
         mp_error err = {0};
         assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
         check_file_source(path, tr);
         if (sizes[s] <= 1000) {
-            const char *other = tmp_path("random_layout.json");
+            const char *other = mp_test_tmp_path("random_layout.json");
             rewrite_with_jansson(path, other, JSON_INDENT(3) | JSON_SORT_KEYS, false);
             check_file_source(other, tr);
             rewrite_with_jansson(path, other, JSON_COMPACT, true);
@@ -300,34 +225,6 @@ static void test_memory_source(void **state)
 /* ---- hand-written files ---------------------------------------------------------------- */
 
 /* A small valid trace, version 1, one event per line (event i on line 8 + i). */
-static const char valid_text[] =
-    "{\"format\":\"memprof-trace\",\"version\":1,\n"
-    "\"meta\":{\"model\":\"m.tflite\",\"mode\":\"auto\",\"planner\":\"greedy\",\"threads\":2,"
-    "\"process_heap_peak\":-1,\"allocator_overhead\":-1,\n"
-    "\"tensors\":[{\"name\":\"in\",\"dtype\":0,\"const\":false},"
-    "{\"name\":\"w\",\"dtype\":0,\"const\":true}],\n"
-    "\"ops\":[{\"name\":\"ADD\",\"inputs\":[0,1],\"outputs\":[0]}],\n"
-    "\"inputs\":[0],\"outputs\":[0]},\n"
-    "\"event_fields\":[\"type\",\"t_ns\",\"phase\",\"kind\",\"tensor\",\"op\",\"op_last\","
-    "\"bytes\",\"id\",\"aux\",\"align_log2\"],\n"
-    "\"events\":[\n"
-    "[5,1,0,0,-1,-1,-1,0,1,4,0],\n"
-    "[0,2,0,2,1,0,-1,64,7,0,6],\n"
-    "[6,3,0,0,-1,-1,-1,0,0,0,0]]}\n";
-
-static char *replaced(const char *from, const char *to)
-{
-    const char *at = strstr(valid_text, from);
-    if (!at)
-        fail_msg("'%s' is not in the valid text", from);
-    size_t head = (size_t)(at - valid_text);
-    size_t n = strlen(valid_text) - strlen(from) + strlen(to) + 1;
-    char *s = malloc(n);
-    assert_non_null(s);
-    snprintf(s, n, "%.*s%s%s", (int)head, valid_text, to, at + strlen(from));
-    return s;
-}
-
 /* Open text as a source and pass over it: returns the status of open or of the pass (with
  * the message in err) and the number of events yielded before it ended. */
 static mp_status source_status(const char *path, mp_error *err, size_t *yielded)
@@ -369,8 +266,8 @@ static mp_status source_status(const char *path, mp_error *err, size_t *yielded)
 static void expect_text(const char *text, mp_status want, const char *want_msg,
                         size_t want_yielded)
 {
-    const char *path = tmp_path("case.json");
-    write_text(path, text);
+    const char *path = mp_test_tmp_path("case.json");
+    mp_test_write_text(path, text);
     mp_error err = {0};
     size_t yielded;
     mp_status st = source_status(path, &err, &yielded);
@@ -399,7 +296,7 @@ static void expect_text(const char *text, mp_status want, const char *want_msg,
 static void expect_case(const char *from, const char *to, mp_status want, const char *msg,
                         size_t yielded)
 {
-    char *text = replaced(from, to);
+    char *text = mp_test_valid_trace_with(from, to);
     expect_text(text, want, msg, yielded);
     free(text);
 }
@@ -407,7 +304,7 @@ static void expect_case(const char *from, const char *to, mp_status want, const 
 static void test_valid_layouts(void **state)
 {
     (void)state;
-    expect_text(valid_text, MP_OK, NULL, 3);
+    expect_text(mp_test_valid_trace, MP_OK, NULL, 3);
     /* whitespace anywhere JSON allows it */
     expect_case("[0,2,0,2,1,0,-1,64,7,0,6]", " [ 0 ,\t2 ,\r\n 0,2,1 ,0 ,-1,64,7,0,6\n\n] ", MP_OK,
                 NULL, 3);
@@ -423,12 +320,12 @@ static void test_valid_layouts(void **state)
                 NULL, 3);
     /* events before everything else: {"events":[...],"format":...,"event_fields":[...]} */
     {
-        const char *ev = strstr(valid_text, "\"events\"");
-        size_t head_len = (size_t)(ev - valid_text) - 3; /* without '{' and ",\n" */
+        const char *ev = strstr(mp_test_valid_trace, "\"events\"");
+        size_t head_len = (size_t)(ev - mp_test_valid_trace) - 3; /* without '{' and ",\n" */
         size_t ev_len = strlen(ev) - 2;                   /* without "}\n" */
-        char *text = malloc(strlen(valid_text) + 8);
+        char *text = malloc(strlen(mp_test_valid_trace) + 8);
         assert_non_null(text);
-        sprintf(text, "{%.*s,\n%.*s}\n", (int)ev_len, ev, (int)head_len, valid_text + 1);
+        sprintf(text, "{%.*s,\n%.*s}\n", (int)ev_len, ev, (int)head_len, mp_test_valid_trace + 1);
         expect_text(text, MP_OK, NULL, 3);
         free(text);
     }
@@ -441,9 +338,9 @@ static void test_valid_layouts(void **state)
 static void test_truncated_member(void **state)
 {
     (void)state;
-    const char *path = tmp_path("truncated.json");
-    char *text = replaced("\"threads\":2", "\"threads\":2,\"truncated\":true");
-    write_text(path, text);
+    const char *path = mp_test_tmp_path("truncated.json");
+    char *text = mp_test_valid_trace_with("\"threads\":2", "\"threads\":2,\"truncated\":true");
+    mp_test_write_text(path, text);
     free(text);
     mp_source *src = NULL;
     mp_error err = {0};
@@ -454,7 +351,7 @@ static void test_truncated_member(void **state)
     assert_int_equal(mp_trace_load(path, &loaded, &err), MP_OK);
     assert_true(mp_trace_truncated(loaded)); /* loading keeps the flag too */
     mp_trace_destroy(loaded);
-    write_text(path, valid_text);
+    mp_test_write_text(path, mp_test_valid_trace);
     assert_int_equal(mp_trace_load(path, &loaded, &err), MP_OK);
     assert_false(mp_trace_truncated(loaded));
     mp_trace_destroy(loaded);
@@ -481,7 +378,7 @@ static void test_bad_events(void **state)
 {
     (void)state;
     static const struct {
-        const char *from, *to; /* change to valid_text */
+        const char *from, *to; /* change to mp_test_valid_trace */
         const char *msg;       /* expected in the message */
         size_t yielded;        /* events yielded before the error */
     } cases[] = {
@@ -600,10 +497,10 @@ static void test_bad_headers(void **state)
 
     mp_source *src = NULL;
     mp_error err = {0};
-    assert_int_equal(mp_source_open(tmp_path("missing.json"), &src, &err), MP_ERR_IO);
+    assert_int_equal(mp_source_open(mp_test_tmp_path("missing.json"), &src, &err), MP_ERR_IO);
     assert_null(src);
     assert_non_null(strstr(err.msg, "missing.json"));
-    assert_int_equal(mp_source_open(tmp_dir, &src, &err), MP_ERR_IO);
+    assert_int_equal(mp_source_open(mp_test_tmpdir(), &src, &err), MP_ERR_IO);
     assert_null(src);
 }
 
@@ -613,7 +510,7 @@ static void test_every_truncation(void **state)
 {
     (void)state;
     mp_trace *tr = random_trace(3, 2, 6);
-    const char *full = tmp_path("full.json");
+    const char *full = mp_test_tmp_path("full.json");
     mp_error err = {0};
     assert_int_equal(mp_trace_save(tr, full, &err), MP_OK);
     size_t size = 0;
@@ -622,9 +519,9 @@ static void test_every_truncation(void **state)
     size_t valid_from = size;
     while (valid_from > 0 && strchr(" \t\r\n", text[valid_from - 1]))
         valid_from--;
-    const char *path = tmp_path("cut.json");
+    const char *path = mp_test_tmp_path("cut.json");
     for (size_t len = 0; len <= size; len++) {
-        write_bytes(path, text, len);
+        mp_test_write_bytes(path, text, len);
         size_t yielded;
         memset(&err, 0, sizeof err);
         mp_status st = source_status(path, &err, &yielded);
@@ -747,7 +644,7 @@ static void test_summary_from_file_equals_loaded(void **state)
     static const mp_memory_mode modes[] = {MP_MEMORY_AUTO, MP_MEMORY_DYNAMIC};
     for (size_t k = 0; k < 2; k++) {
         mp_trace *tr = record_session("zoo:mnist_mlp", modes[k], 4);
-        const char *path = tmp_path("session.json");
+        const char *path = mp_test_tmp_path("session.json");
         mp_error err = {0};
         assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
         mp_trace_destroy(tr);
@@ -784,7 +681,7 @@ static void test_summary_from_file_equals_loaded(void **state)
         while (start > text && start[-1] != '\n')
             start--;
         start[0] = '{'; /* the last event is no longer an array */
-        write_bytes(path, text, size);
+        mp_test_write_bytes(path, text, size);
         free(text);
         assert_int_equal(mp_source_open(path, &src, &err), MP_OK);
         assert_int_equal(mp_summary_compute_source(src, &got, &err), MP_ERR_FORMAT);
@@ -794,6 +691,18 @@ static void test_summary_from_file_equals_loaded(void **state)
         mp_source_close(src);
         unlink(path);
     }
+}
+
+static int make_tmp_dir(void **state)
+{
+    (void)state;
+    return mp_test_tmpdir_make("mp_test_source");
+}
+
+static int remove_tmp_dir(void **state)
+{
+    (void)state;
+    return mp_test_tmpdir_remove();
 }
 
 int main(void)

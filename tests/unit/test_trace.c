@@ -2,7 +2,6 @@
  * JSON (engine/trace_io.c), including every kind of malformed file the reader must refuse. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,62 +12,7 @@
 #include <unistd.h>
 
 #include "engine/trace.h"
-
-/* Folder for the test's files (mkdtemp), removed with its contents at the end. */
-static char tmp_dir[64];
-
-static const char *tmp_path(const char *name)
-{
-    static char buf[4][256];
-    static int slot;
-    char *b = buf[slot++ & 3];
-    int n = snprintf(b, 256, "%s/%s", tmp_dir, name);
-    assert_true(n > 0 && n < 256);
-    return b;
-}
-
-static int make_tmp_dir(void **state)
-{
-    (void)state;
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/mp_test_trace.XXXXXX");
-    return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int remove_tmp_dir(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmp_dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL)
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlink(tmp_path(e->d_name));
-        closedir(d);
-    }
-    return rmdir(tmp_dir);
-}
-
-/* Number of entries in the test folder (to see that no temporary file is left behind). */
-static int count_files(void)
-{
-    int n = 0;
-    DIR *d = opendir(tmp_dir);
-    assert_non_null(d);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-}
+#include "trace_fixtures.h"
 
 static mp_event make_event(int type, uint64_t t_ns, uint64_t bytes, int32_t tensor, int32_t op)
 {
@@ -83,70 +27,12 @@ static mp_event make_event(int type, uint64_t t_ns, uint64_t bytes, int32_t tens
     return e;
 }
 
-static void assert_event_equal(const mp_event *a, const mp_event *b)
-{
-    assert_int_equal(a->type, b->type);
-    assert_int_equal(a->t_ns, b->t_ns);
-    assert_int_equal(a->phase, b->phase);
-    assert_int_equal(a->kind, b->kind);
-    assert_int_equal(a->tensor, b->tensor);
-    assert_int_equal(a->op, b->op);
-    assert_int_equal(a->op_last, b->op_last);
-    assert_int_equal(a->bytes, b->bytes);
-    assert_int_equal(a->id, b->id);
-    assert_int_equal(a->aux, b->aux);
-    assert_int_equal(a->align_log2, b->align_log2);
-    assert_int_equal(a->flags, b->flags);
-}
-
-static void assert_str_equal_or_null(const char *a, const char *b)
-{
-    if (!a || !b)
-        assert_ptr_equal(a, b);
-    else
-        assert_string_equal(a, b);
-}
-
-static void assert_ints_equal(const int32_t *a, const int32_t *b, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++)
-        assert_int_equal(a[i], b[i]);
-}
-
-static void assert_meta_equal(const mp_trace_meta *a, const mp_trace_meta *b)
-{
-    assert_str_equal_or_null(a->model, b->model);
-    assert_str_equal_or_null(a->mode, b->mode);
-    assert_str_equal_or_null(a->planner, b->planner);
-    assert_int_equal(a->threads, b->threads);
-    assert_int_equal(a->process_heap_peak, b->process_heap_peak);
-    assert_int_equal(a->allocator_overhead, b->allocator_overhead);
-    assert_int_equal(a->n_tensors, b->n_tensors);
-    assert_int_equal(a->n_ops, b->n_ops);
-    assert_int_equal(a->n_inputs, b->n_inputs);
-    assert_int_equal(a->n_outputs, b->n_outputs);
-    for (int32_t i = 0; i < a->n_tensors; i++) {
-        assert_str_equal_or_null(a->tensors[i].name, b->tensors[i].name);
-        assert_int_equal(a->tensors[i].dtype, b->tensors[i].dtype);
-        assert_int_equal(a->tensors[i].is_const, b->tensors[i].is_const);
-    }
-    for (int32_t i = 0; i < a->n_ops; i++) {
-        assert_str_equal_or_null(a->ops[i].name, b->ops[i].name);
-        assert_int_equal(a->ops[i].n_inputs, b->ops[i].n_inputs);
-        assert_int_equal(a->ops[i].n_outputs, b->ops[i].n_outputs);
-        assert_ints_equal(a->ops[i].inputs, b->ops[i].inputs, a->ops[i].n_inputs);
-        assert_ints_equal(a->ops[i].outputs, b->ops[i].outputs, a->ops[i].n_outputs);
-    }
-    assert_ints_equal(a->inputs, b->inputs, a->n_inputs);
-    assert_ints_equal(a->outputs, b->outputs, a->n_outputs);
-}
-
 static void assert_traces_equal(const mp_trace *a, const mp_trace *b)
 {
-    assert_meta_equal(mp_trace_get_meta(a), mp_trace_get_meta(b));
+    mp_test_assert_meta_equal(mp_trace_get_meta(a), mp_trace_get_meta(b));
     assert_int_equal(mp_trace_count(a), mp_trace_count(b));
     for (size_t i = 0; i < mp_trace_count(a); i++)
-        assert_event_equal(&mp_trace_events(a)[i], &mp_trace_events(b)[i]);
+        mp_test_assert_event_equal(&mp_trace_events(a)[i], &mp_trace_events(b)[i], i);
 }
 
 static void set_op(mp_trace *tr, int32_t i, const char *name, int32_t n_in, const int32_t *in,
@@ -397,10 +283,10 @@ static void test_save_load_roundtrip(void **state)
 {
     (void)state;
     mp_trace *tr = sample_trace();
-    const char *path = tmp_path("roundtrip.json");
+    const char *path = mp_test_tmp_path("roundtrip.json");
     mp_error err = {0};
     assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
-    assert_int_equal(count_files(), 1); /* no temporary file left */
+    assert_int_equal(mp_test_tmpdir_count(), 1); /* no temporary file left */
 
     mp_trace *back = NULL;
     mp_status st = mp_trace_load(path, &back, &err);
@@ -426,7 +312,7 @@ static void test_save_load_roundtrip(void **state)
 
     /* Saving again replaces the file, still without leftovers. */
     assert_int_equal(mp_trace_save(back, path, &err), MP_OK);
-    assert_int_equal(count_files(), 1);
+    assert_int_equal(mp_test_tmpdir_count(), 1);
     mp_trace_destroy(back);
     assert_int_equal(mp_trace_load(path, &back, &err), MP_OK);
     assert_traces_equal(tr, back);
@@ -440,7 +326,7 @@ static void test_empty_trace_roundtrip(void **state)
     (void)state;
     mp_trace *tr = mp_trace_create();
     assert_non_null(tr);
-    const char *path = tmp_path("empty_trace.json");
+    const char *path = mp_test_tmp_path("empty_trace.json");
     mp_error err = {0};
     assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
     mp_trace *back = NULL;
@@ -461,7 +347,7 @@ static void test_invalid_utf8_becomes_question_mark(void **state)
     /* a lone continuation byte, a truncated sequence, an overlong form, a surrogate */
     assert_true(mp_trace_set_str(tr, &m->model,
                                  "a\x80" "b\xc3" "c\xc0\xaf" "d\xed\xa0\x80" "e\xff"));
-    const char *path = tmp_path("utf8.json");
+    const char *path = mp_test_tmp_path("utf8.json");
     mp_error err = {0};
     assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
     mp_trace *back = NULL;
@@ -492,7 +378,7 @@ static void test_large_roundtrip(void **state)
         e.align_log2 = (uint8_t)(i % 13);
         assert_true(mp_trace_append_raw(tr, &e));
     }
-    const char *path = tmp_path("large.json");
+    const char *path = mp_test_tmp_path("large.json");
     mp_error err = {0};
     assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
     mp_trace *back = NULL;
@@ -509,16 +395,16 @@ static void test_save_failures_leave_no_file(void **state)
     mp_trace *tr = sample_trace();
     mp_error err = {0};
 
-    const char *path = tmp_path("no/such/folder/trace.json");
+    const char *path = mp_test_tmp_path("no/such/folder/trace.json");
     assert_int_equal(mp_trace_save(tr, path, &err), MP_ERR_IO);
     assert_non_null(strstr(err.msg, path));
     struct stat st;
     assert_int_not_equal(stat(path, &st), 0);
-    assert_int_equal(count_files(), 0);
+    assert_int_equal(mp_test_tmpdir_count(), 0);
 
     /* A trace the reader would refuse is not saved, and an existing file stays as it was. */
-    const char *keep = tmp_path("keep.json");
-    write_text(keep, "old");
+    const char *keep = mp_test_tmp_path("keep.json");
+    mp_test_write_text(keep, "old");
     mp_event bad = make_event(MP_EV_ALLOC, 1, 1, 4, -1); /* tensor 4 of 4 */
     assert_true(mp_trace_append_raw(tr, &bad));
     memset(&err, 0, sizeof err);
@@ -530,7 +416,7 @@ static void test_save_failures_leave_no_file(void **state)
     assert_int_equal(size, 3);
     assert_memory_equal(text, "old", 3);
     free(text);
-    assert_int_equal(count_files(), 1);
+    assert_int_equal(mp_test_tmpdir_count(), 1);
     unlink(keep);
     mp_trace_destroy(tr);
 }
@@ -545,8 +431,8 @@ static void test_failed_write_keeps_old_file(void **state)
         mp_event e = make_event(MP_EV_ALLOC, i + 1, i, 0, 0);
         assert_true(mp_trace_append_raw(tr, &e));
     }
-    const char *path = tmp_path("limited.json");
-    write_text(path, "old");
+    const char *path = mp_test_tmp_path("limited.json");
+    mp_test_write_text(path, "old");
 
     struct rlimit old_limit, limit;
     assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
@@ -566,38 +452,9 @@ static void test_failed_write_keeps_old_file(void **state)
     assert_non_null(text);
     assert_int_equal(size, 3);
     free(text);
-    assert_int_equal(count_files(), 1);
+    assert_int_equal(mp_test_tmpdir_count(), 1);
     unlink(path);
     mp_trace_destroy(tr);
-}
-
-/* A small valid trace file; the bad-file cases each change one piece of it. */
-static const char valid_text[] =
-    "{\"format\":\"memprof-trace\",\"version\":1,\n"
-    "\"meta\":{\"model\":\"m.tflite\",\"mode\":\"auto\",\"planner\":\"greedy\",\"threads\":2,"
-    "\"process_heap_peak\":-1,\"allocator_overhead\":-1,\n"
-    "\"tensors\":[{\"name\":\"in\",\"dtype\":0,\"const\":false},"
-    "{\"name\":\"w\",\"dtype\":0,\"const\":true}],\n"
-    "\"ops\":[{\"name\":\"ADD\",\"inputs\":[0,1],\"outputs\":[0]}],\n"
-    "\"inputs\":[0],\"outputs\":[0]},\n"
-    "\"event_fields\":[\"type\",\"t_ns\",\"phase\",\"kind\",\"tensor\",\"op\",\"op_last\","
-    "\"bytes\",\"id\",\"aux\",\"align_log2\"],\n"
-    "\"events\":[\n"
-    "[5,1,0,0,-1,-1,-1,0,1,4,0],\n"
-    "[0,2,0,2,1,0,-1,64,7,0,6],\n"
-    "[6,3,0,0,-1,-1,-1,0,0,0,0]]}\n";
-
-/* valid_text with the first occurrence of from replaced by to (malloc'd). */
-static char *replaced(const char *from, const char *to)
-{
-    const char *at = strstr(valid_text, from);
-    assert_non_null(at);
-    size_t head = (size_t)(at - valid_text);
-    size_t n = strlen(valid_text) - strlen(from) + strlen(to) + 1;
-    char *s = malloc(n);
-    assert_non_null(s);
-    snprintf(s, n, "%.*s%s%s", (int)head, valid_text, to, at + strlen(from));
-    return s;
 }
 
 static void expect_load_failure(const char *path, mp_status want, const char *want_msg)
@@ -617,11 +474,11 @@ static void expect_load_failure(const char *path, mp_status want, const char *wa
         fail_msg("message \"%s\" lacks \"%s\"", err.msg, want_msg);
 }
 
-static void test_valid_text_loads(void **state)
+static void test_mp_test_valid_trace_loads(void **state)
 {
     (void)state;
-    const char *path = tmp_path("valid.json");
-    write_text(path, valid_text);
+    const char *path = mp_test_tmp_path("valid.json");
+    mp_test_write_text(path, mp_test_valid_trace);
     mp_trace *tr = NULL;
     mp_error err = {0};
     mp_status st = mp_trace_load(path, &tr, &err);
@@ -645,7 +502,7 @@ static void test_bad_files(void **state)
 {
     (void)state;
     static const struct {
-        const char *from, *to; /* change to valid_text */
+        const char *from, *to; /* change to mp_test_valid_trace */
         const char *msg;       /* expected in the message */
     } cases[] = {
         {"\"memprof-trace\"", "\"other-trace\"", "not a memprof trace"},
@@ -701,9 +558,9 @@ static void test_bad_files(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char name[32];
         snprintf(name, sizeof name, "bad%02zu.json", i);
-        const char *path = tmp_path(name);
-        char *text = replaced(cases[i].from, cases[i].to);
-        write_text(path, text);
+        const char *path = mp_test_tmp_path(name);
+        char *text = mp_test_valid_trace_with(cases[i].from, cases[i].to);
+        mp_test_write_text(path, text);
         free(text);
         expect_load_failure(path, MP_ERR_FORMAT, cases[i].msg);
         unlink(path);
@@ -715,7 +572,7 @@ static void test_truncated_and_garbage_files(void **state)
     (void)state;
     /* A real saved file cut in half. */
     mp_trace *tr = sample_trace();
-    const char *full = tmp_path("full.json");
+    const char *full = mp_test_tmp_path("full.json");
     mp_error err = {0};
     assert_int_equal(mp_trace_save(tr, full, &err), MP_OK);
     mp_trace_destroy(tr);
@@ -723,32 +580,44 @@ static void test_truncated_and_garbage_files(void **state)
     char *text = mp_test_read_file(full, &size);
     assert_non_null(text);
     text[size / 2] = '\0';
-    const char *half = tmp_path("half.json");
-    write_text(half, text);
+    const char *half = mp_test_tmp_path("half.json");
+    mp_test_write_text(half, text);
     free(text);
     expect_load_failure(half, MP_ERR_FORMAT, "line");
     unlink(half);
     unlink(full);
 
-    const char *path = tmp_path("garbage.json");
-    write_text(path, "this is not JSON at all\n");
+    const char *path = mp_test_tmp_path("garbage.json");
+    mp_test_write_text(path, "this is not JSON at all\n");
     expect_load_failure(path, MP_ERR_FORMAT, "line 1");
-    write_text(path, "");
+    mp_test_write_text(path, "");
     expect_load_failure(path, MP_ERR_FORMAT, "empty");
-    write_text(path, "[1,2,3]");
+    mp_test_write_text(path, "[1,2,3]");
     expect_load_failure(path, MP_ERR_FORMAT, "not a memprof trace");
-    write_text(path, "{\"format\":\"memprof-trace\",\"version\":1} trailing");
+    mp_test_write_text(path, "{\"format\":\"memprof-trace\",\"version\":1} trailing");
     expect_load_failure(path, MP_ERR_FORMAT, "line 1");
     /* A NUL inside a name cannot be held by the trace: refused. */
-    text = replaced("\"name\":\"in\"", "\"name\":\"i\\u0000n\"");
-    write_text(path, text);
+    text = mp_test_valid_trace_with("\"name\":\"in\"", "\"name\":\"i\\u0000n\"");
+    mp_test_write_text(path, text);
     free(text);
     expect_load_failure(path, MP_ERR_FORMAT, NULL);
     unlink(path);
 
-    expect_load_failure(tmp_path("missing.json"), MP_ERR_IO, "missing.json");
-    expect_load_failure(tmp_dir, MP_ERR_IO, NULL); /* a folder */
-    assert_int_equal(count_files(), 0);
+    expect_load_failure(mp_test_tmp_path("missing.json"), MP_ERR_IO, "missing.json");
+    expect_load_failure(mp_test_tmpdir(), MP_ERR_IO, NULL); /* a folder */
+    assert_int_equal(mp_test_tmpdir_count(), 0);
+}
+
+static int make_tmp_dir(void **state)
+{
+    (void)state;
+    return mp_test_tmpdir_make("mp_test_trace");
+}
+
+static int remove_tmp_dir(void **state)
+{
+    (void)state;
+    return mp_test_tmpdir_remove();
 }
 
 int main(void)
@@ -765,7 +634,7 @@ int main(void)
         cmocka_unit_test(test_large_roundtrip),
         cmocka_unit_test(test_save_failures_leave_no_file),
         cmocka_unit_test(test_failed_write_keeps_old_file),
-        cmocka_unit_test(test_valid_text_loads),
+        cmocka_unit_test(test_mp_test_valid_trace_loads),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_truncated_and_garbage_files),
     };

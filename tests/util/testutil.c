@@ -1,11 +1,13 @@
 /* Implementation of the shared test helpers (see testutil.h). */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *mp_test_shared_dir(void)
 {
@@ -75,4 +77,158 @@ double mp_test_max_rel_err(const float *a, const float *b, size_t n, double floo
     if (at)
         *at = w;
     return worst;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int mp_test_shared_model_names(char ***names)
+{
+    *names = NULL;
+    const char *shared = mp_test_shared_dir();
+    if (!shared)
+        return 0;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/models", shared);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char **v = NULL;
+    int n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len <= 7 || strcmp(de->d_name + len - 7, ".tflite") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            v = realloc(v, sizeof *v * (size_t)cap);
+            assert_non_null(v);
+        }
+        v[n] = strdup(de->d_name);
+        assert_non_null(v[n]);
+        n++;
+    }
+    closedir(d);
+    qsort(v, (size_t)n, sizeof *v, cmp_name);
+    *names = v;
+    return n;
+}
+
+void mp_test_free_names(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* ---- temporary folder ------------------------------------------------------------------ */
+
+static char tmp_dir[256];
+
+int mp_test_tmpdir_make(const char *prefix)
+{
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/%s.XXXXXX", prefix);
+    return mkdtemp(tmp_dir) ? 0 : -1;
+}
+
+const char *mp_test_tmpdir(void)
+{
+    return tmp_dir;
+}
+
+const char *mp_test_tmp_path(const char *name)
+{
+    static char buf[4][512];
+    static int slot;
+    char *b = buf[slot++ & 3];
+    int n = snprintf(b, sizeof buf[0], "%s/%s", tmp_dir, name);
+    assert_true(n > 0 && (size_t)n < sizeof buf[0]);
+    return b;
+}
+
+int mp_test_tmpdir_count(void)
+{
+    int n = 0;
+    DIR *d = opendir(tmp_dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+int mp_test_tmpdir_remove(void)
+{
+    DIR *d = opendir(tmp_dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlink(mp_test_tmp_path(e->d_name));
+        closedir(d);
+    }
+    return rmdir(tmp_dir);
+}
+
+void mp_test_write_bytes(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+void mp_test_write_text(const char *path, const char *text)
+{
+    mp_test_write_bytes(path, text, strlen(text));
+}
+
+/* ---- plan definitions ------------------------------------------------------------------ */
+
+bool mp_test_plan_valid(const mp_plan_buf *bufs, int32_t n, uint64_t align,
+                        const uint64_t *off, uint64_t total)
+{
+    for (int32_t i = 0; i < n; i++) {
+        uint64_t size = mp_plan_align_up(bufs[i].size, align);
+        if (off[i] % align != 0 || off[i] + size > total)
+            return false;
+        for (int32_t j = 0; j < i; j++) {
+            bool meet = bufs[i].first <= bufs[j].last && bufs[j].first <= bufs[i].last;
+            bool cross = off[i] < off[j] + bufs[j].size && off[j] < off[i] + bufs[i].size;
+            if (bufs[i].size && bufs[j].size && meet && cross)
+                return false;
+        }
+    }
+    return true;
+}
+
+uint64_t mp_test_plan_bound(const mp_plan_buf *bufs, int32_t n, uint64_t align,
+                            int32_t *step_out)
+{
+    int32_t steps = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (bufs[i].last + 1 > steps)
+            steps = bufs[i].last + 1;
+    uint64_t best = 0;
+    int32_t at = -1;
+    for (int32_t s = 0; s < steps; s++) {
+        uint64_t live = 0;
+        bool any = false;
+        for (int32_t i = 0; i < n; i++)
+            if (bufs[i].first <= s && s <= bufs[i].last) {
+                live += mp_plan_align_up(bufs[i].size, align);
+                any = true;
+            }
+        if (any && (at < 0 || live > best)) {
+            best = live;
+            at = s;
+        }
+    }
+    if (step_out)
+        *step_out = at;
+    return best;
 }
