@@ -31,8 +31,9 @@ static void help(void)
            "and the kernels' scratch planned with the tensors against planned apart.\n\n"
            "Options:\n"
            "  --shape NAME=DIMS    shape of input NAME (or its index), e.g. input=1,160,160,3\n"
-           "  --planner NAME|all   the planner to show (default all); --format json|svg writes\n"
-           "                       this planner's plan (default: %s)\n"
+           "  --planner NAME|all   the planner to show (default all); --format json|svg, the\n"
+           "                       scratch and the peer sections use this planner's plans\n"
+           "                       (with all: the default, %s)\n"
            "  --format F           text (default), json (every figure and the chosen plan's\n"
            "                       slots), svg (the chosen plan's arena layout)\n"
            "  -o, --output PATH    write there instead of stdout (atomically)\n"
@@ -221,8 +222,8 @@ typedef struct plan_ctx {
     const mp_planner *chosen;      /* the plan drawn or listed */
     result *res;                   /* one per planner shown, on `all` */
     int n_res;
-    result chosen_res;             /* the chosen planner on `all` */
-    result tensors_res, internal_res; /* the default planner on the other sets */
+    const result *chosen_res;      /* the chosen planner on `all` (one of res) */
+    result tensors_res, internal_res; /* the chosen planner on the other sets */
     /* peer */
     bool peer_ok;
     char peer_why[512];
@@ -310,13 +311,13 @@ static int plan_all(plan_ctx *c)
     for (const mp_planner *const *p = mp_planner_list(); *p; p++) {
         if (c->a->planner && *p != c->chosen)
             continue;
+        if (*p == c->chosen)
+            c->chosen_res = &c->res[c->n_res];
         if (plan_with(*p, &c->all, c->align, &c->res[c->n_res++], &err) != MP_OK)
             return mp_report_error(&err);
     }
-    const mp_planner *def = mp_planner_default();
-    if (plan_with(c->chosen, &c->all, c->align, &c->chosen_res, &err) != MP_OK ||
-        plan_with(def, &c->tensors, c->align, &c->tensors_res, &err) != MP_OK ||
-        plan_with(def, &c->internal, c->align, &c->internal_res, &err) != MP_OK)
+    if (plan_with(c->chosen, &c->tensors, c->align, &c->tensors_res, &err) != MP_OK ||
+        plan_with(c->chosen, &c->internal, c->align, &c->internal_res, &err) != MP_OK)
         return mp_report_error(&err);
     return MP_EXIT_OK;
 }
@@ -340,7 +341,6 @@ static void free_ctx(plan_ctx *c)
     for (int i = 0; i < c->n_res; i++)
         free(c->res[i].offsets);
     free(c->res);
-    free(c->chosen_res.offsets);
     free(c->tensors_res.offsets);
     free(c->internal_res.offsets);
     bufset_free(&c->all);
@@ -369,27 +369,28 @@ static double ratio(uint64_t a, uint64_t b)
     return b ? (double)a / (double)b : 1.0;
 }
 
-/* The items alive at step, largest first (at most max into out). */
-static int alive_at(const plan_ctx *c, int32_t step, int32_t *out, int max, int *total)
+static const plan_ctx *g_sort_ctx; /* for cmp_bytes_desc (qsort has no context) */
+
+static int cmp_bytes_desc(const void *pa, const void *pb)
 {
-    int n = 0;
-    *total = 0;
-    for (int32_t i = 0; i < c->n_items; i++) {
-        const mp_plan_item *it = &c->items[i];
-        if (it->first > step || it->last < step || it->bytes == 0)
-            continue;
-        (*total)++;
-        int k = n < max ? n++ : max - 1;
-        if (n == max && k == max - 1 && c->items[out[k]].bytes >= it->bytes && *total > max)
-            continue;
-        out[k] = i;
-        for (; k > 0 && c->items[out[k - 1]].bytes < c->items[out[k]].bytes; k--) {
-            int32_t t = out[k];
-            out[k] = out[k - 1];
-            out[k - 1] = t;
-        }
-    }
-    return n;
+    uint64_t a = g_sort_ctx->items[*(const int32_t *)pa].bytes;
+    uint64_t b = g_sort_ctx->items[*(const int32_t *)pb].bytes;
+    return (a < b) - (a > b);
+}
+
+/* The items alive at step, largest first (malloc'd; *n of them). */
+static int32_t *alive_at(const plan_ctx *c, int32_t step, int *n)
+{
+    int32_t *v = malloc(sizeof *v * ((size_t)c->n_items + 1));
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (int32_t i = 0; i < c->n_items; i++)
+        if (c->items[i].first <= step && step <= c->items[i].last && c->items[i].bytes > 0)
+            v[(*n)++] = i;
+    g_sort_ctx = c;
+    qsort(v, (size_t)*n, sizeof *v, cmp_bytes_desc);
+    return v;
 }
 
 static void item_label(const plan_ctx *c, const mp_plan_item *it, char *b, size_t n)
@@ -444,9 +445,9 @@ static void print_text(FILE *f, const plan_ctx *c)
                                             : "no planner reaches the lower bound");
 
     if (c->lb_step >= 0) {
-        int32_t shown[ALIVE_SHOWN];
         int total = 0;
-        int n = alive_at(c, c->lb_step, shown, ALIVE_SHOWN, &total);
+        int32_t *shown = alive_at(c, c->lb_step, &total);
+        int n = total < ALIVE_SHOWN ? total : ALIVE_SHOWN;
         fprintf(f, "\nLower bound: %s alive at op #%" PRId32 " %s (%d buffer%s)\n",
                 bytes_s(b1, sizeof b1, c->lb, x), c->lb_step, oname(c, c->lb_step), total,
                 total == 1 ? "" : "s");
@@ -459,23 +460,18 @@ static void print_text(FILE *f, const plan_ctx *c)
         }
         if (total > n)
             fprintf(f, "  ... %d more\n", total - n);
+        free(shown);
     }
 
-    fprintf(f, "\nKernel scratch (%s planner)\n", mp_planner_default()->name);
+    fprintf(f, "\nKernel scratch (%s planner)\n", c->chosen->name);
     if (c->n_scratch == 0) {
         fprintf(f, "  no kernel of this model needs scratch\n");
     } else {
-        uint64_t together = 0;
-        for (int i = 0; i < c->n_res; i++)
-            if (c->res[i].planner == mp_planner_default())
-                together = c->res[i].arena;
-        if (!together)
-            together = c->chosen == mp_planner_default() ? c->chosen_res.arena : 0;
         uint64_t apart = c->tensors_res.arena + c->scratch_max;
         fprintf(f, "  %" PRId32 " operator%s, largest %s\n", c->n_scratch,
                 c->n_scratch == 1 ? "" : "s", bytes_s(b1, sizeof b1, c->scratch_max, x));
-        if (together)
-            fprintf(f, "  planned together   arena %s\n", bytes_s(b1, sizeof b1, together, x));
+        fprintf(f, "  planned together   arena %s\n",
+                bytes_s(b1, sizeof b1, c->chosen_res->arena, x));
         fprintf(f, "  planned apart      arena %s + scratch block %s = %s\n",
                 bytes_s(b1, sizeof b1, c->tensors_res.arena, x),
                 bytes_s(b2, sizeof b2, c->scratch_max, x), bytes_s(b3, sizeof b3, apart, x));
@@ -585,11 +581,11 @@ static json_t *build_json(const plan_ctx *c)
                               json_pack("{s:i, s:i, s:o, s:I, s:I, s:i, s:i, s:b}", "tensor",
                                         (int)it->tensor, "op", (int)it->op, "name",
                                         jstr(it->tensor >= 0 ? tname(c, it->tensor) : NULL),
-                                        "offset", (json_int_t)c->chosen_res.offsets[k], "bytes",
+                                        "offset", (json_int_t)c->chosen_res->offsets[k], "bytes",
                                         (json_int_t)it->bytes, "first", (int)it->first, "last",
                                         (int)it->last, "io", it->io));
     }
-    json_t *chosen = result_json(c, &c->chosen_res);
+    json_t *chosen = result_json(c, c->chosen_res);
     json_object_set_new(chosen, "slots", slots);
     json_object_set_new(root, "plan", chosen);
 
@@ -599,8 +595,8 @@ static json_t *build_json(const plan_ctx *c)
                                   "apart_total",
                                   (json_int_t)(c->tensors_res.arena + c->scratch_max)));
     json_object_set_new(root, "ours",
-                        json_pack("{s:s, s:I, s:I, s:I, s:I}", "planner",
-                                  mp_planner_default()->name, "with_io",
+                        json_pack("{s:s, s:I, s:I, s:I, s:I}", "planner", c->chosen->name,
+                                  "with_io",
                                   (json_int_t)c->tensors_res.arena, "without_io",
                                   (json_int_t)c->internal_res.arena, "lower_bound_with_io",
                                   (json_int_t)c->lb_tensors, "lower_bound_without_io",
@@ -633,7 +629,7 @@ static bool write_svg(FILE *f, const plan_ctx *c)
         const mp_plan_item *it = &c->items[c->all.idx[k]];
         v[k] = (mp_arena_slot){.tensor = it->tensor,
                                .name = it->tensor >= 0 ? tname(c, it->tensor) : "scratch",
-                               .offset = c->chosen_res.offsets[k],
+                               .offset = c->chosen_res->offsets[k],
                                .bytes = it->bytes,
                                .first_op = it->first,
                                .last_op = it->last,
@@ -641,7 +637,7 @@ static bool write_svg(FILE *f, const plan_ctx *c)
     }
     mp_arena_report ar;
     memset(&ar, 0, sizeof ar);
-    bool ok = mp_arena_report_layout(&ar, c->chosen_res.arena, v, (size_t)c->all.n,
+    bool ok = mp_arena_report_layout(&ar, c->chosen_res->arena, v, (size_t)c->all.n,
                                      c->meta->n_ops);
     free(v);
     if (!ok)
@@ -652,7 +648,7 @@ static bool write_svg(FILE *f, const plan_ctx *c)
     char title[512];
     snprintf(title, sizeof title, "%s: planner %s, arena %" PRIu64 " bytes (lower bound %" PRIu64
                                   ")",
-             c->a->model, c->chosen->name, c->chosen_res.arena, c->lb);
+             c->a->model, c->chosen->name, c->chosen_res->arena, c->lb);
     mp_svg_arena_document(f, &ar, c->meta, title);
     mp_arena_report_free(&ar);
     return true;
