@@ -27,6 +27,11 @@ int mp_cmd_run(int argc, char **argv);
 int mp_cmd_plan(int argc, char **argv);
 int mp_cmd_report(int argc, char **argv);
 int mp_cmd_zoo(int argc, char **argv);
+int mp_cmd_bench(int argc, char **argv);
+int mp_cmd_scenarios(int argc, char **argv);
+int mp_cmd_check(int argc, char **argv);
+int mp_cmd_diff(int argc, char **argv);
+int mp_cmd_tui(int argc, char **argv);
 
 /* Exit code for an engine status. */
 int mp_exit_for(mp_status st);

@@ -13,6 +13,11 @@ static const struct {
     {"run", mp_cmd_run, "run a model, record every allocation, print a memory report"},
     {"report", mp_cmd_report, "analyse a saved trace: text, json, svg, html or chrome trace"},
     {"plan", mp_cmd_plan, "lay out a model's tensors with every planner, against the bound"},
+    {"bench", mp_cmd_bench, "latency of static, dynamic and auto modes side by side (and a peer)"},
+    {"scenarios", mp_cmd_scenarios, "the call orders A-E with given shapes: latency and memory table"},
+    {"check", mp_cmd_check, "CI gate: fail when peak memory exceeds limits or a baseline"},
+    {"diff", mp_cmd_diff, "what changed between two traces or baselines"},
+    {"tui", mp_cmd_tui, "interactive terminal timeline of a model's or trace's memory"},
     {"zoo", mp_cmd_zoo, "list or write the built-in models"},
 };
 

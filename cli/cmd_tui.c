@@ -1,0 +1,10 @@
+/* memprof tui: not written yet (placeholder so that the command table links). */
+#include <stdio.h>
+
+#include "cli.h"
+
+int mp_cmd_tui(int argc, char **argv)
+{
+    fprintf(stderr, "memprof tui: not available yet\n");
+    return MP_EXIT_UNSUPPORTED;
+}
