@@ -465,6 +465,13 @@ static mp_status prepare_node(mp_session *s, int32_t i, mp_error *err)
     }
     r->created = true;
     r->seen = v;
+    /* set up while a tensor had no storage (a dynamic tensor between runs): set up again
+     * once it has some, even if it comes back at the address it had */
+    for (int32_t j = 0; j < n->n_in + n->n_out; j++) {
+        const mp_tensor *x = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
+        if (x && !x->data)
+            r->seen = 0;
+    }
     return MP_OK;
 }
 

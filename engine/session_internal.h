@@ -39,6 +39,8 @@ typedef struct tensor_rt {
     mp_mem_kind kind;   /* of an own buffer */
     int32_t first, last;/* operator steps using it (runs only; folded operators excluded) */
     size_t caller_cap;  /* capacity of the caller's buffer, when HOME_CALLER */
+    void *released;     /* the dynamic block it gave back after its last reader (the pointer
+                           its operators were set up with; compared, never dereferenced) */
 } tensor_rt;
 
 /* A plan kept for input shapes seen before (auto mode). */

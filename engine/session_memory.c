@@ -119,7 +119,25 @@ void mp_sm_free_own(mp_session *s, int32_t t)
     mp_mem_free(s->mem, s->tensors[t].data);
     s->tensors[t].data = NULL;
     s->trt[t].home = HOME_NONE;
+    s->trt[t].released = NULL;
     s->trt[t].version++;
+}
+
+/* A dynamic tensor's block after its last reader: freed, but its version is not bumped, and
+ * the pointer is remembered. When the next run gives it a block at the same address (what
+ * malloc does when a run asks for the sizes of the run before in the same order), the
+ * operators set up with that pointer are not set up again (session.c prepare_node, which
+ * also sets up again any operator it prepared while one of its tensors had no storage). */
+static void release_dynamic(mp_session *s, int32_t t)
+{
+    tensor_rt *r = &s->trt[t];
+    if (r->home != HOME_OWN)
+        return;
+    void *p = s->tensors[t].data;
+    mp_mem_free(s->mem, p);
+    s->tensors[t].data = NULL;
+    r->home = HOME_NONE;
+    r->released = p;
 }
 
 /* A tensor larger than the session's limit is refused, never attempted. */
@@ -147,7 +165,8 @@ mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op,
     if (st != MP_OK)
         return st;
     /* a kernel sets up again only when the pointer really moved */
-    uintptr_t was = (uintptr_t)x->data;
+    uintptr_t was = (uintptr_t)(x->data ? x->data : r->released);
+    r->released = NULL;
     if (r->home == HOME_OWN)
         mp_mem_free(s->mem, x->data);
     x->data = NULL;
@@ -497,7 +516,7 @@ void mp_sm_after_node(mp_session *s, int32_t i)
             continue;
         const tensor_rt *r = &s->trt[x->index];
         if (r->dynamic && r->last == i && !r->model_output)
-            mp_sm_free_own(s, x->index);
+            release_dynamic(s, x->index);
     }
 }
 

@@ -88,6 +88,45 @@ static void test_shape_change_after_prepare(void **state)
     free(want_big);
 }
 
+/* Dynamic mode: tensors get blocks before their producer and give them back after their last
+ * reader, and operators are set up again only when a block comes back at another address
+ * (engine/session_memory.c release_dynamic). Runs repeating a shape, and shapes changing
+ * between runs and between repeats, must all give the outputs of a session prepared for
+ * that shape (a stale set-up pointer would read freed or wrong memory; ASan checks it). */
+static void test_dynamic_mode_repeated_runs(void **state)
+{
+    (void)state;
+    const char *model = "zoo:mobilenet_v2_dynamic";
+    const int32_t small[4] = {1, 96, 96, 3}, big[4] = {1, 128, 160, 3};
+    size_t n_small, n_big;
+    float *want_small = reference_output(model, small, &n_small);
+    float *want_big = reference_output(model, big, &n_big);
+
+    mp_session *s = NULL;
+    mp_error err = {0};
+    mp_session_options so = {.threads = 1, .mode = MP_MEMORY_DYNAMIC};
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    assert_int_equal(mp_session_load(s, model, &err), MP_OK);
+    assert_int_equal(mp_session_set_input_shape(s, 0, 4, small, &err), MP_OK);
+    assert_int_equal(mp_session_prepare(s, &err), MP_OK);
+    const int32_t *cycle[8] = {small, small, small, big, big, small, big, big};
+    for (int i = 0; i < 8; i++) {
+        if (i > 0 && cycle[i] != cycle[i - 1]) /* repeats run without any call between */
+            assert_int_equal(mp_session_set_input_shape(s, 0, 4, cycle[i], &err), MP_OK);
+        feed_reference(s);
+        run_ok(s);
+        const mp_tensor *o = mp_session_output(s, 0);
+        const float *want = cycle[i] == small ? want_small : want_big;
+        assert_int_equal(mp_tensor_elements(o), cycle[i] == small ? n_small : n_big);
+        double e = mp_test_max_rel_err(o->data, want, mp_tensor_elements(o), 1e-6, NULL);
+        if (e >= 1e-5)
+            fail_msg("run %d: relative error %g against a fresh session", i, e);
+    }
+    mp_session_destroy(s);
+    free(want_small);
+    free(want_big);
+}
+
 static void test_runs_allocate_nothing(void **state)
 {
     (void)state;
@@ -292,6 +331,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shape_change_after_prepare),
+        cmocka_unit_test(test_dynamic_mode_repeated_runs),
         cmocka_unit_test(test_runs_allocate_nothing),
         cmocka_unit_test(test_dilated_conv_any_size),
         cmocka_unit_test(test_misuse_is_refused),
