@@ -1,10 +1,305 @@
-/* memprof tui: not written yet (placeholder so that the command table links). */
+/* memprof tui: the interactive terminal timeline of a trace's memory. For a MODEL, runs it
+ * the way `memprof run` does (load, shapes, prepare, runs, teardown) with a recorder and
+ * shows the recorded trace; for a TRACE saved by `memprof run --trace`, streams it from the
+ * file. The index over the events is tui/model.c, the screen and keys tui/screen.c. */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "analyzers/source.h"
 #include "cli.h"
+#include "engine/model/reference_input.h"
+#include "engine/model/zoo.h"
+#include "engine/session.h"
+#include "tui/model.h"
+#include "tui/screen.h"
+
+#define MAX_ARGS 64
+
+static void help(void)
+{
+    printf("Usage: memprof tui MODEL|TRACE.json [options]\n\n"
+           "An interactive timeline of memory in the terminal. For a MODEL (a .tflite file or\n"
+           "zoo:NAME) it first runs the model as 'memprof run' does (inputs from the reference\n"
+           "formula) and records every allocation; a TRACE.json saved by 'memprof run --trace'\n"
+           "is read as is.\n\n"
+           "The screen: where the cursor is (event, phase, run, operator, time), the heap\n"
+           "and each kind of memory then, and the heap peak; a chart of the heap over the\n"
+           "events of the window, one column per slice of events, stacked by kind of memory\n"
+           "(each column shows its highest moment: a peak is never averaged away); and\n"
+           "what is alive after the cursor's event, largest first.\n\n"
+           "Options (MODEL only):\n"
+           "  --shape NAME=DIMS    shape of input NAME, e.g. input=1,160,160,3 (repeatable)\n"
+           "  --shape-at WHEN      prepare (default), run or each-run, as in 'memprof run'\n"
+           "  --memory MODE        auto (default), static or dynamic\n"
+           "  --threads N          worker threads (default 1)\n"
+           "  --runs N             runs (default 1)\n"
+           "  -h, --help           show this help\n\n"
+           "Keys:\n");
+    for (int i = 0; mp_tui_key_help[i]; i++)
+        printf("  %s\n", mp_tui_key_help[i]);
+    printf("\nChart characters: # static  @ dynamic  %% scratch  = kernel  ~ io  : engine\n"
+           "  . const (mapped, not heap; shown alone with k); colours too where available.\n"
+           "A terminal smaller than %dx%d shows \"terminal too small\" until it grows.\n"
+           "SIGINT, SIGTERM and SIGHUP restore the terminal before memprof ends.\n\n"
+           "Exit codes: 0 ok (q); 2 usage or no terminal; 3 a file cannot be read; 4 malformed\n"
+           "model or trace; 5-7 as 'memprof run'.\n\n"
+           "Examples:\n"
+           "  memprof tui zoo:mobilenet_v2 --runs 3\n"
+           "  memprof run zoo:mobilenet_v2 --memory dynamic --trace mnv2.json\n"
+           "  memprof tui mnv2.json\n",
+           MP_TUI_MIN_COLS, MP_TUI_MIN_LINES);
+}
+
+typedef enum shape_at { AT_PREPARE, AT_RUN, AT_EACH_RUN } shape_at;
+
+typedef struct tui_args {
+    const char *target;
+    const char *shapes[MAX_ARGS];
+    int n_shapes;
+    long threads, runs;
+    shape_at at;
+    mp_memory_mode mode;
+    bool model_flags;        /* a flag that only applies to a MODEL was given */
+} tui_args;
+
+static int parse(int argc, char **argv, tui_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->threads = 1;
+    a->runs = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (mp_is_help(o)) {
+            help();
+            return -1;
+        }
+        if (o[0] != '-') {
+            if (a->target)
+                return mp_usage_error("tui", "unexpected argument '%s'", o);
+            a->target = o;
+            continue;
+        }
+        if (!v)
+            return mp_usage_error("tui", "%s needs a value", o);
+        i++;
+        a->model_flags = true;
+        if (strcmp(o, "--shape") == 0) {
+            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
+                return mp_usage_error("tui", "--shape takes NAME=DIMS, got '%s'", v);
+            a->shapes[a->n_shapes++] = v;
+        } else if (strcmp(o, "--shape-at") == 0) {
+            if (strcmp(v, "prepare") == 0)
+                a->at = AT_PREPARE;
+            else if (strcmp(v, "run") == 0)
+                a->at = AT_RUN;
+            else if (strcmp(v, "each-run") == 0)
+                a->at = AT_EACH_RUN;
+            else
+                return mp_usage_error("tui", "--shape-at takes prepare, run or each-run, got "
+                                             "'%s'", v);
+        } else if (strcmp(o, "--memory") == 0) {
+            int m = mp_memory_mode_parse(v);
+            if (m < 0)
+                return mp_usage_error("tui", "--memory takes auto, static or dynamic, got '%s'",
+                                      v);
+            a->mode = (mp_memory_mode)m;
+        } else if (strcmp(o, "--threads") == 0) {
+            if (!mp_parse_int(v, 1, 256, &a->threads))
+                return mp_usage_error("tui", "--threads takes 1..256, got '%s'", v);
+        } else if (strcmp(o, "--runs") == 0) {
+            if (!mp_parse_int(v, 1, 1000000, &a->runs))
+                return mp_usage_error("tui", "--runs takes 1..1000000, got '%s'", v);
+        } else {
+            return mp_usage_error("tui", "unknown option '%s'", o);
+        }
+    }
+    if (!a->target)
+        return mp_usage_error("tui", "missing MODEL or TRACE");
+    return 0;
+}
+
+/* A saved trace rather than a model: *.json, or a file that starts with '{'. */
+static bool is_trace(const char *path)
+{
+    if (strncmp(path, "zoo:", 4) == 0)
+        return false;
+    size_t n = strlen(path);
+    if (n >= 5 && strcmp(path + n - 5, ".json") == 0)
+        return true;
+    if (n >= 7 && strcmp(path + n - 7, ".tflite") == 0)
+        return false;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false; /* the model loader reports it */
+    int c;
+    while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\r' || c == '\t')
+        ;
+    fclose(f);
+    return c == '{';
+}
+
+/* Give every input the reference formula's data for its current shape. */
+static int feed_inputs(mp_session *s)
+{
+    mp_error err = {0};
+    for (int k = 0; k < mp_session_input_count(s); k++) {
+        const mp_tensor *t = mp_session_input(s, k);
+        void *buf = malloc(t->bytes ? t->bytes : 1);
+        if (!buf) {
+            fprintf(stderr, "memprof: out of memory for input '%s'\n", t->info->name);
+            return MP_EXIT_RUNTIME;
+        }
+        if (!mp_reference_input(buf, t->dtype, mp_tensor_elements(t), k)) {
+            fprintf(stderr, "memprof: input '%s' has dtype %s: memprof tui cannot make it; "
+                            "record a trace with 'memprof run --input ... --trace'\n",
+                    t->info->name, mp_dtype_name(t->dtype));
+            free(buf);
+            return MP_EXIT_USAGE;
+        }
+        mp_status st = mp_session_set_input(s, k, buf, t->bytes, &err);
+        free(buf);
+        if (st != MP_OK)
+            return mp_report_error(&err);
+    }
+    return MP_EXIT_OK;
+}
+
+/* Run the model as the flags say, recording into tr (the session is torn down here, so the
+ * teardown is in the trace too). */
+static int record(const tui_args *a, mp_trace *tr)
+{
+    mp_error err = {0};
+    mp_session *s = NULL;
+    void *zoo_bytes = NULL;
+    size_t zoo_size = 0;
+    mp_shape_args *sp = calloc(1, sizeof *sp);
+    int rc = MP_EXIT_OK;
+    if (!sp) {
+        fprintf(stderr, "memprof: out of memory\n");
+        return MP_EXIT_RUNTIME;
+    }
+    mp_session_options so = {.threads = (int)a->threads, .mode = a->mode, .trace = tr};
+    if (strncmp(a->target, "zoo:", 4) == 0 &&
+        mp_zoo_build(a->target + 4, &zoo_bytes, &zoo_size, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    if (mp_session_create(&so, &s, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    mp_status st = zoo_bytes ? mp_session_load_memory(s, zoo_bytes, zoo_size, a->target, &err)
+                             : mp_session_load(s, a->target, &err);
+    if (st != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    rc = mp_cli_collect_shapes(s, "tui", (const char *const *)a->shapes, a->n_shapes, sp);
+    int n_in = mp_session_input_count(s);
+    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
+        if (a->at == AT_PREPARE && sp->n[k] > 1)
+            rc = mp_usage_error("tui", "--shape: input %d has several shapes; they need "
+                                       "--shape-at run or each-run", k);
+        else if (a->at == AT_RUN && sp->n[k] > 2)
+            rc = mp_usage_error("tui", "--shape-at run takes at most two shapes per input");
+        else if (sp->n[k] && (a->at == AT_PREPARE || (a->at == AT_RUN && sp->n[k] == 2)))
+            rc = mp_cli_apply_shape(s, sp, k, 0);
+    }
+    if (rc != MP_EXIT_OK)
+        goto out;
+    if (mp_session_prepare(s, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++)
+        if (sp->n[k] && a->at == AT_RUN)
+            rc = mp_cli_apply_shape(s, sp, k, sp->n[k] - 1);
+    for (long r = 0; r < a->runs && rc == MP_EXIT_OK; r++) {
+        for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++)
+            if (sp->n[k] && a->at == AT_EACH_RUN)
+                rc = mp_cli_apply_shape(s, sp, k, (int)r);
+        if (rc == MP_EXIT_OK)
+            rc = feed_inputs(s);
+        if (rc == MP_EXIT_OK && mp_session_run(s, &err) != MP_OK)
+            rc = mp_report_error(&err);
+    }
+    /* the outputs copied out once, as `memprof run` does */
+    for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
+        const mp_tensor *t = mp_session_output(s, j);
+        void *copy = malloc(t->bytes ? t->bytes : 1);
+        if (!copy) {
+            rc = MP_EXIT_RUNTIME;
+            break;
+        }
+        if (mp_session_get_output(s, j, copy, t->bytes, &err) != MP_OK)
+            rc = mp_report_error(&err);
+        free(copy);
+    }
+out:
+    mp_session_destroy(s);
+    free(zoo_bytes);
+    free(sp);
+    return rc;
+}
 
 int mp_cmd_tui(int argc, char **argv)
 {
-    fprintf(stderr, "memprof tui: not available yet\n");
-    return MP_EXIT_UNSUPPORTED;
+    tui_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? MP_EXIT_OK : rc;
+    bool trace_file = is_trace(a.target);
+    if (trace_file && a.model_flags)
+        return mp_usage_error("tui", "--shape, --memory, --threads and --runs apply to a MODEL, "
+                                     "not to a saved trace");
+
+    mp_error err = {0};
+    mp_trace *tr = NULL;
+    mp_source *src = NULL;
+    mp_tui_model *m = NULL;
+    if (trace_file) {
+        if (mp_source_open(a.target, &src, &err) != MP_OK) {
+            rc = mp_report_error(&err);
+            goto done;
+        }
+    } else {
+        tr = mp_trace_create();
+        if (!tr) {
+            fprintf(stderr, "memprof: out of memory\n");
+            rc = MP_EXIT_RUNTIME;
+            goto done;
+        }
+        rc = record(&a, tr);
+        if (rc != MP_EXIT_OK)
+            goto done;
+        src = mp_source_of_trace(tr);
+        if (!src) {
+            fprintf(stderr, "memprof: out of memory\n");
+            rc = MP_EXIT_RUNTIME;
+            goto done;
+        }
+    }
+    if (mp_tui_model_build(src, NULL, &m, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto done;
+    }
+    int got = mp_tui_run(m, a.target, &err);
+    if (got < 0)
+        rc = mp_report_error(&err);
+    else if (got > 0) { /* a signal: clean up, then end by it as if it had not been caught */
+        mp_tui_model_free(m);
+        mp_source_close(src);
+        mp_trace_destroy(tr);
+        signal(got, SIG_DFL);
+        raise(got);
+        return 128 + got;
+    }
+done:
+    mp_tui_model_free(m);
+    mp_source_close(src);
+    mp_trace_destroy(tr);
+    return rc;
 }
