@@ -1,10 +1,474 @@
-/* memprof check: not written yet (placeholder so that the command table links). */
+/* memprof check: a CI memory gate. Runs a model (or reads a saved trace, or a baseline),
+ * computes the deterministic figures of analyzers/baseline.h, checks them against limits and
+ * against a committed baseline with a tolerance, prints what grew by kind of memory and by
+ * tensor, and writes the baseline and a JUnit report. Exit 0 within limits, 1 when a limit
+ * or the baseline is exceeded, 2 on any usage or input error. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "analyzers/baseline.h"
+#include "analyzers/gate.h"
+#include "analyzers/profile.h"
+#include "analyzers/source.h"
 #include "cli.h"
+#include "engine/memory/plan.h"
+#include "engine/model/reference_input.h"
+#include "engine/model/zoo.h"
+#include "engine/session.h"
+#include "reports/junit.h"
+#include "reports/text_gate.h"
+#include "sizes.h"
+
+#define MAX_ARGS 64
+
+static void help(void)
+{
+    printf("Usage: memprof check MODEL|TRACE|BASELINE [options]\n\n"
+           "A memory gate for CI. Runs MODEL (a .tflite file or zoo:NAME: load, prepare,\n"
+           "run, recorded) or reads a TRACE saved by 'memprof run --trace' (or a BASELINE\n"
+           "file), and checks its memory figures against limits and against a baseline.\n"
+           "On failure it prints what grew, by kind of memory and by tensor.\n\n"
+           "Figures (bytes; deterministic: the same model and options give the same bytes\n"
+           "on every run, thread count and machine):\n"
+           "  peak      the most tensor memory live at once: static + dynamic + scratch + io\n"
+           "  static, dynamic, scratch, io   each kind's own peak\n"
+           "  const     model constants mapped from the file (not heap)\n"
+           "Machine dependent (XNNPACK packs weights for the CPU's instruction set): limits\n"
+           "only, never compared with nor written to a baseline:\n"
+           "  kernel    XNNPACK's packed weights and buffers   engine  bookkeeping\n"
+           "  heap      the heap peak of every kind together\n\n"
+           "Options:\n"
+           "  --max-peak SIZE      limit for peak (same as --max peak=SIZE)\n"
+           "  --max FIGURE=SIZE    limit for any figure above; repeatable\n"
+           "  --baseline FILE      compare with a baseline: peak, static, dynamic, scratch\n"
+           "                       and io may not exceed it by more than the tolerance\n"
+           "  --tolerance T        a percentage (5%%) or a size (64KiB); default 0\n"
+           "  --save-baseline FILE write the figures as a baseline (JSON, sorted keys, one\n"
+           "                       figure per line; written whatever the checks' result)\n"
+           "  --junit FILE         write the checks as JUnit XML (one testcase per check)\n"
+           "  --exact              exact byte counts, and every row of the tables\n"
+           "Running a MODEL (as 'memprof run'; for other call orders record a trace with\n"
+           "'memprof run --trace' and check the trace):\n"
+           "  --shape NAME=DIMS    shape of input NAME before prepare (once per input)\n"
+           "  --memory MODE        auto (default), static or dynamic\n"
+           "  --planner NAME       arena planner (default: %s)\n"
+           "  --threads N          worker threads (default 1; figures do not depend on it)\n"
+           "  --runs N             runs (default 1)\n"
+           "  -h, --help           show this help\n\n"
+           "SIZE: bytes, or a number with a unit: B, KB, MB, GB (powers of 1000), KiB, MiB,\n"
+           "GiB (powers of 1024), in any case, decimals allowed: 12MiB, 800KB, 1.5MiB.\n"
+           "Output files are written atomically (never a partial file).\n\n"
+           "Exit codes: 0 within every limit and the baseline; 1 a limit or the baseline\n"
+           "was exceeded; 2 any error: usage, unreadable or malformed model, trace or\n"
+           "baseline, a model that cannot run, a file that cannot be written.\n\n"
+           "Examples:\n"
+           "  memprof check zoo:mnist_mlp --max-peak 12MiB --max static=800KB\n"
+           "  memprof check model.tflite --save-baseline model.baseline.json\n"
+           "  memprof check model.tflite --baseline model.baseline.json --tolerance 2%%\n"
+           "  memprof check run.json --baseline model.baseline.json --junit memprof.xml\n",
+           mp_planner_default()->name);
+}
+
+typedef struct check_args {
+    const char *subject, *baseline, *save, *junit, *planner;
+    const char *shapes[MAX_ARGS];
+    int n_shapes;
+    mp_gate_limit limits[MAX_ARGS];
+    size_t n_limits;
+    mp_tolerance tol;
+    long threads, runs;
+    mp_memory_mode mode;
+    bool exact, model_opts;
+} check_args;
+
+static int add_limit(check_args *a, int fig, const char *size, const char *flag)
+{
+    uint64_t v;
+    if (!mp_parse_size(size, &v))
+        return mp_usage_error("check", "%s: '%s' is not a size (like 12MiB, 800KB, 4096)",
+                              flag, size);
+    if (a->n_limits == MAX_ARGS)
+        return mp_usage_error("check", "more than %d limits", MAX_ARGS);
+    a->limits[a->n_limits].figure = fig;
+    a->limits[a->n_limits++].max = v;
+    return 0;
+}
+
+static int parse(int argc, char **argv, check_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->threads = 1;
+    a->runs = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (mp_is_help(o)) {
+            help();
+            return -1;
+        }
+        if (o[0] != '-') {
+            if (a->subject)
+                return mp_usage_error("check", "unexpected argument '%s'", o);
+            a->subject = o;
+            continue;
+        }
+        if (strcmp(o, "--exact") == 0) {
+            a->exact = true;
+            continue;
+        }
+        if (!v)
+            return mp_usage_error("check", "%s needs a value", o);
+        i++;
+        int rc = 0;
+        if (strcmp(o, "--max-peak") == 0) {
+            rc = add_limit(a, MP_FIG_PEAK, v, o);
+        } else if (strcmp(o, "--max") == 0) {
+            const char *eq = strchr(v, '=');
+            char name[32];
+            size_t n = eq ? (size_t)(eq - v) : 0;
+            if (!eq || n >= sizeof name)
+                return mp_usage_error("check", "--max takes FIGURE=SIZE, got '%s'", v);
+            memcpy(name, v, n);
+            name[n] = 0;
+            int fig = mp_figure_parse(name);
+            if (fig < 0)
+                return mp_usage_error("check", "--max: no figure '%s' (peak, static, dynamic, "
+                                               "scratch, io, const, kernel, engine, heap)", name);
+            rc = add_limit(a, fig, eq + 1, o);
+        } else if (strcmp(o, "--baseline") == 0) {
+            a->baseline = v;
+        } else if (strcmp(o, "--tolerance") == 0) {
+            if (!mp_parse_tolerance(v, &a->tol))
+                return mp_usage_error("check", "--tolerance takes a percentage (5%%) or a size "
+                                               "(64KiB), got '%s'", v);
+        } else if (strcmp(o, "--save-baseline") == 0) {
+            a->save = v;
+        } else if (strcmp(o, "--junit") == 0) {
+            a->junit = v;
+        } else if (strcmp(o, "--shape") == 0) {
+            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
+                return mp_usage_error("check", "--shape takes NAME=DIMS, got '%s'", v);
+            a->shapes[a->n_shapes++] = v;
+            a->model_opts = true;
+        } else if (strcmp(o, "--memory") == 0) {
+            int m = mp_memory_mode_parse(v);
+            if (m < 0)
+                return mp_usage_error("check", "--memory takes auto, static or dynamic, got '%s'",
+                                      v);
+            a->mode = (mp_memory_mode)m;
+            a->model_opts = true;
+        } else if (strcmp(o, "--planner") == 0) {
+            if (!mp_planner_find(v))
+                return mp_usage_error("check", "--planner: no planner '%s'", v);
+            a->planner = v;
+            a->model_opts = true;
+        } else if (strcmp(o, "--threads") == 0) {
+            if (!mp_parse_int(v, 1, 256, &a->threads))
+                return mp_usage_error("check", "--threads takes 1..256, got '%s'", v);
+            a->model_opts = true;
+        } else if (strcmp(o, "--runs") == 0) {
+            if (!mp_parse_int(v, 1, 1000000, &a->runs))
+                return mp_usage_error("check", "--runs takes 1..1000000, got '%s'", v);
+            a->model_opts = true;
+        } else {
+            return mp_usage_error("check", "unknown option '%s'", o);
+        }
+        if (rc)
+            return rc;
+    }
+    if (!a->subject)
+        return mp_usage_error("check", "missing MODEL or TRACE");
+    if (!a->n_limits && !a->baseline && !a->save)
+        return mp_usage_error("check", "nothing to check: give --max-peak, --max, --baseline "
+                                       "or --save-baseline");
+    return 0;
+}
+
+/* ---- a model: load, prepare, run, recorded --------------------------------------------- */
+
+static void dims_str(const mp_tensor *t, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int32_t d = 0; d < t->rank && o < n; d++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%d", d ? "," : "", (int)t->dims[d]);
+}
+
+/* Give every input its reference data (the formula of memprof run). */
+static int feed_inputs(mp_session *s, void **bufs, size_t *caps)
+{
+    mp_error err = {0};
+    for (int k = 0; k < mp_session_input_count(s) && k < MAX_ARGS; k++) {
+        const mp_tensor *t = mp_session_input(s, k);
+        if (caps[k] < t->bytes || !bufs[k]) {
+            free(bufs[k]);
+            bufs[k] = malloc(t->bytes ? t->bytes : 1);
+            caps[k] = bufs[k] ? t->bytes : 0;
+            if (!bufs[k]) {
+                fprintf(stderr, "memprof check: out of memory\n");
+                return MP_EXIT_RUNTIME;
+            }
+        }
+        if (!mp_reference_input(bufs[k], t->dtype, mp_tensor_elements(t), k)) {
+            fprintf(stderr, "memprof check: input '%s' has dtype %s, which the reference "
+                            "formula does not fill: record a trace with 'memprof run --input' "
+                            "and check the trace\n", t->info->name, mp_dtype_name(t->dtype));
+            return MP_EXIT_UNSUPPORTED;
+        }
+        if (mp_session_set_input(s, k, bufs[k], t->bytes, &err) != MP_OK)
+            return mp_report_error(&err);
+    }
+    return MP_EXIT_OK;
+}
+
+/* Load, shape, prepare, run, read the outputs (as memprof run does), then tear down. */
+static int drive(mp_session **sp_, const check_args *a, const void *bytes, size_t size,
+                 mp_baseline_input *ins, int *n_ins)
+{
+    mp_error err = {0};
+    mp_session *s = *sp_;
+    int rc = MP_EXIT_OK;
+    mp_shape_args *sp = calloc(1, sizeof *sp);
+    void *bufs[MAX_ARGS] = {0};
+    size_t caps[MAX_ARGS] = {0};
+    if (!sp) {
+        fprintf(stderr, "memprof check: out of memory\n");
+        return MP_EXIT_RUNTIME;
+    }
+    mp_status st = strncmp(a->subject, "zoo:", 4) == 0
+                       ? mp_session_load_memory(s, bytes, size, a->subject, &err)
+                       : mp_session_load(s, a->subject, &err);
+    if (st != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    rc = mp_cli_collect_shapes(s, "check", (const char *const *)a->shapes, a->n_shapes, sp);
+    int n_in = mp_session_input_count(s);
+    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
+        if (sp->n[k] > 1)
+            rc = mp_usage_error("check", "--shape: input %d has several shapes; check takes "
+                                         "one per input", k);
+        else if (sp->n[k] == 1)
+            rc = mp_cli_apply_shape(s, sp, k, 0);
+    }
+    if (rc != MP_EXIT_OK)
+        goto out;
+    if (mp_session_prepare(s, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+        goto out;
+    }
+    for (long r = 0; r < a->runs && rc == MP_EXIT_OK; r++) {
+        rc = feed_inputs(s, bufs, caps);
+        if (rc == MP_EXIT_OK && mp_session_run(s, &err) != MP_OK)
+            rc = mp_report_error(&err);
+    }
+    for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
+        const mp_tensor *t = mp_session_output(s, j);
+        void *copy = malloc(t->bytes ? t->bytes : 1);
+        if (!copy) {
+            rc = MP_EXIT_RUNTIME;
+            break;
+        }
+        if (mp_session_get_output(s, j, copy, t->bytes, &err) != MP_OK)
+            rc = mp_report_error(&err);
+        free(copy);
+    }
+    /* the input shapes the figures are of */
+    *n_ins = 0;
+    for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++) {
+        const mp_tensor *t = mp_session_input(s, k);
+        char d[256];
+        dims_str(t, d, sizeof d);
+        ins[k].name = strdup(t->info->name ? t->info->name : "");
+        ins[k].dims = strdup(d);
+        (*n_ins)++;
+        if (!ins[k].name || !ins[k].dims)
+            rc = MP_EXIT_RUNTIME;
+    }
+out:
+    mp_session_destroy(s); /* teardown is part of the trace, as in memprof run */
+    *sp_ = NULL;
+    for (int k = 0; k < MAX_ARGS; k++)
+        free(bufs[k]);
+    free(sp);
+    return rc;
+}
+
+static int figures_of_model(const check_args *a, mp_baseline *out)
+{
+    mp_error err = {0};
+    void *bytes = NULL;
+    size_t size = 0;
+    int rc = MP_EXIT_OK;
+    char sha[65];
+    if (strncmp(a->subject, "zoo:", 4) == 0) {
+        if (mp_zoo_build(a->subject + 4, &bytes, &size, &err) != MP_OK)
+            return mp_report_error(&err);
+        mp_sha256_hex(bytes, size, sha);
+    } else if (!mp_sha256_file(a->subject, sha)) {
+        fprintf(stderr, "memprof check: cannot read %s: %s\n", a->subject, strerror(errno));
+        return MP_EXIT_IO;
+    }
+    mp_trace *tr = mp_trace_create();
+    mp_session *s = NULL;
+    mp_baseline_input ins[MAX_ARGS];
+    int n_ins = 0;
+    memset(ins, 0, sizeof ins);
+    mp_session_options so = {.threads = (int)a->threads, .mode = a->mode,
+                             .planner = a->planner, .trace = tr};
+    if (!tr) {
+        rc = MP_EXIT_RUNTIME;
+    } else if (mp_session_create(&so, &s, &err) != MP_OK) {
+        rc = mp_report_error(&err);
+    } else {
+        rc = drive(&s, a, bytes, size, ins, &n_ins);
+    }
+    if (rc == MP_EXIT_OK) {
+        mp_source *src = mp_source_of_trace(tr);
+        if (!src)
+            rc = MP_EXIT_RUNTIME;
+        else if (mp_baseline_compute(src, out, &err) != MP_OK)
+            rc = mp_report_error(&err);
+        mp_source_close(src);
+    }
+    if (rc == MP_EXIT_OK && !mp_baseline_set_sha256(out, sha))
+        rc = MP_EXIT_RUNTIME;
+    for (int k = 0; k < n_ins && rc == MP_EXIT_OK; k++)
+        if (!mp_baseline_add_input(out, ins[k].name, ins[k].dims))
+            rc = MP_EXIT_RUNTIME;
+    for (int k = 0; k < n_ins; k++) {
+        free(ins[k].name);
+        free(ins[k].dims);
+    }
+    if (rc == MP_EXIT_RUNTIME && !err.msg[0])
+        fprintf(stderr, "memprof check: out of memory\n");
+    mp_trace_destroy(tr);
+    free(bytes);
+    return rc;
+}
+
+/* ---- the figures of the subject --------------------------------------------------------- */
+
+static int figures_of(const check_args *a, mp_baseline *out)
+{
+    mp_error err = {0};
+    mp_file_kind k = strncmp(a->subject, "zoo:", 4) == 0 ? MP_FILE_MODEL
+                                                          : mp_file_kind_of(a->subject);
+    size_t len = strlen(a->subject);
+    if (k == MP_FILE_UNKNOWN && len > 7 && strcmp(a->subject + len - 7, ".tflite") == 0)
+        k = MP_FILE_MODEL; /* the loader says what is wrong with it */
+    if (k != MP_FILE_MODEL && a->model_opts)
+        return mp_usage_error("check", "--shape, --memory, --planner, --threads and --runs "
+                                       "apply to a MODEL, and %s is not one", a->subject);
+    switch (k) {
+    case MP_FILE_UNREADABLE:
+        fprintf(stderr, "memprof check: cannot read %s: %s\n", a->subject, strerror(errno));
+        return MP_EXIT_IO;
+    case MP_FILE_MODEL:
+        return figures_of_model(a, out);
+    case MP_FILE_TRACE: {
+        mp_source *src = NULL;
+        if (mp_source_open(a->subject, &src, &err) != MP_OK)
+            return mp_report_error(&err);
+        int rc = MP_EXIT_OK;
+        if (mp_baseline_compute(src, out, &err) != MP_OK)
+            rc = mp_report_error(&err);
+        mp_source_close(src);
+        return rc;
+    }
+    case MP_FILE_JSON:
+        if (mp_baseline_read(a->subject, out, &err) != MP_OK)
+            return mp_report_error(&err);
+        return MP_EXIT_OK;
+    default:
+        fprintf(stderr, "memprof check: %s is not a .tflite model, a trace or a baseline\n",
+                a->subject);
+        return MP_EXIT_FORMAT;
+    }
+}
+
+static int write_junit(const check_args *a, const mp_baseline *now, const mp_gate_result *r)
+{
+    char why[256];
+    mp_out out;
+    mp_error err = {0};
+    if (!mp_out_open(&out, a->junit, why, sizeof why)) {
+        fprintf(stderr, "memprof check: cannot write %s: %s\n", a->junit, why);
+        return MP_EXIT_IO;
+    }
+    if (mp_report_gate_junit(out.f, a->subject, now, r, &a->tol, &err) != MP_OK) {
+        mp_out_abort(&out);
+        fprintf(stderr, "memprof check: cannot write %s: %s\n", a->junit, err.msg);
+        return MP_EXIT_IO;
+    }
+    if (!mp_out_commit(&out, why, sizeof why)) {
+        fprintf(stderr, "memprof check: cannot write %s: %s\n", a->junit, why);
+        return MP_EXIT_IO;
+    }
+    return MP_EXIT_OK;
+}
+
+static int save_baseline(const check_args *a, const mp_baseline *now)
+{
+    char why[256];
+    char *text = mp_baseline_to_json(now);
+    if (!text) {
+        fprintf(stderr, "memprof check: out of memory\n");
+        return MP_EXIT_RUNTIME;
+    }
+    bool ok = mp_write_file_atomic(a->save, text, strlen(text), why, sizeof why);
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "memprof check: cannot write %s: %s\n", a->save, why);
+        return MP_EXIT_IO;
+    }
+    printf("baseline %s written (%zu tensors)\n", a->save, now->n_tensors);
+    return MP_EXIT_OK;
+}
+
+static int check(const check_args *a)
+{
+    mp_error err = {0};
+    mp_baseline now, base;
+    memset(&now, 0, sizeof now);
+    memset(&base, 0, sizeof base);
+    mp_gate_result r;
+    memset(&r, 0, sizeof r);
+    int rc = MP_EXIT_OK;
+    /* the baseline first: a bad file is reported before a long run */
+    if (a->baseline && mp_baseline_read(a->baseline, &base, &err) != MP_OK)
+        return mp_report_error(&err);
+    rc = figures_of(a, &now);
+    mp_gate_options go = {.limits = a->limits, .n_limits = a->n_limits,
+                          .baseline = a->baseline ? &base : NULL, .tol = a->tol};
+    if (rc == MP_EXIT_OK && mp_gate_evaluate(&now, &go, &r, &err) != MP_OK)
+        rc = mp_report_error(&err);
+    if (rc == MP_EXIT_OK && (r.n_checks || !a->save)) {
+        mp_report_gate_text(stdout, a->subject, &now, &go, a->baseline, &r, a->exact);
+        fflush(stdout);
+    }
+    if (rc == MP_EXIT_OK && a->junit)
+        rc = write_junit(a, &now, &r);
+    if (rc == MP_EXIT_OK && a->save)
+        rc = save_baseline(a, &now);
+    if (rc == MP_EXIT_OK && r.n_failed)
+        rc = MP_EXIT_GATE;
+    mp_gate_result_free(&r);
+    mp_baseline_free(&now);
+    mp_baseline_free(&base);
+    return rc;
+}
 
 int mp_cmd_check(int argc, char **argv)
 {
-    fprintf(stderr, "memprof check: not available yet\n");
-    return MP_EXIT_UNSUPPORTED;
+    check_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc == 0)
+        rc = check(&a);
+    else if (rc < 0)
+        rc = MP_EXIT_OK;
+    /* every error, whatever its kind, is exit 2 here (CI tells "grew" from "broken") */
+    return rc == MP_EXIT_OK || rc == MP_EXIT_GATE ? rc : MP_EXIT_USAGE;
 }

@@ -1,10 +1,141 @@
-/* memprof diff: not written yet (placeholder so that the command table links). */
+/* memprof diff: what changed between two traces (per kind of memory, the reference arena,
+ * every tensor; the comparison of memory report A B) or two baselines, or a baseline and a
+ * trace (the figures memprof check compares, and the tensors whose bytes changed). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "analyzers/baseline.h"
+#include "analyzers/gate.h"
+#include "analyzers/profile.h"
+#include "analyzers/source.h"
 #include "cli.h"
+#include "reports/text_gate.h"
+#include "reports/text_profile.h"
+
+static void help(void)
+{
+    printf("Usage: memprof diff A B [--exact]\n\n"
+           "Prints what changed from A (before) to B (after), each a trace saved by\n"
+           "'memprof run --trace' or a baseline written by 'memprof check --save-baseline':\n"
+           "  two traces    the heap peak, every kind of memory at the peak and at its own\n"
+           "                peak, the reference arena, and every tensor whose bytes or\n"
+           "                manager changed, largest change first (as 'memprof report A B')\n"
+           "  a baseline    the figures 'memprof check' compares (peak, static, dynamic,\n"
+           "  on a side     scratch, io, const; kernel, engine and heap between traces) and\n"
+           "                every tensor whose bytes changed, largest change first\n"
+           "In 80 columns; a model or its options that differ are noted.\n\n"
+           "Options:\n"
+           "  --exact              exact byte counts, and every row\n"
+           "  -h, --help           show this help\n\n"
+           "Exit codes: 0 compared (whether or not anything changed); 2 usage; 3 a file\n"
+           "cannot be read; 4 a malformed trace or baseline; 7 out of memory.\n\n"
+           "Examples:\n"
+           "  memprof diff before.json after.json\n"
+           "  memprof diff model.baseline.json after.json\n");
+}
+
+typedef struct side {
+    const char *path;
+    mp_file_kind kind;
+    mp_source *src;        /* a trace */
+    mp_profile prof;       /* a trace's profile */
+    bool has_prof;
+    mp_baseline base;      /* a baseline, or a trace's figures */
+} side;
+
+static int open_side(side *s)
+{
+    mp_error err = {0};
+    s->kind = strncmp(s->path, "zoo:", 4) == 0 ? MP_FILE_MODEL : mp_file_kind_of(s->path);
+    switch (s->kind) {
+    case MP_FILE_UNREADABLE:
+        fprintf(stderr, "memprof diff: cannot read %s: %s\n", s->path, strerror(errno));
+        return MP_EXIT_IO;
+    case MP_FILE_TRACE:
+        if (mp_source_open(s->path, &s->src, &err) != MP_OK)
+            return mp_report_error(&err);
+        if (mp_profile_compute(s->src, NULL, &s->prof, &err) != MP_OK)
+            return mp_report_error(&err);
+        s->has_prof = true;
+        return MP_EXIT_OK;
+    case MP_FILE_JSON:
+        if (mp_baseline_read(s->path, &s->base, &err) != MP_OK)
+            return mp_report_error(&err);
+        return MP_EXIT_OK;
+    case MP_FILE_MODEL:
+        fprintf(stderr, "memprof diff: %s is a model: compare traces ('memprof run "
+                        "--trace') or baselines ('memprof check --save-baseline')\n", s->path);
+        return MP_EXIT_USAGE;
+    default:
+        fprintf(stderr, "memprof diff: %s is not a trace or a baseline\n", s->path);
+        return MP_EXIT_FORMAT;
+    }
+}
+
+static int diff_baselines(side *s, bool exact)
+{
+    mp_error err = {0};
+    for (int i = 0; i < 2; i++)
+        if (s[i].kind == MP_FILE_TRACE &&
+            mp_baseline_from_profile(&s[i].prof, s[i].src, &s[i].base, &err) != MP_OK)
+            return mp_report_error(&err);
+    mp_baseline_diff d;
+    if (mp_baseline_diff_compute(&s[0].base, &s[1].base, &d, &err) != MP_OK)
+        return mp_report_error(&err);
+    mp_report_baseline_diff_text(stdout, s[0].path, &s[0].base, s[1].path, &s[1].base, &d,
+                                 exact);
+    mp_baseline_diff_free(&d);
+    return MP_EXIT_OK;
+}
+
+static int diff_traces(side *s, bool exact)
+{
+    mp_error err = {0};
+    mp_profile_diff d;
+    if (mp_profile_diff_compute(&s[0].prof, &s[1].prof, &d, &err) != MP_OK)
+        return mp_report_error(&err);
+    mp_report_diff_text(stdout, &s[0].prof, &s[1].prof, &d, exact);
+    mp_profile_diff_free(&d);
+    return MP_EXIT_OK;
+}
 
 int mp_cmd_diff(int argc, char **argv)
 {
-    fprintf(stderr, "memprof diff: not available yet\n");
-    return MP_EXIT_UNSUPPORTED;
+    side s[2];
+    memset(s, 0, sizeof s);
+    int n = 0;
+    bool exact = false;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (mp_is_help(o)) {
+            help();
+            return MP_EXIT_OK;
+        }
+        if (strcmp(o, "--exact") == 0) {
+            exact = true;
+        } else if (o[0] == '-' && o[1]) {
+            return mp_usage_error("diff", "unknown option '%s'", o);
+        } else {
+            if (n == 2)
+                return mp_usage_error("diff", "unexpected argument '%s' (two files: A B)", o);
+            s[n++].path = o;
+        }
+    }
+    if (n < 2)
+        return mp_usage_error("diff", "give two files: A (before) and B (after)");
+    int rc = MP_EXIT_OK;
+    for (int i = 0; i < 2 && rc == MP_EXIT_OK; i++)
+        rc = open_side(&s[i]);
+    if (rc == MP_EXIT_OK)
+        rc = s[0].has_prof && s[1].has_prof ? diff_traces(s, exact) : diff_baselines(s, exact);
+    fflush(stdout);
+    for (int i = 0; i < 2; i++) {
+        mp_baseline_free(&s[i].base);
+        if (s[i].has_prof)
+            mp_profile_free(&s[i].prof);
+        mp_source_close(s[i].src);
+    }
+    return rc;
 }
