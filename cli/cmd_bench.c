@@ -1,10 +1,655 @@
-/* memprof bench: not written yet (placeholder so that the command table links). */
+/* memprof bench: run a model in the static, dynamic and auto memory modes (and, with --peer
+ * xnnpack, through XNNPACK's own subgraph runtime), interleaved run by run so that machine
+ * noise hits all alike, and print per mode and phase (load, prepare, first run, later runs)
+ * mean, median, min, max and geometric mean, the allocations and bytes per run and the
+ * peak from each mode's recorded trace, the ratio of each mode to static, and the process's
+ * resident memory after each phase next to the recorded bytes. */
+#include <jansson.h>
+#include <pthreadpool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "analyzers/summary.h"
+#include "bench_stats.h"
+#include "call_orders.h"
 #include "cli.h"
+#include "peers/xnnpack_runtime.h"
+#include "reports/units.h"
+
+#define MAX_ARGS 64
+#define N_MODES 3        /* static, dynamic, auto: mode[0] is the baseline of ratios */
+#define N_PHASES 4
+#define MAX_RSS_STEPS 16
+
+static const char *const k_phase[N_PHASES] = {"load", "prepare", "first run", "later runs"};
+static const char *const k_phase_key[N_PHASES] = {"load", "prepare", "first_run", "later_runs"};
+static const mp_memory_mode k_modes[N_MODES] = {MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC,
+                                                MP_MEMORY_AUTO};
+
+static void help(void)
+{
+    printf("Usage: memprof bench MODEL [options]\n\n"
+           "Runs MODEL (a .tflite file or zoo:NAME) in the static, dynamic and auto memory\n"
+           "modes, one session each, interleaved run by run (each round runs every mode\n"
+           "once, starting with a different one) so that machine noise hits all alike.\n"
+           "Prints per mode and phase (load, prepare, first run, later runs) the mean,\n"
+           "median, min, max and geometric mean in ms, and the median's ratio to static;\n"
+           "from each mode's recorded trace the allocations and bytes allocated in the\n"
+           "first run and in the later run that allocated most, and the heap peak; and the\n"
+           "process's resident memory (RSS, high-water mark) after each phase next to the\n"
+           "bytes the sessions had allocated then. Load and prepare happen once per mode\n"
+           "(one sample); every mode runs once (the first run), then --warmup untimed runs,\n"
+           "then --runs timed runs. Inputs: raw files or the reference formula of\n"
+           "../shared/oracle/README.md, copied in before each run, outside the timing.\n\n"
+           "Options:\n"
+           "  --shape NAME=DIMS    shape of input NAME (or its index); repeat for several\n"
+           "  --shape-at WHEN      prepare (default), run or each-run: where in the call\n"
+           "                       order the shapes change, as for 'memprof run'\n"
+           "  --input NAME=FILE    raw little-endian bytes for input NAME\n"
+           "  -r, --runs N         timed later runs per mode (default 10)\n"
+           "  -w, --warmup N       untimed runs after the first run (default 2)\n"
+           "  --threads N          worker threads of every session and the peer (default 1)\n"
+           "  --peer xnnpack       also run XNNPACK's own subgraph runtime, built from our\n"
+           "                       graph, interleaved with the modes (not with each-run);\n"
+           "                       a model with an operator it lacks is refused (exit 5)\n"
+           "  --format text|json   output format (default text; fields: README)\n"
+           "  -o, --output PATH    write the output there (atomically) instead of stdout\n"
+           "  -h, --help           show this help\n\n"
+           "A progress line is shown on stderr when it is a terminal and the bench takes\n"
+           "more than a second.\n\n"
+           "Exit codes: 0 ok, 2 usage, 3 file, 4 malformed model, 5 unsupported operator\n"
+           "(also the peer's), 6 impossible shape, 7 runtime failure.\n\n"
+           "Examples:\n"
+           "  memprof bench zoo:mobilenet_v2 -r 20 -w 5 --peer xnnpack\n"
+           "  memprof bench zoo:mobilenet_v2_dynamic --shape input=1,160,160,3 --threads 2\n"
+           "  memprof bench model.tflite --shape x=2,32,32,3 --shape-at run --format json \\\n"
+           "      -o bench.json\n");
+}
+
+typedef struct bench_args {
+    const char *model, *out_path;
+    const char *shapes[MAX_ARGS], *inputs[MAX_ARGS];
+    int n_shapes, n_inputs;
+    long threads, runs, warmup;
+    mp_shape_at at;
+    bool peer, json;
+} bench_args;
+
+/* Options that take a value (others are flags or unknown). */
+static bool takes_value(const char *o)
+{
+    static const char *const k[] = {"--shape", "--input", "--shape-at", "-r", "--runs", "-w", "--warmup", "--threads", "--peer", "--format", "-o", "--output"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(o, k[i]) == 0)
+            return true;
+    return false;
+}
+
+static int parse(int argc, char **argv, bench_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->threads = 1;
+    a->runs = 10;
+    a->warmup = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (mp_is_help(o)) {
+            help();
+            return -1;
+        }
+        if (o[0] != '-') {
+            if (a->model)
+                return mp_usage_error("bench", "unexpected argument '%s'", o);
+            a->model = o;
+            continue;
+        }
+        if (!takes_value(o))
+            return mp_usage_error("bench", "unknown option '%s'", o);
+        if (!v)
+            return mp_usage_error("bench", "%s needs a value", o);
+        i++;
+        if (strcmp(o, "--shape") == 0) {
+            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
+                return mp_usage_error("bench", "--shape takes NAME=DIMS, got '%s'", v);
+            a->shapes[a->n_shapes++] = v;
+        } else if (strcmp(o, "--input") == 0) {
+            if (a->n_inputs == MAX_ARGS || !strchr(v, '='))
+                return mp_usage_error("bench", "--input takes NAME=FILE, got '%s'", v);
+            a->inputs[a->n_inputs++] = v;
+        } else if (strcmp(o, "--shape-at") == 0) {
+            int at = mp_shape_at_parse(v);
+            if (at < 0)
+                return mp_usage_error("bench", "--shape-at takes prepare, run or each-run, "
+                                               "got '%s'", v);
+            a->at = (mp_shape_at)at;
+        } else if (strcmp(o, "-r") == 0 || strcmp(o, "--runs") == 0) {
+            if (!mp_parse_int(v, 1, 1000000, &a->runs))
+                return mp_usage_error("bench", "%s takes 1..1000000, got '%s'", o, v);
+        } else if (strcmp(o, "-w") == 0 || strcmp(o, "--warmup") == 0) {
+            if (!mp_parse_int(v, 0, 1000000, &a->warmup))
+                return mp_usage_error("bench", "%s takes 0..1000000, got '%s'", o, v);
+        } else if (strcmp(o, "--threads") == 0) {
+            if (!mp_parse_int(v, 1, 256, &a->threads))
+                return mp_usage_error("bench", "--threads takes 1..256, got '%s'", v);
+        } else if (strcmp(o, "--peer") == 0) {
+            if (strcmp(v, "xnnpack") != 0)
+                return mp_usage_error("bench", "--peer: the only peer is 'xnnpack', not '%s'", v);
+            a->peer = true;
+        } else if (strcmp(o, "--format") == 0) {
+            if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
+                return mp_usage_error("bench", "--format takes text or json, got '%s'", v);
+            a->json = strcmp(v, "json") == 0;
+        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
+            a->out_path = v;
+        } else {
+            return mp_usage_error("bench", "unknown option '%s'", o);
+        }
+    }
+    if (!a->model)
+        return mp_usage_error("bench", "missing MODEL");
+    if (a->peer && a->at == MP_SHAPE_AT_EACH_RUN)
+        return mp_usage_error("bench", "--peer xnnpack needs fixed shapes: XNNPACK's runtime "
+                                       "is built for one shape (not --shape-at each-run)");
+    return 0;
+}
+
+/* One contestant: a memory mode of ours, or the peer. */
+typedef struct contestant {
+    const char *name;
+    bool is_peer;
+    mp_session *s;
+    mp_trace *tr;
+    mp_xnn_peer *p;
+    bool has_load;          /* the peer has no load of its own */
+    uint64_t load_ns, prepare_ns, first_ns;
+    uint64_t *later;        /* runs samples */
+    mp_stats st[N_PHASES];
+    /* memory */
+    uint64_t first_allocs, first_bytes, later_allocs, later_bytes, peak;
+    uint64_t static_bytes, dynamic_bytes, dup_bytes;
+    mp_xnn_peer_memory pm;  /* the peer after its runs */
+} contestant;
+
+typedef struct rss_step {
+    char label[32];
+    uint64_t rss, hwm, recorded;
+} rss_step;
+
+typedef struct bench {
+    const bench_args *a;
+    contestant c[N_MODES + 1];
+    int n;                  /* contestants: N_MODES, + 1 with the peer */
+    rss_step rss[MAX_RSS_STEPS];
+    int n_rss;
+    bool rss_ok;
+    mp_cli_inputs *in;
+    mp_shape_args *sp;
+    /* One pool of --threads workers for every session and the peer: they take turns, and
+     * the idle workers of separate pools would spin against the running ones (5 to 9 times
+     * slower runs at 2 threads on 2 cores). NULL at 1 thread. */
+    pthreadpool_t pool;
+} bench;
+
+/* Bytes the sessions and the peer have allocated now. */
+static uint64_t recorded_now(bench *b)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->c[i].s)
+            sum += mp_mem_get_stats(mp_session_mem(b->c[i].s))->live_total;
+        if (b->c[i].p) {
+            mp_xnn_peer_memory m;
+            mp_xnn_peer_memory_info(b->c[i].p, &m);
+            sum += m.live_bytes;
+        }
+    }
+    return sum;
+}
+
+static void rss_sample(bench *b, const char *what, const char *who)
+{
+    if (b->n_rss == MAX_RSS_STEPS)
+        return;
+    rss_step *r = &b->rss[b->n_rss];
+    if (!mp_proc_rss(&r->rss, &r->hwm)) {
+        b->rss_ok = false;
+        return;
+    }
+    snprintf(r->label, sizeof r->label, "%s%s%s", what, who ? " " : "", who ? who : "");
+    r->recorded = recorded_now(b);
+    b->n_rss++;
+}
+
+/* Give the peer the inputs the auto session was fed (same shapes). */
+static int peer_feed(bench *b, contestant *pc)
+{
+    mp_error err = {0};
+    for (int k = 0; k < mp_xnn_peer_input_count(pc->p) && k < MP_CLI_MAX_INPUTS; k++)
+        if (mp_xnn_peer_set_input(pc->p, k, b->in->buf[k].p, mp_xnn_peer_input_bytes(pc->p, k),
+                                  &err) != MP_OK)
+            return mp_report_error(&err);
+    return MP_EXIT_OK;
+}
+
+/* Run contestant i once as round r; the time goes where the round says. */
+static int run_once(bench *b, contestant *c, long r)
+{
+    mp_error err = {0};
+    int rc;
+    mp_xnn_peer_memory m0, m1;
+    if (c->is_peer) {
+        rc = peer_feed(b, c);
+        mp_xnn_peer_memory_info(c->p, &m0);
+    } else {
+        rc = mp_shapes_before_run(c->s, b->sp, b->a->at, r);
+        if (rc == MP_EXIT_OK)
+            rc = mp_cli_inputs_feed(c->s, b->in);
+    }
+    if (rc != MP_EXIT_OK)
+        return rc;
+    uint64_t t0 = mp_now_ns();
+    mp_status st = c->is_peer ? mp_xnn_peer_run(c->p, &err) : mp_session_run(c->s, &err);
+    uint64_t dt = mp_now_ns() - t0;
+    if (st != MP_OK)
+        return mp_report_error(&err);
+    if (r == 0)
+        c->first_ns = dt;
+    else if (r > b->a->warmup)
+        c->later[r - 1 - b->a->warmup] = dt;
+    if (c->is_peer) { /* the peer's allocations per run, from its capture */
+        mp_xnn_peer_memory_info(c->p, &m1);
+        uint64_t n = (m1.n_alloc + m1.n_realloc) - (m0.n_alloc + m0.n_realloc);
+        uint64_t bytes = m1.bytes_allocated - m0.bytes_allocated;
+        if (r == 0) {
+            c->first_allocs = n;
+            c->first_bytes = bytes;
+        } else {
+            c->later_allocs = n > c->later_allocs ? n : c->later_allocs;
+            c->later_bytes = bytes > c->later_bytes ? bytes : c->later_bytes;
+        }
+    }
+    return MP_EXIT_OK;
+}
+
+static int make_peer(bench *b)
+{
+    mp_error err = {0};
+    contestant *pc = &b->c[N_MODES];
+    mp_xnn_peer_options o = {.threads = (int)b->a->threads, .threadpool = b->pool};
+    uint64_t t0 = mp_now_ns();
+    /* from the auto session after its first run: its shapes are those of the runs */
+    if (mp_xnn_peer_create(b->c[N_MODES - 1].s, &o, &pc->p, &err) != MP_OK) {
+        fprintf(stderr, "memprof bench: --peer xnnpack: %s\n", err.msg);
+        return mp_exit_for(err.status);
+    }
+    pc->prepare_ns = mp_now_ns() - t0;
+    return MP_EXIT_OK;
+}
+
+/* Load, prepare and run every contestant. */
+static int drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
+{
+    const bench_args *a = b->a;
+    int rc = MP_EXIT_OK;
+    mp_error err = {0};
+    rss_sample(b, "start", NULL);
+    for (int i = 0; i < N_MODES && rc == MP_EXIT_OK; i++) {
+        contestant *c = &b->c[i];
+        mp_session_options so = {.threads = (int)a->threads, .threadpool = b->pool,
+                                 .mode = k_modes[i], .trace = c->tr};
+        rc = mp_cli_session_open(a->model, bytes, size, &so, &c->s, &c->load_ns);
+        if (rc != MP_EXIT_OK)
+            break;
+        rss_sample(b, "load", c->name);
+        if (i == 0) { /* names of inputs, and shapes that the call order can play */
+            rc = mp_cli_collect_shapes(c->s, "bench", (const char *const *)a->shapes,
+                                       a->n_shapes, b->sp);
+            if (rc == MP_EXIT_OK)
+                rc = mp_shape_at_check("bench", b->sp, a->at);
+            if (rc == MP_EXIT_OK)
+                rc = mp_cli_inputs_files(c->s, "bench", (const char *const *)a->inputs,
+                                         a->n_inputs, b->in);
+        }
+    }
+    for (int i = 0; i < N_MODES && rc == MP_EXIT_OK; i++) {
+        contestant *c = &b->c[i];
+        rc = mp_shapes_before_prepare(c->s, b->sp, a->at);
+        if (rc != MP_EXIT_OK)
+            break;
+        uint64_t t0 = mp_now_ns();
+        if (mp_session_prepare(c->s, &err) != MP_OK) {
+            rc = mp_report_error(&err);
+            break;
+        }
+        c->prepare_ns = mp_now_ns() - t0;
+        rss_sample(b, "prepare", c->name);
+        rc = mp_shapes_after_prepare(c->s, b->sp, a->at);
+    }
+    long total = 1 + a->warmup + a->runs;
+    /* round 0, the first runs, in order (the peer is made from the auto session after its
+     * first run); later rounds start each with the next contestant */
+    for (int i = 0; i < b->n && rc == MP_EXIT_OK; i++) {
+        contestant *c = &b->c[i];
+        if (c->is_peer) {
+            rc = make_peer(b);
+            if (rc != MP_EXIT_OK)
+                break;
+            rss_sample(b, "create", c->name);
+        }
+        rc = run_once(b, c, 0);
+        if (rc == MP_EXIT_OK)
+            rss_sample(b, "first run", c->name);
+    }
+    for (long r = 1; r < total && rc == MP_EXIT_OK; r++) {
+        mp_progress_update(pg, "bench: round %ld of %ld", r + 1, total);
+        for (int j = 0; j < b->n && rc == MP_EXIT_OK; j++)
+            rc = run_once(b, &b->c[(j + r) % b->n], r);
+    }
+    if (rc == MP_EXIT_OK)
+        rss_sample(b, "later runs", "(all)");
+    return rc;
+}
+
+/* Statistics and memory figures, once the runs are over (sessions and peer destroyed). */
+static int conclude(bench *b)
+{
+    mp_error err = {0};
+    for (int i = 0; i < b->n; i++) {
+        contestant *c = &b->c[i];
+        uint64_t one[3] = {c->load_ns, c->prepare_ns, c->first_ns};
+        if (c->has_load)
+            mp_stats_compute(&one[0], 1, &c->st[0]);
+        mp_stats_compute(&one[1], 1, &c->st[1]);
+        mp_stats_compute(&one[2], 1, &c->st[2]);
+        mp_stats_compute(c->later, (size_t)b->a->runs, &c->st[3]);
+        if (c->is_peer) {
+            c->peak = c->pm.peak_bytes;
+            continue;
+        }
+        mp_summary sum;
+        if (mp_summary_compute(c->tr, &sum, &err) != MP_OK)
+            return mp_report_error(&err);
+        c->first_allocs = sum.first_run.n_alloc;
+        c->first_bytes = sum.first_run.bytes_alloc;
+        c->later_allocs = sum.later_max.n_alloc;
+        c->later_bytes = sum.later_max.bytes_alloc;
+        c->peak = sum.peak_heap;
+        c->static_bytes = sum.static_bytes;
+        c->dynamic_bytes = sum.dynamic_bytes;
+        c->dup_bytes = sum.dup_bytes;
+        mp_summary_free(&sum);
+    }
+    return MP_EXIT_OK;
+}
+
+static void shapes_line(FILE *f, const bench *b)
+{
+    const contestant *c = &b->c[0];
+    char line[512] = "";
+    size_t at = 0;
+    for (int k = 0; c->s && k < mp_session_input_count(c->s) && k < MP_CLI_MAX_INPUTS; k++)
+        for (int j = 0; j < b->sp->n[k] && at < sizeof line; j++) {
+            char sh[128];
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s%s=%s", at ? " " : "",
+                                   mp_session_input(c->s, k)->info->name,
+                                   mp_shape_str(b->sp->rank[k][j], b->sp->dims[k][j], sh,
+                                                sizeof sh));
+        }
+    if (at)
+        mp_text_line(f, "  shapes %s (at %s)", line, mp_shape_at_name(b->a->at));
+}
+
+static void print_text(FILE *f, const bench *b)
+{
+    const bench_args *a = b->a;
+    char x[6][32];
+    mp_text_line(f, "memprof bench: %s", a->model);
+    mp_text_line(f, "  %ld thread%s; per mode: load, prepare, first run, %ld warm-up, %ld timed "
+                    "runs", a->threads, a->threads == 1 ? "" : "s", a->warmup, a->runs);
+    shapes_line(f, b);
+    mp_text_line(f, "%s", "");
+    mp_text_line(f, "Time, ms          n      mean    median       min       max   geomean  "
+                    "/static");
+    for (int ph = 0; ph < N_PHASES; ph++) {
+        mp_text_line(f, "%s", k_phase[ph]);
+        double base = b->c[0].st[ph].median_ns;
+        for (int i = 0; i < b->n; i++) {
+            const mp_stats *s = &b->c[i].st[ph];
+            if (s->n == 0) {
+                mp_text_line(f, "  %-12s    -  (built from the session's graph)", b->c[i].name);
+                continue;
+            }
+            mp_text_line(f, "  %-12s %4zu %9.3f %9.3f %9.3f %9.3f %9.3f %7.2f", b->c[i].name,
+                         s->n, s->mean_ns / 1e6, s->median_ns / 1e6, s->min_ns / 1e6,
+                         s->max_ns / 1e6, s->geomean_ns / 1e6,
+                         mp_stats_ratio(s->median_ns, base));
+        }
+    }
+    mp_text_line(f, "(/static: the median's ratio to static's%s)",
+                 a->peer ? "; xnnpack's prepare: creating it" : "");
+    mp_text_line(f, "%s", "");
+    mp_text_line(f, "Memory: the first run, the later run that allocated most, the heap peak");
+    mp_text_line(f, "  %-9s %15s %21s", "", "allocations", "bytes allocated");
+    mp_text_line(f, "  %-9s %7s %7s %10s %10s %10s %8s", "mode", "first", "later", "first",
+                 "later", "peak", "/static");
+    for (int i = 0; i < b->n; i++) {
+        const contestant *c = &b->c[i];
+        mp_fmt_bytes(x[0], sizeof x[0], c->first_bytes);
+        mp_fmt_bytes(x[1], sizeof x[1], c->later_bytes);
+        mp_fmt_bytes(x[2], sizeof x[2], c->peak);
+        mp_text_line(f, "  %-9s %7llu %7llu %10s %10s %10s %8.2f", c->name,
+                     (unsigned long long)c->first_allocs, (unsigned long long)c->later_allocs,
+                     x[0], x[1], x[2], mp_stats_ratio((double)c->peak, (double)b->c[0].peak));
+    }
+    mp_text_line(f, "(our modes: the heap in each session's trace, peak over its whole life;");
+    if (a->peer) {
+        const mp_xnn_peer_memory *m = &b->c[N_MODES].pm;
+        mp_fmt_bytes(x[0], sizeof x[0], m->workspace_bytes);
+        mp_fmt_bytes(x[1], sizeof x[1], m->other_bytes);
+        mp_fmt_bytes(x[2], sizeof x[2], m->external_bytes + m->static_copy_bytes);
+        mp_text_line(f, " xnnpack: what XNNPACK allocated; after setup a workspace of %s and",
+                     x[0]);
+        mp_text_line(f, " %s of weights, operators and tables; beside it, the peer's own",
+                     x[1]);
+        mp_text_line(f, " input/output buffers and constant copies: %s)", x[2]);
+    } else {
+        mp_text_line(f, " see 'memprof run' for one mode's whole report)");
+    }
+    mp_text_line(f, "%s", "");
+    if (!b->rss_ok) {
+        mp_text_line(f, "Resident memory: /proc/self/status unreadable");
+        return;
+    }
+    mp_text_line(f, "Resident memory after each phase (the whole process: every mode, the");
+    mp_text_line(f, "peer and the recorders share it; 'recorded' = heap the sessions and the");
+    mp_text_line(f, "peer held then)");
+    mp_text_line(f, "  after                        RSS     change        HWM    recorded");
+    for (int i = 0; i < b->n_rss; i++) {
+        const rss_step *r = &b->rss[i];
+        mp_fmt_bytes(x[0], sizeof x[0], r->rss);
+        if (i)
+            mp_fmt_sbytes(x[1], sizeof x[1], (int64_t)r->rss - (int64_t)b->rss[i - 1].rss);
+        else
+            snprintf(x[1], sizeof x[1], "-");
+        if (i && x[1][0] != '-')
+            memmove(x[1] + 1, x[1], strlen(x[1]) + 1), x[1][0] = '+';
+        mp_fmt_bytes(x[2], sizeof x[2], r->hwm);
+        mp_fmt_bytes(x[3], sizeof x[3], r->recorded);
+        mp_text_line(f, "  %-22s %10s %10s %10s %11s", r->label, x[0], x[1], x[2], x[3]);
+    }
+}
+
+static json_t *to_json(const bench *b)
+{
+    const bench_args *a = b->a;
+    json_t *root = json_object(), *modes = json_array(), *rss = json_array(),
+           *shapes = json_array();
+    json_object_set_new(root, "format", json_string("memprof-bench"));
+    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "model", json_string(a->model));
+    json_object_set_new(root, "threads", json_integer(a->threads));
+    json_object_set_new(root, "runs", json_integer(a->runs));
+    json_object_set_new(root, "warmup", json_integer(a->warmup));
+    json_object_set_new(root, "shape_at", json_string(mp_shape_at_name(a->at)));
+    const mp_session *s0 = b->c[0].s;
+    for (int k = 0; s0 && k < mp_session_input_count(s0) && k < MP_CLI_MAX_INPUTS; k++)
+        for (int j = 0; j < b->sp->n[k]; j++) {
+            json_t *d = json_array();
+            for (int i = 0; i < b->sp->rank[k][j]; i++)
+                json_array_append_new(d, json_integer(b->sp->dims[k][j][i]));
+            json_array_append_new(shapes, json_pack("{s:i, s:s, s:o}", "input", k, "name",
+                                                    mp_session_input(s0, k)->info->name,
+                                                    "dims", d));
+        }
+    json_object_set_new(root, "shapes", shapes);
+    for (int i = 0; i < b->n; i++) {
+        const contestant *c = &b->c[i];
+        json_t *o = json_object(), *ratio = json_object(), *mem = json_object();
+        json_object_set_new(o, "name", json_string(c->name));
+        json_object_set_new(o, "kind", json_string(c->is_peer ? "peer" : "memory_mode"));
+        for (int ph = 0; ph < N_PHASES; ph++) {
+            const mp_stats *s = &c->st[ph];
+            json_object_set_new(o, k_phase_key[ph], s->n ? mp_stats_json(s) : json_null());
+            json_object_set_new(ratio, k_phase_key[ph],
+                                s->n ? json_real(mp_stats_ratio(s->median_ns,
+                                                                b->c[0].st[ph].median_ns))
+                                     : json_null());
+        }
+        json_object_set_new(o, "ratio_to_static", ratio);
+        json_object_set_new(mem, "first_run_allocations", json_integer((json_int_t)c->first_allocs));
+        json_object_set_new(mem, "first_run_bytes", json_integer((json_int_t)c->first_bytes));
+        json_object_set_new(mem, "later_run_allocations_max",
+                            json_integer((json_int_t)c->later_allocs));
+        json_object_set_new(mem, "later_run_bytes_max", json_integer((json_int_t)c->later_bytes));
+        json_object_set_new(mem, "peak_bytes", json_integer((json_int_t)c->peak));
+        json_object_set_new(mem, "peak_ratio_to_static",
+                            json_real(mp_stats_ratio((double)c->peak, (double)b->c[0].peak)));
+        if (c->is_peer) {
+            const mp_xnn_peer_memory *m = &c->pm;
+            json_object_set_new(mem, "workspace_bytes", json_integer((json_int_t)m->workspace_bytes));
+            json_object_set_new(mem, "other_bytes", json_integer((json_int_t)m->other_bytes));
+            json_object_set_new(mem, "live_bytes", json_integer((json_int_t)m->live_bytes));
+            json_object_set_new(mem, "external_bytes", json_integer((json_int_t)m->external_bytes));
+            json_object_set_new(mem, "static_copy_bytes",
+                                json_integer((json_int_t)m->static_copy_bytes));
+            json_object_set_new(mem, "run_allocations", json_integer((json_int_t)m->run_allocations));
+        } else {
+            json_object_set_new(mem, "static_bytes", json_integer((json_int_t)c->static_bytes));
+            json_object_set_new(mem, "dynamic_bytes", json_integer((json_int_t)c->dynamic_bytes));
+            json_object_set_new(mem, "dup_bytes", json_integer((json_int_t)c->dup_bytes));
+        }
+        json_object_set_new(o, "memory", mem);
+        json_array_append_new(modes, o);
+    }
+    json_object_set_new(root, "modes", modes);
+    for (int i = 0; i < b->n_rss; i++)
+        json_array_append_new(rss, json_pack("{s:s, s:I, s:I, s:I}", "after", b->rss[i].label,
+                                             "rss_bytes", (json_int_t)b->rss[i].rss, "hwm_bytes",
+                                             (json_int_t)b->rss[i].hwm, "recorded_bytes",
+                                             (json_int_t)b->rss[i].recorded));
+    json_object_set_new(root, "rss", rss);
+    return root;
+}
+
+static int write_out(const bench *b)
+{
+    const bench_args *a = b->a;
+    mp_out o;
+    char why[256];
+    if (!mp_out_open(&o, a->out_path, why, sizeof why)) {
+        fprintf(stderr, "memprof bench: cannot write %s: %s\n", a->out_path, why);
+        return MP_EXIT_IO;
+    }
+    if (a->json) {
+        json_t *root = to_json(b);
+        size_t fl = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
+        int bad = !root || json_dumpf(root, o.f, fl) != 0;
+        json_decref(root);
+        if (bad || fputc('\n', o.f) == EOF) {
+            mp_out_abort(&o);
+            fprintf(stderr, "memprof bench: cannot write the JSON output\n");
+            return MP_EXIT_IO;
+        }
+    } else {
+        print_text(o.f, b);
+    }
+    if (!mp_out_commit(&o, why, sizeof why)) {
+        fprintf(stderr, "memprof bench: cannot write %s: %s\n", a->out_path ? a->out_path : "stdout",
+                why);
+        return MP_EXIT_IO;
+    }
+    return MP_EXIT_OK;
+}
 
 int mp_cmd_bench(int argc, char **argv)
 {
-    fprintf(stderr, "memprof bench: not available yet\n");
-    return MP_EXIT_UNSUPPORTED;
+    bench_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? MP_EXIT_OK : rc;
+
+    bench b;
+    memset(&b, 0, sizeof b);
+    b.a = &a;
+    b.rss_ok = true;
+    b.n = N_MODES + (a.peer ? 1 : 0);
+    b.in = calloc(1, sizeof *b.in);
+    b.sp = calloc(1, sizeof *b.sp);
+    void *bytes = NULL;
+    size_t size = 0;
+    mp_progress pg;
+    mp_progress_begin(&pg);
+    if (a.threads > 1)
+        b.pool = pthreadpool_create((size_t)a.threads);
+    bool oom = !b.in || !b.sp || (a.threads > 1 && !b.pool);
+    for (int i = 0; i < b.n; i++) {
+        contestant *c = &b.c[i];
+        c->is_peer = i == N_MODES;
+        c->name = c->is_peer ? "xnnpack" : mp_memory_mode_name(k_modes[i]);
+        c->has_load = !c->is_peer;
+        c->later = calloc((size_t)a.runs, sizeof *c->later);
+        if (!c->is_peer)
+            c->tr = mp_trace_create();
+        oom |= !c->later || (!c->is_peer && !c->tr);
+    }
+    if (oom) {
+        fprintf(stderr, "memprof bench: out of memory\n");
+        rc = MP_EXIT_RUNTIME;
+        goto done;
+    }
+    rc = mp_cli_model_bytes(a.model, &bytes, &size);
+    if (rc == MP_EXIT_OK)
+        rc = drive(&b, bytes, size, &pg);
+    mp_progress_end(&pg);
+    /* everything ends before the figures are made: the peer first (it reads the auto
+     * session's graph), keeping its capture's figures */
+    if (a.peer && b.c[N_MODES].p) {
+        mp_xnn_peer_memory_info(b.c[N_MODES].p, &b.c[N_MODES].pm);
+        mp_xnn_peer_destroy(b.c[N_MODES].p, NULL);
+        b.c[N_MODES].p = NULL;
+    }
+    if (rc == MP_EXIT_OK)
+        rc = conclude(&b);
+    if (rc == MP_EXIT_OK)
+        rc = write_out(&b);
+done:
+    mp_progress_end(&pg);
+    for (int i = 0; i < b.n; i++) {
+        contestant *c = &b.c[i];
+        if (c->p)
+            mp_xnn_peer_destroy(c->p, NULL);
+        mp_session_destroy(c->s);
+        mp_trace_destroy(c->tr);
+        free(c->later);
+    }
+    if (b.in)
+        mp_cli_inputs_release(b.in);
+    free(b.in);
+    free(b.sp);
+    free(bytes);
+    if (b.pool)
+        pthreadpool_destroy(b.pool);
+    return rc;
 }

@@ -10,13 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <sys/mman.h>
-
 #include "analyzers/source.h"
 #include "analyzers/summary.h"
+#include "bench_stats.h"
+#include "call_orders.h"
 #include "cli.h"
 #include "engine/memory/plan.h"
-#include "engine/model/reference_input.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
 #include "heap_probe.h"
@@ -74,14 +73,12 @@ static void help(void)
         printf("  %-10s %s\n", (*p)->name, (*p)->about);
 }
 
-typedef enum shape_at { AT_PREPARE, AT_RUN, AT_EACH_RUN } shape_at;
-
 typedef struct run_args {
     const char *model, *outdir, *trace_path, *planner;
     const char *inputs[MAX_ARGS], *shapes[MAX_ARGS];
     int n_inputs, n_shapes;
     long threads, runs, warmup;
-    shape_at at;
+    mp_shape_at at;
     mp_memory_mode mode;
     bool bind, record, exact, keep_stale, scratch_separate;
     int format;              /* mp_report_format; -1 = the run's own summary */
@@ -128,14 +125,10 @@ static int parse(int argc, char **argv, run_args *a)
                 return mp_usage_error("run", "--shape takes NAME=DIMS, got '%s'", v);
             a->shapes[a->n_shapes++] = v;
         } else if (strcmp(o, "--shape-at") == 0) {
-            if (strcmp(v, "prepare") == 0)
-                a->at = AT_PREPARE;
-            else if (strcmp(v, "run") == 0)
-                a->at = AT_RUN;
-            else if (strcmp(v, "each-run") == 0)
-                a->at = AT_EACH_RUN;
-            else
+            int at = mp_shape_at_parse(v);
+            if (at < 0)
                 return mp_usage_error("run", "--shape-at takes prepare, run or each-run, got '%s'", v);
+            a->at = (mp_shape_at)at;
         } else if (strcmp(o, "--memory") == 0) {
             int m = mp_memory_mode_parse(v);
             if (m < 0)
@@ -195,85 +188,6 @@ static int parse(int argc, char **argv, run_args *a)
     if (a->report_path && a->format < 0)
         a->format = MP_FMT_TEXT;
     return 0;
-}
-
-/* The caller's input buffers. They are mapped, not malloc'ed, so that the heap
- * measurement of the session (unaccounted bytes) sees only what the engine allocates. */
-typedef struct caller_buf {
-    void *p;
-    size_t cap;    /* mapped bytes */
-    size_t filled; /* bytes of the shape the contents were made for; SIZE_MAX = none */
-} caller_buf;
-
-static bool buf_reserve(caller_buf *b, size_t bytes)
-{
-    size_t need = bytes + MP_INPUT_SLACK;
-    if (b->p && b->cap >= need)
-        return true;
-    if (b->p)
-        munmap(b->p, b->cap);
-    b->p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (b->p == MAP_FAILED) {
-        b->p = NULL;
-        return false;
-    }
-    b->cap = need;
-    b->filled = SIZE_MAX;
-    return true;
-}
-
-/* Fill input k for its current shape (from its file or the reference formula). */
-static int fill_input(mp_session *s, int k, const char *file, caller_buf *b)
-{
-    const mp_tensor *t = mp_session_input(s, k);
-    if (b->filled == t->bytes)
-        return MP_EXIT_OK;
-    if (!buf_reserve(b, t->bytes)) {
-        fprintf(stderr, "memprof: out of memory for input '%s'\n", t->info->name);
-        return MP_EXIT_RUNTIME;
-    }
-    if (file) {
-        FILE *f = fopen(file, "rb");
-        if (!f) {
-            fprintf(stderr, "memprof: cannot read %s: %s\n", file, strerror(errno));
-            return MP_EXIT_IO;
-        }
-        size_t got = fread(b->p, 1, t->bytes, f);
-        int extra = fgetc(f);
-        fclose(f);
-        if (got != t->bytes || extra != EOF) {
-            char sh[128];
-            fprintf(stderr,
-                    "memprof: %s: input '%s' %s %s needs exactly %zu bytes; the file has %s\n",
-                    file, t->info->name, mp_dtype_name(t->dtype),
-                    mp_shape_str(t->rank, t->dims, sh, sizeof sh), t->bytes,
-                    got < t->bytes ? "fewer" : "more");
-            return MP_EXIT_FORMAT;
-        }
-    } else if (!mp_reference_input(b->p, t->dtype, mp_tensor_elements(t), k)) {
-        fprintf(stderr, "memprof: input '%s' has dtype %s: give it with --input\n",
-                t->info->name, mp_dtype_name(t->dtype));
-        return MP_EXIT_USAGE;
-    }
-    b->filled = t->bytes;
-    return MP_EXIT_OK;
-}
-
-/* Give every input its data before a run: copied, or bound in place (--io bind). */
-static int feed_inputs(mp_session *s, const run_args *a, const char **files, caller_buf *bufs)
-{
-    mp_error err = {0};
-    for (int k = 0; k < mp_session_input_count(s) && k < MAX_ARGS; k++) {
-        int rc = fill_input(s, k, files[k], &bufs[k]);
-        if (rc != MP_EXIT_OK)
-            return rc;
-        size_t bytes = mp_session_input(s, k)->bytes;
-        mp_status st = a->bind ? mp_session_set_input_buffer(s, k, bufs[k].p, bufs[k].cap, &err)
-                               : mp_session_set_input(s, k, bufs[k].p, bytes, &err);
-        if (st != MP_OK)
-            return mp_report_error(&err);
-    }
-    return MP_EXIT_OK;
 }
 
 static double value_at(const mp_tensor *t, size_t i)
@@ -435,78 +349,46 @@ static int report(const mp_trace *tr, const run_args *a)
     return MP_EXIT_OK;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int collect_shapes(mp_session *s, const run_args *a, mp_shape_args *sp)
 {
     int rc = mp_cli_collect_shapes(s, "run", (const char *const *)a->shapes, a->n_shapes, sp);
-    for (int k = 0; k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
-        if (a->at == AT_PREPARE && sp->n[k] > 1)
-            return mp_usage_error("run", "--shape: input %d has several shapes; they need "
-                                         "--shape-at run or each-run", k);
-        if (a->at == AT_RUN && sp->n[k] > 2)
-            return mp_usage_error("run", "--shape-at run takes at most two shapes per input "
-                                         "(before and after prepare)");
-    }
-    return rc;
+    return rc == MP_EXIT_OK ? mp_shape_at_check("run", sp, a->at) : rc;
 }
 
 /* Load, shape, prepare and run as the flags say; times[] gets the timed runs. */
 static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *sp,
-                 const void *zoo_bytes, size_t zoo_size, const char **files, caller_buf *bufs,
-                 uint64_t *times, uint64_t *t_load, uint64_t *t_prepare)
+                 const void *zoo_bytes, size_t zoo_size, mp_cli_inputs *in, uint64_t *times,
+                 uint64_t *t_load, uint64_t *t_prepare)
 {
     mp_error err = {0};
     int rc = MP_EXIT_OK;
     uint64_t t0 = mp_now_ns();
     mp_status st = zoo_bytes ? mp_session_load_memory(s, zoo_bytes, zoo_size, a->model, &err)
                              : mp_session_load(s, a->model, &err);
-    if (st != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
+    if (st != MP_OK)
+        return mp_report_error(&err);
     *t_load = mp_now_ns() - t0;
     mp_trace_rss_sample(tr); /* RSS after each phase, beside the recorded bytes */
     rc = collect_shapes(s, a, sp);
-    if (rc != MP_EXIT_OK)
-        goto out;
-    for (int i = 0; i < a->n_inputs && rc == MP_EXIT_OK; i++) {
-        const char *file;
-        int idx = mp_cli_resolve_input(s, "run", a->inputs[i], &file, "--input");
-        if (idx < 0 || idx >= MAX_ARGS)
-            rc = MP_EXIT_USAGE;
-        else
-            files[idx] = file;
-    }
-    int n_in = mp_session_input_count(s);
+    if (rc == MP_EXIT_OK)
+        rc = mp_cli_inputs_files(s, "run", (const char *const *)a->inputs, a->n_inputs, in);
     /* before prepare: A/B's shapes, and E's first one */
-    for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
-        if (sp->n[k] && (a->at == AT_PREPARE || (a->at == AT_RUN && sp->n[k] == 2)))
-            rc = mp_cli_apply_shape(s, sp, k, 0);
+    if (rc == MP_EXIT_OK)
+        rc = mp_shapes_before_prepare(s, sp, a->at);
     if (rc != MP_EXIT_OK)
-        goto out;
+        return rc;
     t0 = mp_now_ns();
-    if (mp_session_prepare(s, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
+    if (mp_session_prepare(s, &err) != MP_OK)
+        return mp_report_error(&err);
     *t_prepare = mp_now_ns() - t0;
     mp_trace_rss_sample(tr);
     /* after prepare: C's shape, E's second one */
-    for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
-        if (sp->n[k] && a->at == AT_RUN)
-            rc = mp_cli_apply_shape(s, sp, k, sp->n[k] - 1);
+    rc = mp_shapes_after_prepare(s, sp, a->at);
     long total = a->warmup + a->runs;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
-        for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++)
-            if (sp->n[k] && a->at == AT_EACH_RUN)
-                rc = mp_cli_apply_shape(s, sp, k, (int)r);
+        rc = mp_shapes_before_run(s, sp, a->at, r); /* D */
         if (rc == MP_EXIT_OK)
-            rc = feed_inputs(s, a, files, bufs);
+            rc = mp_cli_inputs_feed(s, in);
         if (rc != MP_EXIT_OK)
             break;
         t0 = mp_now_ns();
@@ -518,7 +400,6 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
             times[r - a->warmup] = mp_now_ns() - t0;
         mp_trace_rss_sample(tr);
     }
-out:
     return rc;
 }
 
@@ -527,13 +408,10 @@ static void print_times(const run_args *a, uint64_t *times, uint64_t t_load, uin
     printf("time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
            t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, a->threads);
     if (a->runs > 1) {
-        double mean = 0;
-        for (long i = 0; i < a->runs; i++)
-            mean += (double)times[i];
-        mean /= (double)a->runs;
-        qsort(times, (size_t)a->runs, sizeof times[0], cmp_u64);
+        mp_stats st;
+        mp_stats_compute(times, (size_t)a->runs, &st);
         printf("runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
-               a->runs, a->warmup, times[a->runs / 2] / 1e6, times[0] / 1e6, mean / 1e6);
+               a->runs, a->warmup, st.median_ns / 1e6, st.min_ns / 1e6, st.mean_ns / 1e6);
     }
 }
 
@@ -578,12 +456,11 @@ int mp_cmd_run(int argc, char **argv)
     mp_session *s = NULL;
     mp_trace *tr = a.record ? mp_trace_create() : NULL;
     uint64_t *times = calloc((size_t)a.runs, sizeof(uint64_t));
-    caller_buf *bufs = calloc(MAX_ARGS, sizeof *bufs);
+    mp_cli_inputs *in = calloc(1, sizeof *in);
     mp_shape_args *sp = calloc(1, sizeof *sp);
-    const char *files[MAX_ARGS] = {0};
     void *zoo_bytes = NULL;
     size_t zoo_size = 0;
-    if (!times || !bufs || !sp || (a.record && !tr)) {
+    if (!times || !in || !sp || (a.record && !tr)) {
         fprintf(stderr, "memprof: out of memory\n");
         rc = MP_EXIT_RUNTIME;
         goto done;
@@ -605,7 +482,9 @@ int mp_cmd_run(int argc, char **argv)
         goto done;
     }
     uint64_t t_load = 0, t_prepare = 0;
-    rc = drive(s, tr, &a, sp, zoo_bytes, zoo_size, files, bufs, times, &t_load, &t_prepare);
+    if (in)
+        in->bind = a.bind;
+    rc = drive(s, tr, &a, sp, zoo_bytes, zoo_size, in, times, &t_load, &t_prepare);
     if (rc == MP_EXIT_OK)
         rc = print_outputs(s, &a);
     if (rc == MP_EXIT_OK) {
@@ -630,10 +509,9 @@ int mp_cmd_run(int argc, char **argv)
 done:
     mp_session_destroy(s);
     mp_trace_destroy(tr);
-    for (int k = 0; bufs && k < MAX_ARGS; k++)
-        if (bufs[k].p)
-            munmap(bufs[k].p, bufs[k].cap);
-    free(bufs);
+    if (in)
+        mp_cli_inputs_release(in);
+    free(in);
     free(sp);
     free(times);
     free(zoo_bytes);

@@ -1,0 +1,90 @@
+/* Summary statistics of timings: see bench_stats.h. */
+#include "bench_stats.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void mp_stats_compute(uint64_t *ns, size_t n, mp_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!ns || n == 0)
+        return;
+    qsort(ns, n, sizeof ns[0], cmp_u64);
+    double sum = 0, logs = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += (double)ns[i];
+        logs += log(ns[i] ? (double)ns[i] : 1.0);
+    }
+    out->n = n;
+    out->mean_ns = sum / (double)n;
+    out->median_ns = n % 2 ? (double)ns[n / 2] : ((double)ns[n / 2 - 1] + (double)ns[n / 2]) / 2;
+    out->min_ns = (double)ns[0];
+    out->max_ns = (double)ns[n - 1];
+    out->geomean_ns = exp(logs / (double)n);
+}
+
+double mp_stats_ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0;
+}
+
+json_t *mp_stats_json(const mp_stats *st)
+{
+    return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)st->n, "mean_ms",
+                     st->mean_ns / 1e6, "median_ms", st->median_ns / 1e6, "min_ms",
+                     st->min_ns / 1e6, "max_ms", st->max_ns / 1e6, "geomean_ms",
+                     st->geomean_ns / 1e6);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void mp_progress_begin(mp_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->tty = isatty(STDERR_FILENO) == 1;
+    p->t0_ns = now_ns();
+}
+
+void mp_progress_update(mp_progress *p, const char *fmt, ...)
+{
+    if (!p->tty)
+        return;
+    uint64_t t = now_ns();
+    /* after the first second; then at most ten times a second */
+    if (t - p->t0_ns < 1000000000u || (p->shown && t - p->last_ns < 100000000u))
+        return;
+    char line[80];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\r%-79s", line);
+    fflush(stderr);
+    p->shown = true;
+    p->last_ns = t;
+}
+
+void mp_progress_end(mp_progress *p)
+{
+    if (p->shown) {
+        fprintf(stderr, "\r%79s\r", "");
+        fflush(stderr);
+    }
+    p->shown = false;
+}

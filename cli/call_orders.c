@@ -1,0 +1,199 @@
+/* The call orders A-E as shape changes at three points, and the caller's input buffers:
+ * see call_orders.h. */
+#include "call_orders.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine/model/reference_input.h"
+#include "engine/model/zoo.h"
+
+int mp_shape_at_parse(const char *s)
+{
+    if (strcmp(s, "prepare") == 0)
+        return MP_SHAPE_AT_PREPARE;
+    if (strcmp(s, "run") == 0)
+        return MP_SHAPE_AT_RUN;
+    if (strcmp(s, "each-run") == 0)
+        return MP_SHAPE_AT_EACH_RUN;
+    return -1;
+}
+
+const char *mp_shape_at_name(mp_shape_at at)
+{
+    return at == MP_SHAPE_AT_RUN ? "run" : at == MP_SHAPE_AT_EACH_RUN ? "each-run" : "prepare";
+}
+
+int mp_cli_model_bytes(const char *model, void **bytes, size_t *size)
+{
+    *bytes = NULL;
+    *size = 0;
+    mp_error err = {0};
+    if (strncmp(model, "zoo:", 4) == 0 && mp_zoo_build(model + 4, bytes, size, &err) != MP_OK)
+        return mp_report_error(&err);
+    return MP_EXIT_OK;
+}
+
+int mp_cli_session_open(const char *model, const void *bytes, size_t size,
+                        const mp_session_options *so, mp_session **out, uint64_t *load_ns)
+{
+    mp_error err = {0};
+    *out = NULL;
+    mp_session *s = NULL;
+    if (mp_session_create(so, &s, &err) != MP_OK)
+        return mp_report_error(&err);
+    uint64_t t0 = mp_now_ns();
+    mp_status st = bytes ? mp_session_load_memory(s, bytes, size, model, &err)
+                         : mp_session_load(s, model, &err);
+    if (load_ns)
+        *load_ns = mp_now_ns() - t0;
+    if (st != MP_OK) {
+        mp_session_destroy(s);
+        return mp_report_error(&err);
+    }
+    *out = s;
+    return MP_EXIT_OK;
+}
+
+int mp_shape_at_check(const char *cmd, const mp_shape_args *sp, mp_shape_at at)
+{
+    for (int k = 0; k < MP_CLI_MAX_INPUTS; k++) {
+        if (at == MP_SHAPE_AT_PREPARE && sp->n[k] > 1)
+            return mp_usage_error(cmd, "--shape: input %d has several shapes; they need "
+                                       "--shape-at run or each-run", k);
+        if (at == MP_SHAPE_AT_RUN && sp->n[k] > 2)
+            return mp_usage_error(cmd, "--shape-at run takes at most two shapes per input "
+                                       "(before and after prepare)");
+    }
+    return MP_EXIT_OK;
+}
+
+static int n_inputs(const mp_session *s)
+{
+    int n = mp_session_input_count(s);
+    return n < MP_CLI_MAX_INPUTS ? n : MP_CLI_MAX_INPUTS;
+}
+
+int mp_shapes_before_prepare(mp_session *s, const mp_shape_args *sp, mp_shape_at at)
+{
+    int rc = MP_EXIT_OK;
+    for (int k = 0; k < n_inputs(s) && rc == MP_EXIT_OK; k++)
+        if (sp->n[k] && (at == MP_SHAPE_AT_PREPARE || (at == MP_SHAPE_AT_RUN && sp->n[k] >= 2)))
+            rc = mp_cli_apply_shape(s, sp, k, 0);
+    return rc;
+}
+
+int mp_shapes_after_prepare(mp_session *s, const mp_shape_args *sp, mp_shape_at at)
+{
+    int rc = MP_EXIT_OK;
+    for (int k = 0; k < n_inputs(s) && rc == MP_EXIT_OK; k++)
+        if (sp->n[k] && at == MP_SHAPE_AT_RUN)
+            rc = mp_cli_apply_shape(s, sp, k, sp->n[k] - 1);
+    return rc;
+}
+
+int mp_shapes_before_run(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long r)
+{
+    int rc = MP_EXIT_OK;
+    for (int k = 0; k < n_inputs(s) && rc == MP_EXIT_OK; k++)
+        if (sp->n[k] && at == MP_SHAPE_AT_EACH_RUN)
+            rc = mp_cli_apply_shape(s, sp, k, (int)(r % sp->n[k]));
+    return rc;
+}
+
+int mp_cli_inputs_files(mp_session *s, const char *cmd, const char *const *specs, int n,
+                        mp_cli_inputs *in)
+{
+    for (int i = 0; i < n; i++) {
+        const char *file;
+        int idx = mp_cli_resolve_input(s, cmd, specs[i], &file, "--input");
+        if (idx < 0 || idx >= MP_CLI_MAX_INPUTS)
+            return MP_EXIT_USAGE;
+        in->files[idx] = file;
+    }
+    return MP_EXIT_OK;
+}
+
+static bool buf_reserve(mp_caller_buf *b, size_t bytes)
+{
+    size_t need = bytes + MP_INPUT_SLACK;
+    if (b->p && b->cap >= need)
+        return true;
+    if (b->p)
+        munmap(b->p, b->cap);
+    b->p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->p == MAP_FAILED) {
+        b->p = NULL;
+        b->cap = 0;
+        return false;
+    }
+    b->cap = need;
+    b->filled = SIZE_MAX;
+    return true;
+}
+
+int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k)
+{
+    const mp_tensor *t = mp_session_input(s, k);
+    mp_caller_buf *b = &in->buf[k];
+    if (b->p && b->filled == t->bytes)
+        return MP_EXIT_OK;
+    if (!buf_reserve(b, t->bytes)) {
+        fprintf(stderr, "memprof: out of memory for input '%s'\n", t->info->name);
+        return MP_EXIT_RUNTIME;
+    }
+    const char *file = in->files[k];
+    if (file) {
+        FILE *f = fopen(file, "rb");
+        if (!f) {
+            fprintf(stderr, "memprof: cannot read %s: %s\n", file, strerror(errno));
+            return MP_EXIT_IO;
+        }
+        size_t got = fread(b->p, 1, t->bytes, f);
+        int extra = fgetc(f);
+        fclose(f);
+        if (got != t->bytes || extra != EOF) {
+            char sh[128];
+            fprintf(stderr,
+                    "memprof: %s: input '%s' %s %s needs exactly %zu bytes; the file has %s\n",
+                    file, t->info->name, mp_dtype_name(t->dtype),
+                    mp_shape_str(t->rank, t->dims, sh, sizeof sh), t->bytes,
+                    got < t->bytes ? "fewer" : "more");
+            return MP_EXIT_FORMAT;
+        }
+    } else if (!mp_reference_input(b->p, t->dtype, mp_tensor_elements(t), k)) {
+        fprintf(stderr, "memprof: input '%s' has dtype %s: give it with --input\n",
+                t->info->name, mp_dtype_name(t->dtype));
+        return MP_EXIT_USAGE;
+    }
+    b->filled = t->bytes;
+    return MP_EXIT_OK;
+}
+
+int mp_cli_inputs_feed(mp_session *s, mp_cli_inputs *in)
+{
+    mp_error err = {0};
+    for (int k = 0; k < n_inputs(s); k++) {
+        int rc = mp_cli_inputs_fill(s, in, k);
+        if (rc != MP_EXIT_OK)
+            return rc;
+        size_t bytes = mp_session_input(s, k)->bytes;
+        mp_status st = in->bind ? mp_session_set_input_buffer(s, k, in->buf[k].p, in->buf[k].cap, &err)
+                                : mp_session_set_input(s, k, in->buf[k].p, bytes, &err);
+        if (st != MP_OK)
+            return mp_report_error(&err);
+    }
+    return MP_EXIT_OK;
+}
+
+void mp_cli_inputs_release(mp_cli_inputs *in)
+{
+    for (int k = 0; k < MP_CLI_MAX_INPUTS; k++)
+        if (in->buf[k].p) {
+            munmap(in->buf[k].p, in->buf[k].cap);
+            in->buf[k].p = NULL;
+        }
+}

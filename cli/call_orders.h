@@ -1,0 +1,68 @@
+/* The call orders A-E of ../shared/DESIGN.md, as shape changes at three points of a
+ * session's life (before prepare, after prepare, before each run), and the caller's input
+ * buffers (raw files, or the reference formula), shared by memprof run, bench and
+ * scenarios so that the three commands drive a session the same way.
+ *
+ *   at PREPARE   every input's first shape before prepare             (A without shapes, B)
+ *   at RUN       an input with two shapes: the first before prepare;  (C, E)
+ *                every input's last shape after prepare
+ *   at EACH_RUN  before run r (0-based) input k gets shape r % n[k]   (D)
+ */
+#ifndef MP_CALL_ORDERS_H
+#define MP_CALL_ORDERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli.h"
+
+typedef enum mp_shape_at { MP_SHAPE_AT_PREPARE = 0, MP_SHAPE_AT_RUN, MP_SHAPE_AT_EACH_RUN } mp_shape_at;
+
+/* "prepare", "run", "each-run" -> mp_shape_at; -1 when unknown. And back. */
+int mp_shape_at_parse(const char *s);
+const char *mp_shape_at_name(mp_shape_at at);
+
+/* A built-in model (zoo:NAME) is built once into *bytes (the caller frees it), so that
+ * several sessions load it as they would a file; for a file *bytes is NULL. Errors are
+ * printed; returns the exit code. */
+int mp_cli_model_bytes(const char *model, void **bytes, size_t *size);
+/* Create a session with so and load the model (from bytes when not NULL); *load_ns gets
+ * the load time. On failure the error is printed and *out is NULL. */
+int mp_cli_session_open(const char *model, const void *bytes, size_t size,
+                        const mp_session_options *so, mp_session **out, uint64_t *load_ns);
+
+/* Refuse (usage error of cmd) shape lists that `at` cannot play: several shapes for one
+ * input at PREPARE, more than two at RUN. */
+int mp_shape_at_check(const char *cmd, const mp_shape_args *sp, mp_shape_at at);
+
+/* Apply the shapes due at each point (errors printed; returns the exit code). */
+int mp_shapes_before_prepare(mp_session *s, const mp_shape_args *sp, mp_shape_at at);
+int mp_shapes_after_prepare(mp_session *s, const mp_shape_args *sp, mp_shape_at at);
+int mp_shapes_before_run(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long r);
+
+/* The caller's input buffers. They are mapped, not malloc'ed, so that the heap
+ * measurement of a session (memprof run's unaccounted bytes) sees only what the engine
+ * allocates. One set may feed several sessions with the same input shapes. */
+typedef struct mp_caller_buf {
+    void *p;
+    size_t cap;    /* mapped bytes (the input's bytes plus MP_INPUT_SLACK) */
+    size_t filled; /* bytes of the shape the contents were made for; SIZE_MAX = none */
+} mp_caller_buf;
+
+typedef struct mp_cli_inputs {
+    const char *files[MP_CLI_MAX_INPUTS]; /* raw file per input; NULL = reference formula */
+    mp_caller_buf buf[MP_CLI_MAX_INPUTS];
+    bool bind;                            /* run on the buffers (set_input_buffer), no copy */
+} mp_cli_inputs;
+
+/* Resolve --input NAME=FILE arguments of cmd into in->files (usage errors printed). */
+int mp_cli_inputs_files(mp_session *s, const char *cmd, const char *const *specs, int n,
+                        mp_cli_inputs *in);
+/* Make input k's buffer hold its data for the session's current shape of input k. */
+int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k);
+/* Fill and give every input of s its data: copied (set_input), or bound (in->bind). */
+int mp_cli_inputs_feed(mp_session *s, mp_cli_inputs *in);
+/* Unmap the buffers. */
+void mp_cli_inputs_release(mp_cli_inputs *in);
+
+#endif
