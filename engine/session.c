@@ -89,7 +89,10 @@ mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_
     mp_mem_set_trace(s->mem, s->trace);
     /* no single buffer (XNNPACK's included) may exceed the tensor limit plus slack */
     mp_mem_set_max_alloc(s->mem, s->opt.max_tensor_bytes + 4096);
-    if (s->opt.threads > 1) {
+    if (s->opt.threadpool) {
+        s->pool = (pthreadpool_t)s->opt.threadpool;
+    } else if (s->opt.threads > 1) {
+        s->pool_owned = true;
         s->pool = pthreadpool_create((size_t)s->opt.threads);
         if (!s->pool) {
             int threads = s->opt.threads;
@@ -144,7 +147,7 @@ void mp_session_destroy(mp_session *s)
     bool ph = phase_begin(s, MP_PHASE_TEARDOWN, 0);
     unload(s);
     phase_end(s, ph);
-    if (s->pool)
+    if (s->pool && s->pool_owned)
         pthreadpool_destroy(s->pool);
     mp_mem_set_current(NULL, -1);
     mp_mem_destroy(s->mem);

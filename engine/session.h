@@ -36,6 +36,11 @@ typedef enum mp_memory_mode { MP_MEMORY_AUTO = 0, MP_MEMORY_STATIC, MP_MEMORY_DY
 
 typedef struct mp_session_options {
     int threads;             /* 1 = no thread pool */
+    /* A pthreadpool_t to run on instead of a pool of the session's own (not owned; it must
+     * outlive the session; `threads` is then ignored). Sessions that take turns on one
+     * machine share one pool, so that the idle workers of one do not spin against the
+     * running workers of another (memprof bench). */
+    void *threadpool;
     size_t max_tensor_bytes; /* refuse a tensor larger than this (0 = MP_DEFAULT_MAX_TENSOR) */
     mp_memory_mode mode;
     const char *planner;     /* planner name (NULL = the default planner) */

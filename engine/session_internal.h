@@ -61,6 +61,7 @@ struct mp_session {
     mp_trace *trace;
     mp_mem *mem;
     pthreadpool_t pool;
+    bool pool_owned;       /* created by the session (not the caller's opt.threadpool) */
     mp_model *model;
     int32_t n_tensors, n_nodes;
     mp_tensor *tensors;

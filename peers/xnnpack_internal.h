@@ -19,6 +19,7 @@ typedef struct peer_io {
 struct mp_xnn_peer {
     xc_capture cap;             /* first: its live-list sentinel must not move */
     pthreadpool_t pool;
+    bool pool_owned; /* created here, not the caller's opt.threadpool */
     xnn_runtime_t rt;
     int n_in, n_out;
     peer_io *in, *out;

@@ -17,7 +17,7 @@ static void free_peer(mp_xnn_peer *p)
         xc_end();
         p->rt = NULL;
     }
-    if (p->pool)
+    if (p->pool && p->pool_owned)
         pthreadpool_destroy(p->pool);
     for (int i = 0; p->in && i < p->n_in; i++)
         free(p->in[i].buf);
@@ -76,7 +76,10 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
         return mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");
     xc_init(&p->cap);
     int threads = opt && opt->threads > 1 ? opt->threads : 1;
-    if (threads > 1) {
+    if (opt && opt->threadpool) {
+        p->pool = (pthreadpool_t)opt->threadpool;
+    } else if (threads > 1) {
+        p->pool_owned = true;
         p->pool = pthreadpool_create((size_t)threads);
         if (!p->pool) {
             free(p);

@@ -41,6 +41,7 @@ typedef struct mp_xnn_peer mp_xnn_peer;
 
 typedef struct mp_xnn_peer_options {
     int threads; /* 1 (or 0) = no thread pool, as mp_session_options.threads */
+    void *threadpool; /* a pthreadpool_t to share (not owned), as mp_session_options */
 } mp_xnn_peer_options;
 
 /* What the peer's XNNPACK allocations are, after creation and setup. Bytes are what XNNPACK
