@@ -39,12 +39,18 @@ typedef struct walker {
     uint64_t dup_total;
 } walker;
 
-static bool walker_init(walker *w, const mp_trace_meta *meta)
+/* A walker that only names tensors and operators (no replay, no homes). */
+static void walker_names(walker *w, const mp_trace_meta *meta)
 {
     memset(w, 0, sizeof *w);
     w->meta = meta;
     w->n_tensors = (meta && meta->n_tensors > 0 && meta->tensors) ? meta->n_tensors : 0;
     w->n_ops = (meta && meta->n_ops > 0 && meta->ops) ? meta->n_ops : 0;
+}
+
+static bool walker_init(walker *w, const mp_trace_meta *meta)
+{
+    walker_names(w, meta);
     w->r = mp_replay_create(w->n_tensors);
     if (!w->r)
         return false;
@@ -474,11 +480,9 @@ static void tensor_item(const walker *w, const int32_t *prod, mp_summary_alive *
 
 /* One live arena at the peak: its slots alive at peak_op and its uncovered bytes, or the
  * whole arena when peak_op is -1 (see mp_summary.peak_slots_by_op). */
-static bool arena_items(const walker *w, const mp_replay_arena *ar, int32_t peak_op,
-                        const int32_t *prod, item_list *l)
+static bool arena_items(const walker *w, const mp_replay_arena *ar, uint8_t kind,
+                        int32_t peak_op, const int32_t *prod, item_list *l)
 {
-    const mp_replay_block *blk = mp_replay_find(w->r, ar->id);
-    uint8_t kind = blk ? blk->kind : MP_KIND_STATIC;
     if (peak_op < 0) {
         mp_summary_alive *a = item_add(l);
         if (!a)
@@ -545,7 +549,15 @@ static bool arena_items(const walker *w, const mp_replay_arena *ar, int32_t peak
     return true;
 }
 
-static bool snapshot_alive(const walker *w, mp_summary *s)
+/* Blocks of kind `kind` are listed: filter -1 = every kind but const, else that kind. */
+static bool kind_shown(int filter, uint8_t kind)
+{
+    return kind < MP_KIND_COUNT && (filter < 0 ? kind != MP_KIND_CONST : kind == filter);
+}
+
+/* What is alive in r now (see mp_summary_alive_now); w names tensors and operators. */
+static bool list_alive(const walker *w, const mp_replay *r, int32_t op, int filter,
+                       mp_summary_alive **items, size_t *n_items)
 {
     item_list l = {0};
     int32_t *prod = producers(w);
@@ -559,8 +571,8 @@ static bool snapshot_alive(const walker *w, mp_summary *s)
 
     size_t cursor = 0;
     const mp_replay_block *b;
-    while (ok && (b = mp_replay_next_block(w->r, &cursor)) != NULL) {
-        if (b->kind == MP_KIND_CONST || b->arena >= 0)
+    while (ok && (b = mp_replay_next_block(r, &cursor)) != NULL) {
+        if (b->arena >= 0 || !kind_shown(filter, b->kind))
             continue;
         if (valid_tensor(w, b->tensor)) {
             mp_summary_alive *a = item_add(&l);
@@ -595,9 +607,13 @@ static bool snapshot_alive(const walker *w, mp_summary *s)
         l.v[group[g]].bytes += b->bytes;
         l.v[group[g]].n_blocks++;
     }
-    s->peak_slots_by_op = s->peak.op >= 0;
-    for (size_t i = 0; ok && i < mp_replay_n_arenas(w->r); i++)
-        ok = arena_items(w, mp_replay_arena_at(w->r, i), s->peak.op, prod, &l);
+    for (size_t i = 0; ok && i < mp_replay_n_arenas(r); i++) {
+        const mp_replay_arena *ar = mp_replay_arena_at(r, i);
+        const mp_replay_block *blk = mp_replay_find(r, ar->id);
+        uint8_t kind = blk ? blk->kind : MP_KIND_STATIC;
+        if (kind_shown(filter, kind))
+            ok = arena_items(w, ar, kind, op, prod, &l);
+    }
 
     free(prod);
     free(group);
@@ -605,10 +621,27 @@ static bool snapshot_alive(const walker *w, mp_summary *s)
         free(l.v);
         return false;
     }
-    qsort(l.v, l.n, sizeof *l.v, cmp_alive);
-    s->alive = l.v;
-    s->n_alive = l.n;
+    if (l.n > 1)
+        qsort(l.v, l.n, sizeof *l.v, cmp_alive);
+    *items = l.v;
+    *n_items = l.n;
     return true;
+}
+
+bool mp_summary_alive_now(const mp_replay *r, const mp_trace_meta *meta, int32_t op,
+                          int kind_filter, mp_summary_alive **items, size_t *n)
+{
+    walker w;
+    walker_names(&w, meta);
+    *items = NULL;
+    *n = 0;
+    return list_alive(&w, r, op, kind_filter, items, n);
+}
+
+static bool snapshot_alive(const walker *w, mp_summary *s)
+{
+    s->peak_slots_by_op = s->peak.op >= 0;
+    return list_alive(w, w->r, s->peak.op, -1, &s->alive, &s->n_alive);
 }
 
 static int cmp_dup(const void *pa, const void *pb)

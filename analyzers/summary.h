@@ -152,4 +152,14 @@ mp_status mp_summary_compute(const mp_trace *tr, mp_summary *out, mp_error *err)
 mp_status mp_summary_compute_source(mp_source *src, mp_summary *out, mp_error *err);
 void mp_summary_free(mp_summary *s);
 
+/* What is alive in a replay's state now, listed as mp_summary.alive lists the peak: blocks
+ * of every kind but const (kind_filter -1) or of one kind (kind_filter = MP_KIND_*), tensor
+ * blocks one by one, other blocks summed per operator and kind or per kind, and each live
+ * arena split into its slots alive at operator `op` plus the bytes none of them covers (the
+ * whole arena when op is -1). Largest first; *items is malloc'd (NULL when nothing is
+ * alive), names point into meta. False when out of memory. */
+typedef struct mp_replay mp_replay;
+bool mp_summary_alive_now(const mp_replay *r, const mp_trace_meta *meta, int32_t op,
+                          int kind_filter, mp_summary_alive **items, size_t *n);
+
 #endif

@@ -78,10 +78,7 @@ struct mp_tui_model {
 
     /* the alive list of the last mp_tui_state_at */
     mp_summary_alive *items;
-    size_t n_items, cap_items;
-    int32_t *prod;                /* producer of each tensor, -1 = none */
-    int64_t *group;               /* (op, kind) and (kind) groups -> item, -1 = none */
-    size_t n_groups;
+    size_t n_items;
 };
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -417,26 +414,6 @@ static bool build_step(mp_tui_model *m, builder *bd, const mp_event *e)
     return true;
 }
 
-static bool make_tables(mp_tui_model *m)
-{
-    m->prod = malloc(((size_t)m->n_tensors + 1) * sizeof *m->prod);
-    m->n_groups = (size_t)m->n_ops * MP_KIND_COUNT + MP_KIND_COUNT;
-    m->group = malloc(m->n_groups * sizeof *m->group);
-    if (!m->prod || !m->group)
-        return false;
-    for (int32_t t = 0; t < m->n_tensors; t++)
-        m->prod[t] = -1;
-    for (int32_t o = 0; o < m->n_ops; o++) {
-        const mp_trace_op *op = &m->meta->ops[o];
-        for (int32_t j = 0; op->outputs && j < op->n_outputs; j++) {
-            int32_t t = op->outputs[j];
-            if (t >= 0 && t < m->n_tensors && m->prod[t] < 0)
-                m->prod[t] = o;
-        }
-    }
-    return true;
-}
-
 mp_status mp_tui_model_build(mp_source *src, const mp_tui_options *opt, mp_tui_model **out,
                              mp_error *err)
 {
@@ -462,7 +439,7 @@ mp_status mp_tui_model_build(mp_source *src, const mp_tui_options *opt, mp_tui_m
     m->B = 1;
     m->peak_event = SIZE_MAX;
     bd.r = mp_replay_create(m->n_tensors);
-    if (!bd.r || !make_tables(m)) {
+    if (!bd.r) {
         st = nomem(err);
         goto fail;
     }
@@ -510,8 +487,6 @@ void mp_tui_model_free(mp_tui_model *m)
     free(m->op_begins);
     mp_replay_destroy(m->r);
     free(m->items);
-    free(m->prod);
-    free(m->group);
     free(m);
 }
 
@@ -543,178 +518,6 @@ const char *mp_tui_op_name(const mp_tui_model *m, int32_t o)
 
 /* ---- the state at an event -------------------------------------------------------------- */
 
-static mp_summary_alive *item_add(mp_tui_model *m)
-{
-    if (!mp_grow((void **)&m->items, &m->cap_items, m->n_items, sizeof *m->items, 64))
-        return NULL;
-    mp_summary_alive *a = &m->items[m->n_items++];
-    memset(a, 0, sizeof *a);
-    a->tensor = -1;
-    a->op = -1;
-    return a;
-}
-
-static void tensor_item(const mp_tui_model *m, mp_summary_alive *a, int32_t t)
-{
-    a->tensor = t;
-    if (t >= 0 && t < m->n_tensors) {
-        a->name = m->meta->tensors[t].name;
-        a->op = m->prod[t];
-        a->op_name = a->op >= 0 ? m->meta->ops[a->op].name : NULL;
-    }
-}
-
-static int cmp_alive(const void *pa, const void *pb)
-{
-    const mp_summary_alive *a = pa, *b = pb;
-    if (a->bytes != b->bytes)
-        return a->bytes > b->bytes ? -1 : 1;
-    if (a->home != b->home)
-        return (int)a->home - (int)b->home;
-    if (a->tensor != b->tensor)
-        return a->tensor < b->tensor ? -1 : 1;
-    if (a->op != b->op)
-        return a->op < b->op ? -1 : 1;
-    if (a->kind != b->kind)
-        return (int)a->kind - (int)b->kind;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
-typedef struct span {
-    uint64_t lo, hi;
-} span;
-
-static int cmp_span(const void *pa, const void *pb)
-{
-    const span *a = pa, *b = pb;
-    return (a->lo > b->lo) - (a->lo < b->lo);
-}
-
-/* One live arena: its slots alive at op and the bytes none of them covers, or the whole
- * arena when op is -1 (as in the summary). */
-static bool arena_items(mp_tui_model *m, const mp_replay_arena *ar, uint8_t kind, int32_t op)
-{
-    if (op < 0) {
-        mp_summary_alive *a = item_add(m);
-        if (!a)
-            return false;
-        a->home = MP_SUMMARY_ARENA;
-        a->kind = kind;
-        a->bytes = ar->bytes;
-        a->id = ar->id;
-        a->n_blocks = ar->n_slots > UINT32_MAX ? UINT32_MAX : (uint32_t)ar->n_slots;
-        return true;
-    }
-    span *iv = malloc((ar->n_slots + 1) * sizeof *iv);
-    if (!iv)
-        return false;
-    size_t n_iv = 0;
-    for (size_t i = 0; i < ar->n_slots; i++) {
-        const mp_replay_slot *sl = &ar->slots[i];
-        if (!(sl->op_first <= op && op <= sl->op_last))
-            continue;
-        mp_summary_alive *a = item_add(m);
-        if (!a) {
-            free(iv);
-            return false;
-        }
-        a->home = MP_SUMMARY_SLOT;
-        a->kind = kind;
-        a->bytes = sl->bytes;
-        a->id = ar->id;
-        if (sl->kind == MP_KIND_SCRATCH) {
-            a->home = MP_SUMMARY_SCRATCH;
-            a->op = sl->op_first;
-            a->op_name = a->op >= 0 && a->op < m->n_ops ? m->meta->ops[a->op].name : NULL;
-        } else {
-            tensor_item(m, a, sl->tensor);
-        }
-        if (sl->offset < ar->bytes) {
-            uint64_t room = ar->bytes - sl->offset;
-            iv[n_iv].lo = sl->offset;
-            iv[n_iv].hi = sl->offset + (sl->bytes < room ? sl->bytes : room);
-            n_iv++;
-        }
-    }
-    qsort(iv, n_iv, sizeof *iv, cmp_span);
-    uint64_t covered = 0, end = 0;
-    for (size_t i = 0; i < n_iv; i++) {
-        uint64_t lo = iv[i].lo > end ? iv[i].lo : end;
-        if (iv[i].hi > lo)
-            covered += iv[i].hi - lo;
-        if (iv[i].hi > end)
-            end = iv[i].hi;
-    }
-    free(iv);
-    if (covered < ar->bytes) {
-        mp_summary_alive *a = item_add(m);
-        if (!a)
-            return false;
-        a->home = MP_SUMMARY_ARENA_FREE;
-        a->kind = kind;
-        a->bytes = ar->bytes - covered;
-        a->id = ar->id;
-    }
-    return true;
-}
-
-static bool kind_shown(int filter, uint8_t kind)
-{
-    return filter < 0 ? kind != MP_KIND_CONST : kind == filter;
-}
-
-static bool list_alive(mp_tui_model *m, int filter, int32_t op)
-{
-    m->n_items = 0;
-    for (size_t g = 0; g < m->n_groups; g++)
-        m->group[g] = -1;
-    size_t n_op_groups = (size_t)m->n_ops * MP_KIND_COUNT;
-    size_t cur = 0;
-    const mp_replay_block *b;
-    while ((b = mp_replay_next_block(m->r, &cur)) != NULL) {
-        if (b->arena >= 0 || b->kind >= MP_KIND_COUNT || !kind_shown(filter, b->kind))
-            continue;
-        if (b->tensor >= 0 && b->tensor < m->n_tensors) {
-            mp_summary_alive *a = item_add(m);
-            if (!a)
-                return false;
-            a->home = MP_SUMMARY_BLOCK;
-            a->kind = b->kind;
-            a->bytes = b->bytes;
-            a->id = b->id;
-            a->n_blocks = 1;
-            tensor_item(m, a, b->tensor);
-            continue;
-        }
-        bool by_op = b->op >= 0 && b->op < m->n_ops;
-        size_t g = by_op ? (size_t)b->op * MP_KIND_COUNT + b->kind : n_op_groups + b->kind;
-        if (m->group[g] < 0) {
-            mp_summary_alive *a = item_add(m);
-            if (!a)
-                return false;
-            a->home = by_op ? MP_SUMMARY_OP_BUFFERS : MP_SUMMARY_OWNERLESS;
-            a->kind = b->kind;
-            if (by_op) {
-                a->op = b->op;
-                a->op_name = m->meta->ops[b->op].name;
-            }
-            m->group[g] = (int64_t)(m->n_items - 1);
-        }
-        m->items[m->group[g]].bytes += b->bytes;
-        m->items[m->group[g]].n_blocks++;
-    }
-    for (size_t i = 0; i < mp_replay_n_arenas(m->r); i++) {
-        const mp_replay_arena *ar = mp_replay_arena_at(m->r, i);
-        const mp_replay_block *blk = mp_replay_find(m->r, ar->id);
-        uint8_t kind = blk ? blk->kind : MP_KIND_STATIC;
-        if (kind_shown(filter, kind) && !arena_items(m, ar, kind, op))
-            return false;
-    }
-    if (m->n_items > 1)
-        qsort(m->items, m->n_items, sizeof *m->items, cmp_alive);
-    return true;
-}
-
 mp_status mp_tui_state_at(mp_tui_model *m, size_t e, int kind_filter, mp_tui_at *out,
                           mp_error *err)
 {
@@ -733,7 +536,10 @@ mp_status mp_tui_state_at(mp_tui_model *m, size_t e, int kind_filter, mp_tui_at 
     out->op = p->op;
     out->heap = mp_replay_heap(m->r);
     kinds_now(m->r, out->live);
-    if (!list_alive(m, kind_filter, p->op))
+    free(m->items);
+    m->items = NULL;
+    m->n_items = 0;
+    if (!mp_summary_alive_now(m->r, m->meta, p->op, kind_filter, &m->items, &m->n_items))
         return nomem(err);
     out->n_alive = m->n_items;
     out->alive = m->items;
