@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -165,8 +166,9 @@ int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k)
             return MP_EXIT_FORMAT;
         }
     } else if (!mp_reference_input(b->p, t->dtype, mp_tensor_elements(t), k)) {
-        fprintf(stderr, "memprof: input '%s' has dtype %s: give it with --input\n",
-                t->info->name, mp_dtype_name(t->dtype));
+        fprintf(stderr, "memprof: input '%s' has dtype %s, which the reference formula does "
+                        "not fill: give it with 'memprof run --input' (and check or view "
+                        "the trace of --trace)\n", t->info->name, mp_dtype_name(t->dtype));
         return MP_EXIT_USAGE;
     }
     b->filled = t->bytes;
@@ -196,4 +198,35 @@ void mp_cli_inputs_release(mp_cli_inputs *in)
             munmap(in->buf[k].p, in->buf[k].cap);
             in->buf[k].p = NULL;
         }
+}
+
+int mp_cli_play(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,
+                mp_cli_inputs *in)
+{
+    mp_error err = {0};
+    int rc = mp_shapes_before_prepare(s, sp, at);
+    if (rc != MP_EXIT_OK)
+        return rc;
+    if (mp_session_prepare(s, &err) != MP_OK)
+        return mp_report_error(&err);
+    rc = mp_shapes_after_prepare(s, sp, at);
+    for (long r = 0; r < runs && rc == MP_EXIT_OK; r++) {
+        rc = mp_shapes_before_run(s, sp, at, r);
+        if (rc == MP_EXIT_OK)
+            rc = mp_cli_inputs_feed(s, in);
+        if (rc == MP_EXIT_OK && mp_session_run(s, &err) != MP_OK)
+            rc = mp_report_error(&err);
+    }
+    for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
+        const mp_tensor *t = mp_session_output(s, j);
+        void *copy = malloc(t->bytes ? t->bytes : 1);
+        if (!copy) {
+            fprintf(stderr, "memprof: out of memory for output '%s'\n", t->info->name);
+            return MP_EXIT_RUNTIME;
+        }
+        if (mp_session_get_output(s, j, copy, t->bytes, &err) != MP_OK)
+            rc = mp_report_error(&err);
+        free(copy);
+    }
+    return rc;
 }

@@ -65,4 +65,11 @@ int mp_cli_inputs_feed(mp_session *s, mp_cli_inputs *in);
 /* Unmap the buffers. */
 void mp_cli_inputs_release(mp_cli_inputs *in);
 
+/* The rest of a call order on a loaded session, untimed (memprof check, memprof tui): the
+ * shapes before prepare, prepare, the shapes after it, then `runs` runs, each after its
+ * shapes and inputs, and every output copied out once at the end (what a caller does, so
+ * that the trace has it). Errors printed; returns the exit code. */
+int mp_cli_play(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,
+                mp_cli_inputs *in);
+
 #endif

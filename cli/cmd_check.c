@@ -12,9 +12,9 @@
 #include "analyzers/gate.h"
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
+#include "call_orders.h"
 #include "cli.h"
 #include "engine/memory/plan.h"
-#include "engine/model/reference_input.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
 #include "reports/junit.h"
@@ -196,85 +196,30 @@ static void dims_str(const mp_tensor *t, char *buf, size_t n)
         o += (size_t)snprintf(buf + o, n - o, "%s%d", d ? "," : "", (int)t->dims[d]);
 }
 
-/* Give every input its reference data (the formula of memprof run). */
-static int feed_inputs(mp_session *s, void **bufs, size_t *caps)
+/* Load, shape (one shape per input, before prepare), prepare, run and read the outputs as
+ * memprof run does (cli/call_orders.c), note the input shapes, then tear down: the
+ * teardown is part of the trace, as in memprof run. */
+static int drive(const check_args *a, const mp_session_options *so, const void *bytes,
+                 size_t size, mp_baseline_input *ins, int *n_ins)
 {
-    mp_error err = {0};
-    for (int k = 0; k < mp_session_input_count(s) && k < MAX_ARGS; k++) {
-        const mp_tensor *t = mp_session_input(s, k);
-        if (caps[k] < t->bytes || !bufs[k]) {
-            free(bufs[k]);
-            bufs[k] = malloc(t->bytes ? t->bytes : 1);
-            caps[k] = bufs[k] ? t->bytes : 0;
-            if (!bufs[k]) {
-                fprintf(stderr, "memprof check: out of memory\n");
-                return MP_EXIT_RUNTIME;
-            }
-        }
-        if (!mp_reference_input(bufs[k], t->dtype, mp_tensor_elements(t), k)) {
-            fprintf(stderr, "memprof check: input '%s' has dtype %s, which the reference "
-                            "formula does not fill: record a trace with 'memprof run --input' "
-                            "and check the trace\n", t->info->name, mp_dtype_name(t->dtype));
-            return MP_EXIT_UNSUPPORTED;
-        }
-        if (mp_session_set_input(s, k, bufs[k], t->bytes, &err) != MP_OK)
-            return mp_report_error(&err);
-    }
-    return MP_EXIT_OK;
-}
-
-/* Load, shape, prepare, run, read the outputs (as memprof run does), then tear down. */
-static int drive(mp_session **sp_, const check_args *a, const void *bytes, size_t size,
-                 mp_baseline_input *ins, int *n_ins)
-{
-    mp_error err = {0};
-    mp_session *s = *sp_;
-    int rc = MP_EXIT_OK;
+    mp_session *s = NULL;
     mp_shape_args *sp = calloc(1, sizeof *sp);
-    void *bufs[MAX_ARGS] = {0};
-    size_t caps[MAX_ARGS] = {0};
-    if (!sp) {
+    mp_cli_inputs *in = calloc(1, sizeof *in);
+    int rc = sp && in ? MP_EXIT_OK : MP_EXIT_RUNTIME;
+    if (rc != MP_EXIT_OK)
         fprintf(stderr, "memprof check: out of memory\n");
-        return MP_EXIT_RUNTIME;
-    }
-    mp_status st = strncmp(a->subject, "zoo:", 4) == 0
-                       ? mp_session_load_memory(s, bytes, size, a->subject, &err)
-                       : mp_session_load(s, a->subject, &err);
-    if (st != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    rc = mp_cli_collect_shapes(s, "check", (const char *const *)a->shapes, a->n_shapes, sp);
-    int n_in = mp_session_input_count(s);
-    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
+    else
+        rc = mp_cli_session_open(a->subject, bytes, size, so, &s, NULL);
+    if (rc == MP_EXIT_OK)
+        rc = mp_cli_collect_shapes(s, "check", (const char *const *)a->shapes, a->n_shapes,
+                                   sp);
+    int n_in = s ? mp_session_input_count(s) : 0;
+    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++)
         if (sp->n[k] > 1)
             rc = mp_usage_error("check", "--shape: input %d has several shapes; check takes "
                                          "one per input", k);
-        else if (sp->n[k] == 1)
-            rc = mp_cli_apply_shape(s, sp, k, 0);
-    }
-    if (rc != MP_EXIT_OK)
-        goto out;
-    if (mp_session_prepare(s, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    for (long r = 0; r < a->runs && rc == MP_EXIT_OK; r++) {
-        rc = feed_inputs(s, bufs, caps);
-        if (rc == MP_EXIT_OK && mp_session_run(s, &err) != MP_OK)
-            rc = mp_report_error(&err);
-    }
-    for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
-        const mp_tensor *t = mp_session_output(s, j);
-        void *copy = malloc(t->bytes ? t->bytes : 1);
-        if (!copy) {
-            rc = MP_EXIT_RUNTIME;
-            break;
-        }
-        if (mp_session_get_output(s, j, copy, t->bytes, &err) != MP_OK)
-            rc = mp_report_error(&err);
-        free(copy);
-    }
+    if (rc == MP_EXIT_OK)
+        rc = mp_cli_play(s, sp, MP_SHAPE_AT_PREPARE, a->runs, in);
     /* the input shapes the figures are of */
     *n_ins = 0;
     for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++) {
@@ -284,14 +229,15 @@ static int drive(mp_session **sp_, const check_args *a, const void *bytes, size_
         ins[k].name = strdup(t->info->name ? t->info->name : "");
         ins[k].dims = strdup(d);
         (*n_ins)++;
-        if (!ins[k].name || !ins[k].dims)
+        if (!ins[k].name || !ins[k].dims) {
+            fprintf(stderr, "memprof check: out of memory\n");
             rc = MP_EXIT_RUNTIME;
+        }
     }
-out:
-    mp_session_destroy(s); /* teardown is part of the trace, as in memprof run */
-    *sp_ = NULL;
-    for (int k = 0; k < MAX_ARGS; k++)
-        free(bufs[k]);
+    mp_session_destroy(s);
+    if (in)
+        mp_cli_inputs_release(in);
+    free(in);
     free(sp);
     return rc;
 }
@@ -312,38 +258,33 @@ static int figures_of_model(const check_args *a, mp_baseline *out)
         return MP_EXIT_IO;
     }
     mp_trace *tr = mp_trace_create();
-    mp_session *s = NULL;
     mp_baseline_input ins[MAX_ARGS];
     int n_ins = 0;
     memset(ins, 0, sizeof ins);
     mp_session_options so = {.threads = (int)a->threads, .mode = a->mode,
                              .planner = a->planner, .trace = tr};
-    if (!tr) {
-        rc = MP_EXIT_RUNTIME;
-    } else if (mp_session_create(&so, &s, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-    } else {
-        rc = drive(&s, a, bytes, size, ins, &n_ins);
-    }
+    bool oom = !tr; /* failures of this function's own allocations */
+    rc = tr ? drive(a, &so, bytes, size, ins, &n_ins) : MP_EXIT_RUNTIME;
     if (rc == MP_EXIT_OK) {
         mp_source *src = mp_source_of_trace(tr);
         if (!src)
-            rc = MP_EXIT_RUNTIME;
+            oom = true;
         else if (mp_baseline_compute(src, out, &err) != MP_OK)
             rc = mp_report_error(&err);
         mp_source_close(src);
     }
-    if (rc == MP_EXIT_OK && !mp_baseline_set_sha256(out, sha))
-        rc = MP_EXIT_RUNTIME;
-    for (int k = 0; k < n_ins && rc == MP_EXIT_OK; k++)
-        if (!mp_baseline_add_input(out, ins[k].name, ins[k].dims))
-            rc = MP_EXIT_RUNTIME;
+    if (rc == MP_EXIT_OK && !oom && !mp_baseline_set_sha256(out, sha))
+        oom = true;
+    for (int k = 0; k < n_ins && rc == MP_EXIT_OK && !oom; k++)
+        oom = !mp_baseline_add_input(out, ins[k].name, ins[k].dims);
     for (int k = 0; k < n_ins; k++) {
         free(ins[k].name);
         free(ins[k].dims);
     }
-    if (rc == MP_EXIT_RUNTIME && !err.msg[0])
+    if (oom) {
         fprintf(stderr, "memprof check: out of memory\n");
+        rc = MP_EXIT_RUNTIME;
+    }
     mp_trace_destroy(tr);
     free(bytes);
     return rc;

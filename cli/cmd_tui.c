@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "analyzers/source.h"
+#include "call_orders.h"
 #include "cli.h"
-#include "engine/model/reference_input.h"
-#include "engine/model/zoo.h"
 #include "engine/session.h"
 #include "tui/model.h"
 #include "tui/screen.h"
@@ -52,14 +51,12 @@ static void help(void)
            MP_TUI_MIN_COLS, MP_TUI_MIN_LINES);
 }
 
-typedef enum shape_at { AT_PREPARE, AT_RUN, AT_EACH_RUN } shape_at;
-
 typedef struct tui_args {
     const char *target;
     const char *shapes[MAX_ARGS];
     int n_shapes;
     long threads, runs;
-    shape_at at;
+    mp_shape_at at;
     mp_memory_mode mode;
     bool model_flags;        /* a flag that only applies to a MODEL was given */
 } tui_args;
@@ -91,15 +88,11 @@ static int parse(int argc, char **argv, tui_args *a)
                 return mp_usage_error("tui", "--shape takes NAME=DIMS, got '%s'", v);
             a->shapes[a->n_shapes++] = v;
         } else if (strcmp(o, "--shape-at") == 0) {
-            if (strcmp(v, "prepare") == 0)
-                a->at = AT_PREPARE;
-            else if (strcmp(v, "run") == 0)
-                a->at = AT_RUN;
-            else if (strcmp(v, "each-run") == 0)
-                a->at = AT_EACH_RUN;
-            else
+            int at = mp_shape_at_parse(v);
+            if (at < 0)
                 return mp_usage_error("tui", "--shape-at takes prepare, run or each-run, got "
                                              "'%s'", v);
+            a->at = (mp_shape_at)at;
         } else if (strcmp(o, "--memory") == 0) {
             int m = mp_memory_mode_parse(v);
             if (m < 0)
@@ -141,106 +134,35 @@ static bool is_trace(const char *path)
     return c == '{';
 }
 
-/* Give every input the reference formula's data for its current shape. */
-static int feed_inputs(mp_session *s)
-{
-    mp_error err = {0};
-    for (int k = 0; k < mp_session_input_count(s); k++) {
-        const mp_tensor *t = mp_session_input(s, k);
-        void *buf = malloc(t->bytes ? t->bytes : 1);
-        if (!buf) {
-            fprintf(stderr, "memprof: out of memory for input '%s'\n", t->info->name);
-            return MP_EXIT_RUNTIME;
-        }
-        if (!mp_reference_input(buf, t->dtype, mp_tensor_elements(t), k)) {
-            fprintf(stderr, "memprof: input '%s' has dtype %s: memprof tui cannot make it; "
-                            "record a trace with 'memprof run --input ... --trace'\n",
-                    t->info->name, mp_dtype_name(t->dtype));
-            free(buf);
-            return MP_EXIT_USAGE;
-        }
-        mp_status st = mp_session_set_input(s, k, buf, t->bytes, &err);
-        free(buf);
-        if (st != MP_OK)
-            return mp_report_error(&err);
-    }
-    return MP_EXIT_OK;
-}
-
 /* Run the model as the flags say, recording into tr (the session is torn down here, so the
  * teardown is in the trace too). */
 static int record(const tui_args *a, mp_trace *tr)
 {
-    mp_error err = {0};
+    void *bytes = NULL;
+    size_t size = 0;
     mp_session *s = NULL;
-    void *zoo_bytes = NULL;
-    size_t zoo_size = 0;
     mp_shape_args *sp = calloc(1, sizeof *sp);
-    int rc = MP_EXIT_OK;
-    if (!sp) {
+    mp_cli_inputs *in = calloc(1, sizeof *in);
+    if (!sp || !in) {
+        free(sp);
+        free(in);
         fprintf(stderr, "memprof: out of memory\n");
         return MP_EXIT_RUNTIME;
     }
     mp_session_options so = {.threads = (int)a->threads, .mode = a->mode, .trace = tr};
-    if (strncmp(a->target, "zoo:", 4) == 0 &&
-        mp_zoo_build(a->target + 4, &zoo_bytes, &zoo_size, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    if (mp_session_create(&so, &s, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    mp_status st = zoo_bytes ? mp_session_load_memory(s, zoo_bytes, zoo_size, a->target, &err)
-                             : mp_session_load(s, a->target, &err);
-    if (st != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    rc = mp_cli_collect_shapes(s, "tui", (const char *const *)a->shapes, a->n_shapes, sp);
-    int n_in = mp_session_input_count(s);
-    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
-        if (a->at == AT_PREPARE && sp->n[k] > 1)
-            rc = mp_usage_error("tui", "--shape: input %d has several shapes; they need "
-                                       "--shape-at run or each-run", k);
-        else if (a->at == AT_RUN && sp->n[k] > 2)
-            rc = mp_usage_error("tui", "--shape-at run takes at most two shapes per input");
-        else if (sp->n[k] && (a->at == AT_PREPARE || (a->at == AT_RUN && sp->n[k] == 2)))
-            rc = mp_cli_apply_shape(s, sp, k, 0);
-    }
-    if (rc != MP_EXIT_OK)
-        goto out;
-    if (mp_session_prepare(s, &err) != MP_OK) {
-        rc = mp_report_error(&err);
-        goto out;
-    }
-    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++)
-        if (sp->n[k] && a->at == AT_RUN)
-            rc = mp_cli_apply_shape(s, sp, k, sp->n[k] - 1);
-    for (long r = 0; r < a->runs && rc == MP_EXIT_OK; r++) {
-        for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++)
-            if (sp->n[k] && a->at == AT_EACH_RUN)
-                rc = mp_cli_apply_shape(s, sp, k, (int)r);
-        if (rc == MP_EXIT_OK)
-            rc = feed_inputs(s);
-        if (rc == MP_EXIT_OK && mp_session_run(s, &err) != MP_OK)
-            rc = mp_report_error(&err);
-    }
-    /* the outputs copied out once, as `memprof run` does */
-    for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
-        const mp_tensor *t = mp_session_output(s, j);
-        void *copy = malloc(t->bytes ? t->bytes : 1);
-        if (!copy) {
-            rc = MP_EXIT_RUNTIME;
-            break;
-        }
-        if (mp_session_get_output(s, j, copy, t->bytes, &err) != MP_OK)
-            rc = mp_report_error(&err);
-        free(copy);
-    }
-out:
+    int rc = mp_cli_model_bytes(a->target, &bytes, &size);
+    if (rc == MP_EXIT_OK)
+        rc = mp_cli_session_open(a->target, bytes, size, &so, &s, NULL);
+    if (rc == MP_EXIT_OK)
+        rc = mp_cli_collect_shapes(s, "tui", (const char *const *)a->shapes, a->n_shapes, sp);
+    if (rc == MP_EXIT_OK)
+        rc = mp_shape_at_check("tui", sp, a->at);
+    if (rc == MP_EXIT_OK)
+        rc = mp_cli_play(s, sp, a->at, a->runs, in);
     mp_session_destroy(s);
-    free(zoo_bytes);
+    mp_cli_inputs_release(in);
+    free(in);
+    free(bytes);
     free(sp);
     return rc;
 }
