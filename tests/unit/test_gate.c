@@ -26,94 +26,18 @@
 #include "engine/trace.h"
 #include "reports/junit.h"
 #include "reports/text_gate.h"
+#include "trace_builder.h"
 #include "trace_fixtures.h"
 
 #include "cli/sizes.c"
 
 /* ---- building traces by hand ------------------------------------------------------------ */
 
-typedef struct builder {
-    mp_trace *tr;
-    uint32_t phase, phases;
-} builder;
-
-static void emit(builder *b, int type, uint64_t id, uint64_t bytes, int kind, int32_t tensor,
-                 int32_t op, int32_t op_last, uint64_t aux)
+/* The small model of trace_builder.h, one nanosecond per event. */
+static mp_tb new_builder(const char *model)
 {
-    mp_event e;
-    memset(&e, 0, sizeof e);
-    e.type = (uint8_t)type;
-    e.id = id;
-    e.bytes = bytes;
-    e.kind = (uint8_t)kind;
-    e.tensor = tensor;
-    e.op = op;
-    e.op_last = op_last;
-    e.aux = aux;
-    e.t_ns = mp_trace_count(b->tr) + 1;
-    e.phase = b->phase;
-    assert_true(mp_trace_append_raw(b->tr, &e));
-}
-
-static void ev_alloc(builder *b, uint64_t id, uint64_t bytes, int kind, int32_t t, int32_t op)
-{
-    emit(b, MP_EV_ALLOC, id, bytes, kind, t, op, -1, 0);
-}
-
-static void ev_free(builder *b, uint64_t id, uint64_t bytes, int kind, int32_t t, int32_t op)
-{
-    emit(b, MP_EV_FREE, id, bytes, kind, t, op, -1, 0);
-}
-
-static void ev_plan(builder *b, uint64_t arena, int32_t t, uint64_t off, uint64_t bytes,
-                    int32_t first, int32_t last)
-{
-    emit(b, MP_EV_PLAN, arena, bytes, MP_KIND_STATIC, t, first, last, off);
-}
-
-static void ev_phase(builder *b, int kind, uint64_t run)
-{
-    b->phase = b->phases++;
-    emit(b, MP_EV_PHASE_BEGIN, run, 0, 0, -1, -1, -1, (uint64_t)kind);
-}
-
-static void ev_end(builder *b)
-{
-    emit(b, MP_EV_PHASE_END, 0, 0, 0, -1, -1, -1, 0);
-}
-
-static void ev_op(builder *b, int type, int32_t op)
-{
-    emit(b, type, 0, 0, 0, -1, op, -1, 0);
-}
-
-/* Model: t0 "in" -> op0 CONV_2D -> t1 "a" -> op1 ADD -> t2 "b" -> op2 SOFTMAX -> t3 "out",
- * t4 "w" a constant read by op0. */
-static builder new_builder(const char *model)
-{
-    builder b = {0};
-    b.tr = mp_trace_create();
-    assert_non_null(b.tr);
-    b.phase = UINT32_MAX;
-    assert_true(mp_trace_alloc_tables(b.tr, 5, 3, 1, 1));
-    mp_trace_meta *m = mp_trace_meta_mut(b.tr);
-    assert_true(mp_trace_set_str(b.tr, &m->model, model));
-    assert_true(mp_trace_set_str(b.tr, &m->mode, "auto"));
-    assert_true(mp_trace_set_str(b.tr, &m->planner, "greedy"));
-    m->threads = 1;
-    const char *names[5] = {"in", "a", "b", "out", "w"};
-    for (int t = 0; t < 5; t++)
-        assert_true(mp_trace_set_str(b.tr, &m->tensors[t].name, names[t]));
-    m->tensors[4].is_const = true;
-    const char *ops[3] = {"CONV_2D", "ADD", "SOFTMAX"};
-    for (int32_t o = 0; o < 3; o++) {
-        int32_t in[2] = {o, 4}, out = o + 1;
-        assert_true(mp_trace_set_op(b.tr, o, ops[o], o == 0 ? 2 : 1, in, 1, &out));
-    }
-    m->inputs[0] = 0;
-    m->outputs[0] = 3;
-    m->process_heap_peak = -1;
-    m->allocator_overhead = -1;
+    mp_tb b = mp_tb_create(1, 1);
+    mp_tb_small_model(&b, model);
     return b;
 }
 
@@ -134,38 +58,38 @@ static builder new_builder(const char *model)
  * Wide model (a_bytes 1024): arena 1536, peak 1536 + 64 + 300 = 1900, heap 4000. */
 static mp_trace *session(const char *model, uint64_t a_bytes)
 {
-    builder b = new_builder(model);
+    mp_tb b = new_builder(model);
     uint64_t arena = a_bytes + 512;
-    ev_phase(&b, MP_PHASE_LOAD, 0);
-    ev_alloc(&b, 1, 100, MP_KIND_ENGINE, -1, -1);
-    ev_alloc(&b, 2, 400, MP_KIND_CONST, 4, -1);
-    ev_end(&b);
-    ev_phase(&b, MP_PHASE_PREPARE, 0);
-    ev_alloc(&b, 3, arena, MP_KIND_STATIC, -1, -1);
-    ev_plan(&b, 3, 1, 0, a_bytes, 0, 1);
-    ev_plan(&b, 3, 2, a_bytes, 256, 1, 2);
-    ev_alloc(&b, 4, 64, MP_KIND_IO, 0, -1);
-    ev_alloc(&b, 5, 2000, MP_KIND_KERNEL, -1, 0);
-    ev_end(&b);
-    ev_phase(&b, MP_PHASE_RUN, 1);
-    ev_op(&b, MP_EV_OP_BEGIN, 0);
-    ev_alloc(&b, 6, 128, MP_KIND_SCRATCH, -1, 0);
-    ev_free(&b, 6, 128, MP_KIND_SCRATCH, -1, 0);
-    ev_op(&b, MP_EV_OP_END, 0);
-    ev_op(&b, MP_EV_OP_BEGIN, 1);
-    ev_op(&b, MP_EV_OP_END, 1);
-    ev_op(&b, MP_EV_OP_BEGIN, 2);
-    ev_alloc(&b, 7, 300, MP_KIND_DYNAMIC, 3, 2);
-    ev_op(&b, MP_EV_OP_END, 2);
-    ev_end(&b);
-    ev_phase(&b, MP_PHASE_TEARDOWN, 0);
-    ev_free(&b, 7, 300, MP_KIND_DYNAMIC, 3, -1);
-    ev_free(&b, 5, 2000, MP_KIND_KERNEL, -1, 0);
-    ev_free(&b, 4, 64, MP_KIND_IO, 0, -1);
-    ev_free(&b, 3, arena, MP_KIND_STATIC, -1, -1);
-    ev_free(&b, 2, 400, MP_KIND_CONST, 4, -1);
-    ev_free(&b, 1, 100, MP_KIND_ENGINE, -1, -1);
-    ev_end(&b);
+    mp_tb_phase(&b, MP_PHASE_LOAD, 0);
+    mp_tb_alloc(&b, 1, 100, MP_KIND_ENGINE, -1, -1);
+    mp_tb_alloc(&b, 2, 400, MP_KIND_CONST, 4, -1);
+    mp_tb_end(&b);
+    mp_tb_phase(&b, MP_PHASE_PREPARE, 0);
+    mp_tb_alloc(&b, 3, arena, MP_KIND_STATIC, -1, -1);
+    mp_tb_plan(&b, 3, 1, 0, a_bytes, 0, 1);
+    mp_tb_plan(&b, 3, 2, a_bytes, 256, 1, 2);
+    mp_tb_alloc(&b, 4, 64, MP_KIND_IO, 0, -1);
+    mp_tb_alloc(&b, 5, 2000, MP_KIND_KERNEL, -1, 0);
+    mp_tb_end(&b);
+    mp_tb_phase(&b, MP_PHASE_RUN, 1);
+    mp_tb_op(&b, MP_EV_OP_BEGIN, 0);
+    mp_tb_alloc(&b, 6, 128, MP_KIND_SCRATCH, -1, 0);
+    mp_tb_free(&b, 6, 128, MP_KIND_SCRATCH, -1, 0);
+    mp_tb_op(&b, MP_EV_OP_END, 0);
+    mp_tb_op(&b, MP_EV_OP_BEGIN, 1);
+    mp_tb_op(&b, MP_EV_OP_END, 1);
+    mp_tb_op(&b, MP_EV_OP_BEGIN, 2);
+    mp_tb_alloc(&b, 7, 300, MP_KIND_DYNAMIC, 3, 2);
+    mp_tb_op(&b, MP_EV_OP_END, 2);
+    mp_tb_end(&b);
+    mp_tb_phase(&b, MP_PHASE_TEARDOWN, 0);
+    mp_tb_free(&b, 7, 300, MP_KIND_DYNAMIC, 3, -1);
+    mp_tb_free(&b, 5, 2000, MP_KIND_KERNEL, -1, 0);
+    mp_tb_free(&b, 4, 64, MP_KIND_IO, 0, -1);
+    mp_tb_free(&b, 3, arena, MP_KIND_STATIC, -1, -1);
+    mp_tb_free(&b, 2, 400, MP_KIND_CONST, 4, -1);
+    mp_tb_free(&b, 1, 100, MP_KIND_ENGINE, -1, -1);
+    mp_tb_end(&b);
     return b.tr;
 }
 
@@ -245,16 +169,16 @@ static void test_figures_by_hand(void **state)
 static void test_tensor_keys(void **state)
 {
     (void)state;
-    builder bd = new_builder("zoo:keys");
+    mp_tb bd = new_builder("zoo:keys");
     mp_trace_meta *m = mp_trace_meta_mut(bd.tr);
     assert_true(mp_trace_set_str(bd.tr, &m->tensors[1].name, ""));
     assert_true(mp_trace_set_str(bd.tr, &m->tensors[2].name, "same"));
     assert_true(mp_trace_set_str(bd.tr, &m->tensors[3].name, "same"));
-    ev_phase(&bd, MP_PHASE_RUN, 1);
-    ev_alloc(&bd, 1, 10, MP_KIND_DYNAMIC, 1, 0);
-    ev_alloc(&bd, 2, 20, MP_KIND_DYNAMIC, 2, 1);
-    ev_alloc(&bd, 3, 30, MP_KIND_DYNAMIC, 3, 2);
-    ev_end(&bd);
+    mp_tb_phase(&bd, MP_PHASE_RUN, 1);
+    mp_tb_alloc(&bd, 1, 10, MP_KIND_DYNAMIC, 1, 0);
+    mp_tb_alloc(&bd, 2, 20, MP_KIND_DYNAMIC, 2, 1);
+    mp_tb_alloc(&bd, 3, 30, MP_KIND_DYNAMIC, 3, 2);
+    mp_tb_end(&bd);
     mp_baseline b;
     baseline_of(bd.tr, &b);
     assert_string_equal(b.model, "zoo:keys"); /* zoo names stay whole */

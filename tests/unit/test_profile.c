@@ -22,100 +22,15 @@
 #include "engine/trace.h"
 #include "reports/json_profile.h"
 #include "reports/text_profile.h"
+#include "trace_builder.h"
 
 /* ---- building traces by hand ------------------------------------------------------------ */
 
-typedef struct builder {
-    mp_trace *tr;
-    uint64_t t;        /* clock given to the next event */
-    uint32_t phase;    /* phase field of the next events */
-    uint32_t phases;   /* phase instances begun */
-    size_t n;          /* events so far */
-} builder;
-
-static size_t emit(builder *b, int type, uint64_t id, uint64_t bytes, int kind, int32_t tensor,
-                   int32_t op, int32_t op_last, uint64_t aux)
+/* The small model of trace_builder.h; the tests move its clock (b.t) themselves. */
+static mp_tb new_builder(void)
 {
-    mp_event e;
-    memset(&e, 0, sizeof e);
-    e.type = (uint8_t)type;
-    e.id = id;
-    e.bytes = bytes;
-    e.kind = (uint8_t)kind;
-    e.tensor = tensor;
-    e.op = op;
-    e.op_last = op_last;
-    e.aux = aux;
-    e.t_ns = b->t;
-    e.phase = b->phase;
-    assert_true(mp_trace_append_raw(b->tr, &e));
-    return b->n++;
-}
-
-static size_t ev_alloc(builder *b, uint64_t id, uint64_t bytes, int kind, int32_t t, int32_t op)
-{
-    return emit(b, MP_EV_ALLOC, id, bytes, kind, t, op, -1, 0);
-}
-
-static size_t ev_free(builder *b, uint64_t id, uint64_t bytes, int kind, int32_t t, int32_t op)
-{
-    return emit(b, MP_EV_FREE, id, bytes, kind, t, op, -1, 0);
-}
-
-static size_t ev_plan(builder *b, uint64_t arena, int32_t t, uint64_t off, uint64_t bytes,
-                      int32_t first, int32_t last)
-{
-    return emit(b, MP_EV_PLAN, arena, bytes, MP_KIND_STATIC, t, first, last, off);
-}
-
-static size_t ev_phase(builder *b, int kind, uint64_t run)
-{
-    b->phase = b->phases++;
-    return emit(b, MP_EV_PHASE_BEGIN, run, 0, 0, -1, -1, -1, (uint64_t)kind);
-}
-
-static size_t ev_end(builder *b)
-{
-    return emit(b, MP_EV_PHASE_END, 0, 0, 0, -1, -1, -1, 0);
-}
-
-static size_t ev_op(builder *b, int type, int32_t op)
-{
-    return emit(b, type, 0, 0, 0, -1, op, -1, 0);
-}
-
-static size_t ev_rss(builder *b, uint64_t rss, uint64_t hwm)
-{
-    return emit(b, MP_EV_RSS, 0, rss, 0, -1, -1, -1, hwm);
-}
-
-/* Model: t0 "in" -> op0 CONV_2D -> t1 "a" -> op1 ADD -> t2 "b" -> op2 SOFTMAX -> t3 "out",
- * plus t4 "w", a constant read by op0. */
-static builder new_builder(void)
-{
-    builder b = {0};
-    b.tr = mp_trace_create();
-    assert_non_null(b.tr);
-    b.phase = UINT32_MAX;
-    assert_true(mp_trace_alloc_tables(b.tr, 5, 3, 1, 1));
-    mp_trace_meta *m = mp_trace_meta_mut(b.tr);
-    assert_true(mp_trace_set_str(b.tr, &m->model, "zoo:by_hand"));
-    assert_true(mp_trace_set_str(b.tr, &m->mode, "auto"));
-    assert_true(mp_trace_set_str(b.tr, &m->planner, "greedy"));
-    m->threads = 1;
-    const char *names[5] = {"in", "a", "b", "out", "w"};
-    for (int t = 0; t < 5; t++)
-        assert_true(mp_trace_set_str(b.tr, &m->tensors[t].name, names[t]));
-    m->tensors[4].is_const = true;
-    const char *ops[3] = {"CONV_2D", "ADD", "SOFTMAX"};
-    for (int32_t o = 0; o < 3; o++) {
-        int32_t in[2] = {o, 4}, out = o + 1;
-        assert_true(mp_trace_set_op(b.tr, o, ops[o], o == 0 ? 2 : 1, in, 1, &out));
-    }
-    m->inputs[0] = 0;
-    m->outputs[0] = 3;
-    m->process_heap_peak = -1;
-    m->allocator_overhead = -1;
+    mp_tb b = mp_tb_create(0, 0);
+    mp_tb_small_model(&b, "zoo:by_hand");
     return b;
 }
 
@@ -140,53 +55,53 @@ static mp_profile profile_of(const mp_trace *tr, size_t max_points)
  * Heap after each event in the comments. */
 #define HAND_EVENTS 42
 
-static void hand_session(builder *b, uint64_t t1_bytes, uint64_t t2_bytes, int t3_kind)
+static void hand_session(mp_tb *b, uint64_t t1_bytes, uint64_t t2_bytes, int t3_kind)
 {
-    ev_phase(b, MP_PHASE_LOAD, 0);                      /* e0   phase 0 */
-    ev_alloc(b, 1, 100, MP_KIND_ENGINE, -1, -1);        /* e1   100 */
-    ev_alloc(b, 9, 7000, MP_KIND_CONST, -1, -1);        /* e2   100 (mapped, not heap) */
-    ev_end(b);                                          /* e3 */
-    ev_phase(b, MP_PHASE_PREPARE, 0);                   /* e4   phase 1 */
-    ev_alloc(b, 2, 1000, MP_KIND_STATIC, -1, -1);       /* e5   1100: arena */
-    ev_plan(b, 2, 1, 0, t1_bytes, 0, 1);                /* e6   t1 [0, t1) ops 0..1 */
-    ev_plan(b, 2, 2, 400, t2_bytes, 1, 2);              /* e7   t2 [400, ..) ops 1..2 */
-    ev_alloc(b, 3, 64, MP_KIND_IO, 0, -1);              /* e8   1164: t0's buffer */
-    ev_alloc(b, 8, 100, MP_KIND_DYNAMIC, 1, -1);        /* e9   1264: never used */
-    ev_free(b, 8, 100, MP_KIND_DYNAMIC, 1, -1);         /* e10  1164 */
-    ev_alloc(b, 4, 200, MP_KIND_KERNEL, -1, 0);         /* e11  1364: op0's */
-    ev_end(b);                                          /* e12 */
-    ev_phase(b, MP_PHASE_RUN, 1);                       /* e13  phase 2 */
-    ev_op(b, MP_EV_OP_BEGIN, 0);                        /* e14  step 0 */
-    ev_alloc(b, 5, 50, MP_KIND_SCRATCH, -1, 0);         /* e15  1414 */
-    ev_free(b, 5, 50, MP_KIND_SCRATCH, -1, 0);          /* e16  1364 */
+    mp_tb_phase(b, MP_PHASE_LOAD, 0);                      /* e0   phase 0 */
+    mp_tb_alloc(b, 1, 100, MP_KIND_ENGINE, -1, -1);        /* e1   100 */
+    mp_tb_alloc(b, 9, 7000, MP_KIND_CONST, -1, -1);        /* e2   100 (mapped, not heap) */
+    mp_tb_end(b);                                          /* e3 */
+    mp_tb_phase(b, MP_PHASE_PREPARE, 0);                   /* e4   phase 1 */
+    mp_tb_alloc(b, 2, 1000, MP_KIND_STATIC, -1, -1);       /* e5   1100: arena */
+    mp_tb_plan(b, 2, 1, 0, t1_bytes, 0, 1);                /* e6   t1 [0, t1) ops 0..1 */
+    mp_tb_plan(b, 2, 2, 400, t2_bytes, 1, 2);              /* e7   t2 [400, ..) ops 1..2 */
+    mp_tb_alloc(b, 3, 64, MP_KIND_IO, 0, -1);              /* e8   1164: t0's buffer */
+    mp_tb_alloc(b, 8, 100, MP_KIND_DYNAMIC, 1, -1);        /* e9   1264: never used */
+    mp_tb_free(b, 8, 100, MP_KIND_DYNAMIC, 1, -1);         /* e10  1164 */
+    mp_tb_alloc(b, 4, 200, MP_KIND_KERNEL, -1, 0);         /* e11  1364: op0's */
+    mp_tb_end(b);                                          /* e12 */
+    mp_tb_phase(b, MP_PHASE_RUN, 1);                       /* e13  phase 2 */
+    mp_tb_op(b, MP_EV_OP_BEGIN, 0);                        /* e14  step 0 */
+    mp_tb_alloc(b, 5, 50, MP_KIND_SCRATCH, -1, 0);         /* e15  1414 */
+    mp_tb_free(b, 5, 50, MP_KIND_SCRATCH, -1, 0);          /* e16  1364 */
     b->t += 100;
-    ev_op(b, MP_EV_OP_END, 0);                          /* e17  op0 took 100 */
-    ev_op(b, MP_EV_OP_BEGIN, 1);                        /* e18  step 1 */
-    ev_alloc(b, 6, 300, MP_KIND_SCRATCH, -1, 1);        /* e19  1664 PEAK */
-    ev_free(b, 6, 300, MP_KIND_SCRATCH, -1, 1);         /* e20  1364 */
+    mp_tb_op(b, MP_EV_OP_END, 0);                          /* e17  op0 took 100 */
+    mp_tb_op(b, MP_EV_OP_BEGIN, 1);                        /* e18  step 1 */
+    mp_tb_alloc(b, 6, 300, MP_KIND_SCRATCH, -1, 1);        /* e19  1664 PEAK */
+    mp_tb_free(b, 6, 300, MP_KIND_SCRATCH, -1, 1);         /* e20  1364 */
     b->t += 10;
-    ev_op(b, MP_EV_OP_END, 1);                          /* e21  op1 took 10 */
-    ev_op(b, MP_EV_OP_BEGIN, 2);                        /* e22  step 2 */
-    ev_alloc(b, 7, 200, t3_kind, 3, 2);                 /* e23  1564: t3's buffer */
-    ev_op(b, MP_EV_OP_END, 2);                          /* e24  op2 took 0 */
-    ev_end(b);                                          /* e25 */
-    ev_phase(b, MP_PHASE_RUN, 2);                       /* e26  phase 3 */
-    ev_op(b, MP_EV_OP_BEGIN, 0);                        /* e27  step 3 */
+    mp_tb_op(b, MP_EV_OP_END, 1);                          /* e21  op1 took 10 */
+    mp_tb_op(b, MP_EV_OP_BEGIN, 2);                        /* e22  step 2 */
+    mp_tb_alloc(b, 7, 200, t3_kind, 3, 2);                 /* e23  1564: t3's buffer */
+    mp_tb_op(b, MP_EV_OP_END, 2);                          /* e24  op2 took 0 */
+    mp_tb_end(b);                                          /* e25 */
+    mp_tb_phase(b, MP_PHASE_RUN, 2);                       /* e26  phase 3 */
+    mp_tb_op(b, MP_EV_OP_BEGIN, 0);                        /* e27  step 3 */
     b->t += 300;
-    ev_op(b, MP_EV_OP_END, 0);                          /* e28  op0 took 300 */
-    ev_op(b, MP_EV_OP_BEGIN, 1);                        /* e29  step 4 */
-    ev_alloc(b, 10, 50, MP_KIND_SCRATCH, -1, 1);        /* e30  1614 */
-    ev_free(b, 10, 50, MP_KIND_SCRATCH, -1, 1);         /* e31  1564 */
-    ev_op(b, MP_EV_OP_END, 1);                          /* e32 */
-    ev_op(b, MP_EV_OP_BEGIN, 2);                        /* e33  step 5 */
-    ev_op(b, MP_EV_OP_END, 2);                          /* e34 */
-    ev_end(b);                                          /* e35 */
-    ev_phase(b, MP_PHASE_TEARDOWN, 0);                  /* e36  phase 4 */
-    ev_free(b, 7, 200, t3_kind, 3, 2);                  /* e37  1364 */
-    ev_free(b, 4, 200, MP_KIND_KERNEL, -1, 0);          /* e38  1164 */
-    ev_free(b, 3, 64, MP_KIND_IO, 0, -1);               /* e39  1100 */
-    ev_free(b, 2, 1000, MP_KIND_STATIC, -1, -1);        /* e40  100 */
-    ev_end(b);                                          /* e41 */
+    mp_tb_op(b, MP_EV_OP_END, 0);                          /* e28  op0 took 300 */
+    mp_tb_op(b, MP_EV_OP_BEGIN, 1);                        /* e29  step 4 */
+    mp_tb_alloc(b, 10, 50, MP_KIND_SCRATCH, -1, 1);        /* e30  1614 */
+    mp_tb_free(b, 10, 50, MP_KIND_SCRATCH, -1, 1);         /* e31  1564 */
+    mp_tb_op(b, MP_EV_OP_END, 1);                          /* e32 */
+    mp_tb_op(b, MP_EV_OP_BEGIN, 2);                        /* e33  step 5 */
+    mp_tb_op(b, MP_EV_OP_END, 2);                          /* e34 */
+    mp_tb_end(b);                                          /* e35 */
+    mp_tb_phase(b, MP_PHASE_TEARDOWN, 0);                  /* e36  phase 4 */
+    mp_tb_free(b, 7, 200, t3_kind, 3, 2);                  /* e37  1364 */
+    mp_tb_free(b, 4, 200, MP_KIND_KERNEL, -1, 0);          /* e38  1164 */
+    mp_tb_free(b, 3, 64, MP_KIND_IO, 0, -1);               /* e39  1100 */
+    mp_tb_free(b, 2, 1000, MP_KIND_STATIC, -1, -1);        /* e40  100 */
+    mp_tb_end(b);                                          /* e41 */
     assert_int_equal(b->n, HAND_EVENTS);
 }
 
@@ -202,7 +117,7 @@ static uint64_t heap_of(const mp_tl_point *pt)
 static void test_hand_peak_and_timeline(void **state)
 {
     (void)state;
-    builder b = new_builder();
+    mp_tb b = new_builder();
     hand_session(&b, 400, 400, MP_KIND_DYNAMIC);
     mp_profile p = profile_of(b.tr, 0);
 
@@ -271,7 +186,7 @@ static void test_hand_peak_and_timeline(void **state)
 static void test_hand_small_timelines(void **state)
 {
     (void)state;
-    builder b = new_builder();
+    mp_tb b = new_builder();
     hand_session(&b, 400, 400, MP_KIND_DYNAMIC);
     mp_profile p = profile_of(b.tr, 4);
 
@@ -324,7 +239,7 @@ static void test_hand_small_timelines(void **state)
 static void test_hand_lifetimes(void **state)
 {
     (void)state;
-    builder b = new_builder();
+    mp_tb b = new_builder();
     hand_session(&b, 400, 400, MP_KIND_DYNAMIC);
     mp_profile p = profile_of(b.tr, 0);
     assert_int_equal(p.n_lifetimes, 5);
@@ -372,7 +287,7 @@ static void test_hand_lifetimes(void **state)
 static void test_hand_plan_ops_waste(void **state)
 {
     (void)state;
-    builder b = new_builder();
+    mp_tb b = new_builder();
     hand_session(&b, 400, 400, MP_KIND_DYNAMIC);
     mp_profile p = profile_of(b.tr, 0);
 
@@ -458,32 +373,32 @@ static void test_hand_plan_ops_waste(void **state)
 static void test_call_order_c(void **state)
 {
     (void)state;
-    builder b = new_builder();
-    ev_phase(&b, MP_PHASE_PREPARE, 0);                  /* e0  phase 0 */
-    ev_alloc(&b, 20, 1000, MP_KIND_STATIC, -1, -1);     /* e1  arena A */
-    ev_plan(&b, 20, 1, 0, 400, 0, 1);                   /* e2 */
-    ev_plan(&b, 20, 2, 400, 400, 1, 2);                 /* e3 */
-    ev_alloc(&b, 21, 30, MP_KIND_KERNEL, -1, 1);        /* e4  op1's, kept */
-    ev_end(&b);                                         /* e5 */
-    ev_phase(&b, MP_PHASE_SHAPE, 0);                    /* e6  phase 1 */
-    ev_free(&b, 20, 1000, MP_KIND_STATIC, -1, -1);      /* e7  A released, never used */
-    ev_end(&b);                                         /* e8 */
-    ev_phase(&b, MP_PHASE_IO, 0);                       /* e9  phase 2 */
-    ev_alloc(&b, 22, 2000, MP_KIND_STATIC, -1, -1);     /* e10 arena B */
-    ev_plan(&b, 22, 1, 0, 800, 0, 1);                   /* e11 */
-    ev_plan(&b, 22, 2, 800, 800, 1, 2);                 /* e12 */
-    ev_plan(&b, 22, 0, 1600, 300, 0, 0);                /* e13 the input t0 */
-    ev_end(&b);                                         /* e14 */
-    ev_phase(&b, MP_PHASE_RUN, 1);                      /* e15 phase 3 */
+    mp_tb b = new_builder();
+    mp_tb_phase(&b, MP_PHASE_PREPARE, 0);                  /* e0  phase 0 */
+    mp_tb_alloc(&b, 20, 1000, MP_KIND_STATIC, -1, -1);     /* e1  arena A */
+    mp_tb_plan(&b, 20, 1, 0, 400, 0, 1);                   /* e2 */
+    mp_tb_plan(&b, 20, 2, 400, 400, 1, 2);                 /* e3 */
+    mp_tb_alloc(&b, 21, 30, MP_KIND_KERNEL, -1, 1);        /* e4  op1's, kept */
+    mp_tb_end(&b);                                         /* e5 */
+    mp_tb_phase(&b, MP_PHASE_SHAPE, 0);                    /* e6  phase 1 */
+    mp_tb_free(&b, 20, 1000, MP_KIND_STATIC, -1, -1);      /* e7  A released, never used */
+    mp_tb_end(&b);                                         /* e8 */
+    mp_tb_phase(&b, MP_PHASE_IO, 0);                       /* e9  phase 2 */
+    mp_tb_alloc(&b, 22, 2000, MP_KIND_STATIC, -1, -1);     /* e10 arena B */
+    mp_tb_plan(&b, 22, 1, 0, 800, 0, 1);                   /* e11 */
+    mp_tb_plan(&b, 22, 2, 800, 800, 1, 2);                 /* e12 */
+    mp_tb_plan(&b, 22, 0, 1600, 300, 0, 0);                /* e13 the input t0 */
+    mp_tb_end(&b);                                         /* e14 */
+    mp_tb_phase(&b, MP_PHASE_RUN, 1);                      /* e15 phase 3 */
     for (int32_t o = 0; o < 3; o++) {
-        ev_op(&b, MP_EV_OP_BEGIN, o);
-        ev_op(&b, MP_EV_OP_END, o);
+        mp_tb_op(&b, MP_EV_OP_BEGIN, o);
+        mp_tb_op(&b, MP_EV_OP_END, o);
     }                                                   /* e16..e21 */
-    ev_end(&b);                                         /* e22 */
-    ev_phase(&b, MP_PHASE_TEARDOWN, 0);                 /* e23 */
-    ev_free(&b, 22, 2000, MP_KIND_STATIC, -1, -1);      /* e24 */
-    ev_free(&b, 21, 30, MP_KIND_KERNEL, -1, 1);         /* e25 */
-    ev_end(&b);                                         /* e26 */
+    mp_tb_end(&b);                                         /* e22 */
+    mp_tb_phase(&b, MP_PHASE_TEARDOWN, 0);                 /* e23 */
+    mp_tb_free(&b, 22, 2000, MP_KIND_STATIC, -1, -1);      /* e24 */
+    mp_tb_free(&b, 21, 30, MP_KIND_KERNEL, -1, 1);         /* e25 */
+    mp_tb_end(&b);                                         /* e26 */
     mp_profile p = profile_of(b.tr, 0);
 
     /* Peak: B 2000 + kernel 30 = 2030 from e10 (io phase): no run holds the peak, so the
@@ -551,15 +466,15 @@ static void test_call_order_c(void **state)
 static void test_rss_samples(void **state)
 {
     (void)state;
-    builder b = new_builder();
-    ev_phase(&b, MP_PHASE_LOAD, 0);                     /* e0 */
-    ev_alloc(&b, 1, 100, MP_KIND_ENGINE, -1, -1);       /* e1  100 */
-    ev_rss(&b, 5000, 6000);                             /* e2 */
-    ev_alloc(&b, 2, 300, MP_KIND_ENGINE, -1, -1);       /* e3  400 */
-    ev_rss(&b, 7000, 7000);                             /* e4 */
-    ev_free(&b, 2, 300, MP_KIND_ENGINE, -1, -1);        /* e5  100 */
-    ev_rss(&b, 4000, 7500);                             /* e6 */
-    ev_end(&b);                                         /* e7 */
+    mp_tb b = new_builder();
+    mp_tb_phase(&b, MP_PHASE_LOAD, 0);                     /* e0 */
+    mp_tb_alloc(&b, 1, 100, MP_KIND_ENGINE, -1, -1);       /* e1  100 */
+    mp_tb_rss(&b, 5000, 6000);                             /* e2 */
+    mp_tb_alloc(&b, 2, 300, MP_KIND_ENGINE, -1, -1);       /* e3  400 */
+    mp_tb_rss(&b, 7000, 7000);                             /* e4 */
+    mp_tb_free(&b, 2, 300, MP_KIND_ENGINE, -1, -1);        /* e5  100 */
+    mp_tb_rss(&b, 4000, 7500);                             /* e6 */
+    mp_tb_end(&b);                                         /* e7 */
     mp_profile p = profile_of(b.tr, 0);
     assert_true(p.by_event.has_rss);
     assert_true(p.by_step.has_rss);
@@ -598,7 +513,7 @@ static void test_rss_samples(void **state)
 static void test_diff(void **state)
 {
     (void)state;
-    builder ba = new_builder(), bb = new_builder();
+    mp_tb ba = new_builder(), bb = new_builder();
     hand_session(&ba, 400, 400, MP_KIND_DYNAMIC);
     hand_session(&bb, 500, 200, MP_KIND_IO);
     mp_profile a = profile_of(ba.tr, 0), b = profile_of(bb.tr, 0);
@@ -667,22 +582,22 @@ static void test_diff(void **state)
 static void test_many_events(void **state)
 {
     (void)state;
-    builder b = new_builder();
-    ev_phase(&b, MP_PHASE_PREPARE, 0);
-    ev_alloc(&b, 1, 1000, MP_KIND_STATIC, -1, -1);
-    ev_plan(&b, 1, 1, 0, 500, 0, 1);
-    ev_end(&b);
+    mp_tb b = new_builder();
+    mp_tb_phase(&b, MP_PHASE_PREPARE, 0);
+    mp_tb_alloc(&b, 1, 1000, MP_KIND_STATIC, -1, -1);
+    mp_tb_plan(&b, 1, 1, 0, 500, 0, 1);
+    mp_tb_end(&b);
     const uint64_t runs = 50000, peak_run = 31337;
     for (uint64_t r = 1; r <= runs; r++) {
-        ev_phase(&b, MP_PHASE_RUN, r);
+        mp_tb_phase(&b, MP_PHASE_RUN, r);
         for (int32_t o = 0; o < 3; o++) {
-            ev_op(&b, MP_EV_OP_BEGIN, o);
+            mp_tb_op(&b, MP_EV_OP_BEGIN, o);
             uint64_t bytes = 10 + (r * 7 + (uint64_t)o) % 50 + (r == peak_run && o == 1 ? 100 : 0);
-            ev_alloc(&b, 2, bytes, MP_KIND_SCRATCH, -1, o);
-            ev_free(&b, 2, bytes, MP_KIND_SCRATCH, -1, o);
-            ev_op(&b, MP_EV_OP_END, o);
+            mp_tb_alloc(&b, 2, bytes, MP_KIND_SCRATCH, -1, o);
+            mp_tb_free(&b, 2, bytes, MP_KIND_SCRATCH, -1, o);
+            mp_tb_op(&b, MP_EV_OP_END, o);
         }
-        ev_end(&b);
+        mp_tb_end(&b);
     }
     /* heap peak: 1000 + the largest scratch, of run 31337 at op 1: 10 + (219359+1)%50 + 100
      * = 10 + 10 + 100 = 120 (every other scratch is at most 59). */
@@ -865,7 +780,7 @@ static void check_json_fields(const mp_profile *p)
 static void test_hand_reports(void **state)
 {
     (void)state;
-    builder b = new_builder();
+    mp_tb b = new_builder();
     hand_session(&b, 400, 400, MP_KIND_DYNAMIC);
     /* a name that needs cutting and one that is not UTF-8 */
     mp_trace_meta *m = mp_trace_meta_mut(b.tr);
@@ -907,7 +822,7 @@ static void test_hand_reports(void **state)
 static void test_empty_trace(void **state)
 {
     (void)state;
-    builder b = new_builder();
+    mp_tb b = new_builder();
     mp_profile p = profile_of(b.tr, 0);
     assert_int_equal(p.by_event.n, 0);
     assert_int_equal(p.by_step.n, 0);

@@ -16,59 +16,9 @@
 #include "engine/session.h"
 #include "engine/trace.h"
 #include "tui/model.h"
+#include "trace_builder.h"
 
 /* ---- the hand-built trace --------------------------------------------------------------- */
-
-typedef struct tb {
-    mp_trace *tr;
-    uint32_t phase, n_phases;
-    size_t n;
-} tb;
-
-static size_t emit(tb *b, int type, uint64_t id, uint64_t bytes, int kind, int32_t tensor,
-                   int32_t op, int32_t op_last, uint64_t aux)
-{
-    mp_event e;
-    memset(&e, 0, sizeof e);
-    e.type = (uint8_t)type;
-    e.id = id;
-    e.bytes = bytes;
-    e.kind = (uint8_t)kind;
-    e.tensor = tensor;
-    e.op = op;
-    e.op_last = op_last;
-    e.aux = aux;
-    e.t_ns = 1000 * (b->n + 1);
-    e.phase = b->phase;
-    assert_true(mp_trace_append_raw(b->tr, &e));
-    return b->n++;
-}
-
-static void alloc_(tb *b, uint64_t id, uint64_t bytes, int kind, int32_t t, int32_t op)
-{
-    emit(b, MP_EV_ALLOC, id, bytes, kind, t, op, -1, 0);
-}
-
-static void free_(tb *b, uint64_t id, uint64_t bytes, int kind, int32_t t, int32_t op)
-{
-    emit(b, MP_EV_FREE, id, bytes, kind, t, op, -1, 0);
-}
-
-static void phase(tb *b, int kind, uint64_t run)
-{
-    b->phase = b->n_phases++;
-    emit(b, MP_EV_PHASE_BEGIN, run, 0, 0, -1, -1, -1, (uint64_t)kind);
-}
-
-static void end(tb *b)
-{
-    emit(b, MP_EV_PHASE_END, 0, 0, 0, -1, -1, -1, 0);
-}
-
-static void op(tb *b, int type, int32_t o)
-{
-    emit(b, type, 0, 0, 0, -1, o, -1, 0);
-}
 
 /* Model: t0 "input" -> op0 CONV_2D -> t1 "conv_out" -> op1 RELU6 -> t2 "Relu6"
  *        -> op2 FULLY_CONNECTED -> t3 "out".
@@ -108,10 +58,7 @@ static const uint64_t k_heap[34] = {0,    100,  100,  100,  1100, 1100, 1100, 11
 
 static mp_trace *hand_trace(void)
 {
-    tb b = {0};
-    b.tr = mp_trace_create();
-    assert_non_null(b.tr);
-    b.phase = UINT32_MAX;
+    mp_tb b = mp_tb_create(1000, 1000);
     assert_true(mp_trace_alloc_tables(b.tr, 4, 3, 1, 1));
     mp_trace_meta *m = mp_trace_meta_mut(b.tr);
     assert_true(mp_trace_set_str(b.tr, &m->model, "zoo:by_hand"));
@@ -131,40 +78,40 @@ static mp_trace *hand_trace(void)
     m->process_heap_peak = -1;
     m->allocator_overhead = -1;
 
-    phase(&b, MP_PHASE_LOAD, 0);                                  /* 0 */
-    alloc_(&b, 1, 100, MP_KIND_ENGINE, -1, -1);                    /* 1 */
-    end(&b);                                                      /* 2 */
-    phase(&b, MP_PHASE_PREPARE, 0);                               /* 3 */
-    alloc_(&b, 2, 1000, MP_KIND_STATIC, -1, -1);                   /* 4 */
-    emit(&b, MP_EV_PLAN, 2, 600, MP_KIND_STATIC, 1, 0, 1, 0);     /* 5 */
-    emit(&b, MP_EV_PLAN, 2, 400, MP_KIND_STATIC, 2, 1, 2, 600);   /* 6 */
-    alloc_(&b, 3, 50, MP_KIND_KERNEL, -1, 0);                      /* 7 */
-    end(&b);                                                      /* 8 */
-    phase(&b, MP_PHASE_RUN, 1);                                   /* 9 */
-    alloc_(&b, 4, 200, MP_KIND_IO, 0, -1);                         /* 10 */
-    op(&b, MP_EV_OP_BEGIN, 0);                                    /* 11 */
-    alloc_(&b, 5, 300, MP_KIND_SCRATCH, -1, 0);                    /* 12 */
-    free_(&b, 5, 300, MP_KIND_SCRATCH, -1, 0);                     /* 13 */
-    op(&b, MP_EV_OP_END, 0);                                      /* 14 */
-    op(&b, MP_EV_OP_BEGIN, 1);                                    /* 15 */
-    op(&b, MP_EV_OP_END, 1);                                      /* 16 */
-    op(&b, MP_EV_OP_BEGIN, 2);                                    /* 17 */
-    alloc_(&b, 6, 80, MP_KIND_DYNAMIC, 3, 2);                      /* 18 */
-    op(&b, MP_EV_OP_END, 2);                                      /* 19 */
-    end(&b);                                                      /* 20 */
-    phase(&b, MP_PHASE_RUN, 2);                                   /* 21 */
-    op(&b, MP_EV_OP_BEGIN, 0);                                    /* 22 */
-    alloc_(&b, 7, 200, MP_KIND_SCRATCH, -1, 0);                    /* 23 */
-    free_(&b, 7, 200, MP_KIND_SCRATCH, -1, 0);                     /* 24 */
-    op(&b, MP_EV_OP_END, 0);                                      /* 25 */
-    free_(&b, 6, 80, MP_KIND_DYNAMIC, 3, 2);                       /* 26 */
-    end(&b);                                                      /* 27 */
-    phase(&b, MP_PHASE_TEARDOWN, 0);                              /* 28 */
-    free_(&b, 2, 1000, MP_KIND_STATIC, -1, -1);                    /* 29 */
-    free_(&b, 3, 50, MP_KIND_KERNEL, -1, 0);                       /* 30 */
-    free_(&b, 4, 200, MP_KIND_IO, 0, -1);                          /* 31 */
-    free_(&b, 1, 100, MP_KIND_ENGINE, -1, -1);                     /* 32 */
-    end(&b);                                                      /* 33 */
+    mp_tb_phase(&b, MP_PHASE_LOAD, 0);                                  /* 0 */
+    mp_tb_alloc(&b, 1, 100, MP_KIND_ENGINE, -1, -1);                    /* 1 */
+    mp_tb_end(&b);                                                      /* 2 */
+    mp_tb_phase(&b, MP_PHASE_PREPARE, 0);                               /* 3 */
+    mp_tb_alloc(&b, 2, 1000, MP_KIND_STATIC, -1, -1);                   /* 4 */
+    mp_tb_emit(&b, MP_EV_PLAN, 2, 600, MP_KIND_STATIC, 1, 0, 1, 0);     /* 5 */
+    mp_tb_emit(&b, MP_EV_PLAN, 2, 400, MP_KIND_STATIC, 2, 1, 2, 600);   /* 6 */
+    mp_tb_alloc(&b, 3, 50, MP_KIND_KERNEL, -1, 0);                      /* 7 */
+    mp_tb_end(&b);                                                      /* 8 */
+    mp_tb_phase(&b, MP_PHASE_RUN, 1);                                   /* 9 */
+    mp_tb_alloc(&b, 4, 200, MP_KIND_IO, 0, -1);                         /* 10 */
+    mp_tb_op(&b, MP_EV_OP_BEGIN, 0);                                    /* 11 */
+    mp_tb_alloc(&b, 5, 300, MP_KIND_SCRATCH, -1, 0);                    /* 12 */
+    mp_tb_free(&b, 5, 300, MP_KIND_SCRATCH, -1, 0);                     /* 13 */
+    mp_tb_op(&b, MP_EV_OP_END, 0);                                      /* 14 */
+    mp_tb_op(&b, MP_EV_OP_BEGIN, 1);                                    /* 15 */
+    mp_tb_op(&b, MP_EV_OP_END, 1);                                      /* 16 */
+    mp_tb_op(&b, MP_EV_OP_BEGIN, 2);                                    /* 17 */
+    mp_tb_alloc(&b, 6, 80, MP_KIND_DYNAMIC, 3, 2);                      /* 18 */
+    mp_tb_op(&b, MP_EV_OP_END, 2);                                      /* 19 */
+    mp_tb_end(&b);                                                      /* 20 */
+    mp_tb_phase(&b, MP_PHASE_RUN, 2);                                   /* 21 */
+    mp_tb_op(&b, MP_EV_OP_BEGIN, 0);                                    /* 22 */
+    mp_tb_alloc(&b, 7, 200, MP_KIND_SCRATCH, -1, 0);                    /* 23 */
+    mp_tb_free(&b, 7, 200, MP_KIND_SCRATCH, -1, 0);                     /* 24 */
+    mp_tb_op(&b, MP_EV_OP_END, 0);                                      /* 25 */
+    mp_tb_free(&b, 6, 80, MP_KIND_DYNAMIC, 3, 2);                       /* 26 */
+    mp_tb_end(&b);                                                      /* 27 */
+    mp_tb_phase(&b, MP_PHASE_TEARDOWN, 0);                              /* 28 */
+    mp_tb_free(&b, 2, 1000, MP_KIND_STATIC, -1, -1);                    /* 29 */
+    mp_tb_free(&b, 3, 50, MP_KIND_KERNEL, -1, 0);                       /* 30 */
+    mp_tb_free(&b, 4, 200, MP_KIND_IO, 0, -1);                          /* 31 */
+    mp_tb_free(&b, 1, 100, MP_KIND_ENGINE, -1, -1);                     /* 32 */
+    mp_tb_end(&b);                                                      /* 33 */
     assert_int_equal(b.n, 34);
     return b.tr;
 }
