@@ -9,26 +9,6 @@
 
 #define out(...) mp_text_line(__VA_ARGS__)
 
-/* A table cell of bytes: human units, or the exact count with exact. */
-static const char *cell(char *buf, size_t n, uint64_t b, bool exact)
-{
-    if (exact)
-        snprintf(buf, n, "%" PRIu64, b);
-    else
-        mp_fmt_bytes(buf, n, b);
-    return buf;
-}
-
-/* "+1.5 KiB", "-3 B", "0 B" (exact: "+1536"). */
-static const char *change(char *buf, size_t n, uint64_t a, uint64_t b, bool exact)
-{
-    char h[24];
-    uint64_t d = b > a ? b - a : a - b;
-    cell(h, sizeof h, d, exact);
-    snprintf(buf, n, "%s%s", d == 0 ? "" : (b > a ? "+" : "-"), h);
-    return buf;
-}
-
 /* "+12.5%" of b over a, "new" when a is 0, "" when equal. */
 static const char *ratio(char *buf, size_t n, uint64_t a, uint64_t b)
 {
@@ -139,18 +119,18 @@ static void tensor_row(FILE *f, const mp_gate_change *c, bool exact)
 {
     char name[NAME_W * 4 + 8], b1[40], b2[40], b3[40];
     out(f, "  %s %11s %11s %11s", pad_name(name, sizeof name, c->name, NAME_W),
-        c->in_a ? cell(b1, sizeof b1, c->a, exact) : "absent",
-        c->in_b ? cell(b2, sizeof b2, c->b, exact) : "absent",
-        change(b3, sizeof b3, c->a, c->b, exact));
+        c->in_a ? mp_fmt_cell(b1, sizeof b1, c->a, exact) : "absent",
+        c->in_b ? mp_fmt_cell(b2, sizeof b2, c->b, exact) : "absent",
+        mp_fmt_change(b3, sizeof b3, c->a, c->b, exact));
 }
 
 static void figure_row(FILE *f, const char *label, bool in_a, uint64_t a, bool in_b, uint64_t b,
                        bool exact)
 {
     char b1[40], b2[40], b3[40], b4[40];
-    out(f, "  %-24s %12s %12s %12s %8s", label, in_a ? cell(b1, sizeof b1, a, exact) : "-",
-        in_b ? cell(b2, sizeof b2, b, exact) : "-",
-        in_a && in_b ? change(b3, sizeof b3, a, b, exact) : "",
+    out(f, "  %-24s %12s %12s %12s %8s", label, in_a ? mp_fmt_cell(b1, sizeof b1, a, exact) : "-",
+        in_b ? mp_fmt_cell(b2, sizeof b2, b, exact) : "-",
+        in_a && in_b ? mp_fmt_change(b3, sizeof b3, a, b, exact) : "",
         in_a && in_b ? ratio(b4, sizeof b4, a, b) : "");
 }
 
@@ -183,9 +163,9 @@ void mp_report_gate_text(FILE *f, const char *subject, const mp_baseline *now,
         const mp_gate_check *c = &r->checks[i];
         snprintf(label, sizeof label, "%s %s", mp_figure_name(c->figure),
                  c->against == MP_GATE_LIMIT ? "<= limit" : "vs baseline");
-        out(f, "  %-30s %11s %11s %11s  %s", label, cell(b1, sizeof b1, c->value, exact),
-            cell(b2, sizeof b2, c->allowed, exact),
-            c->value > c->allowed ? change(b3, sizeof b3, c->allowed, c->value, exact) : "-",
+        out(f, "  %-30s %11s %11s %11s  %s", label, mp_fmt_cell(b1, sizeof b1, c->value, exact),
+            mp_fmt_cell(b2, sizeof b2, c->allowed, exact),
+            c->value > c->allowed ? mp_fmt_change(b3, sizeof b3, c->allowed, c->value, exact) : "-",
             c->passed ? "ok" : "FAIL");
     }
     if (r->n_failed == 0) {
@@ -232,7 +212,7 @@ void mp_report_gate_text(FILE *f, const char *subject, const mp_baseline *now,
     for (int k = MP_FIG_STATIC; k < MP_FIG_COUNT; k++)
         if (now->has[k] && k != MP_FIG_HEAP && k != MP_FIG_CONST)
             out(f, "  %-24s %12s", figure_label(label, sizeof label, k),
-                cell(b1, sizeof b1, now->fig[k], exact));
+                mp_fmt_cell(b1, sizeof b1, now->fig[k], exact));
     /* the largest tensors, largest first (a small selection, no allocation) */
     size_t top = exact ? now->n_tensors : MP_GATE_TENSORS_TOP;
     out(f, "Largest tensors now");
@@ -250,7 +230,7 @@ void mp_report_gate_text(FILE *f, const char *subject, const mp_baseline *now,
             break;
         char name[NAME_W * 4 + 8];
         out(f, "  %s %11s", pad_name(name, sizeof name, now->tensors[best].name, NAME_W),
-            cell(b1, sizeof b1, now->tensors[best].bytes, exact));
+            mp_fmt_cell(b1, sizeof b1, now->tensors[best].bytes, exact));
         last = now->tensors[best].bytes;
         last_i = best;
         rows++;

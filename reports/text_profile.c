@@ -20,29 +20,6 @@ static const char *plural(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
-/* A table cell of bytes: human units, or the exact count with exact. */
-static const char *cell(char *buf, size_t n, uint64_t b, bool exact)
-{
-    if (exact)
-        snprintf(buf, n, "%" PRIu64, b);
-    else
-        mp_fmt_bytes(buf, n, b);
-    return buf;
-}
-
-/* "+1.5 KiB", "-3 B", "0 B" (exact: "+1536 B"). */
-static const char *change(char *buf, size_t n, uint64_t a, uint64_t b, bool exact)
-{
-    char h[40];
-    uint64_t d = b > a ? b - a : a - b;
-    if (exact)
-        snprintf(h, sizeof h, "%" PRIu64 " B", d);
-    else
-        mp_fmt_bytes(h, sizeof h, d);
-    snprintf(buf, n, "%s%s", d == 0 ? "" : (b > a ? "+" : "-"), h);
-    return buf;
-}
-
 static const char *op_name(const mp_profile *p, int32_t op)
 {
     return op >= 0 && (size_t)op < p->n_ops ? p->ops[op].name : NULL;
@@ -217,8 +194,8 @@ static void section_timeline(FILE *f, const mp_profile *p, bool exact)
         char wh[48];
         mp_text_fit(wh, sizeof wh, where_str(w, sizeof w, p, pt), 37);
         out(f, "  %-13s %-37s %s %10s %10s", x, wh, all[i] == t->peak ? "*" : " ",
-            cell(b1, sizeof b1, pt->heap, exact),
-            t->has_rss ? (pt->rss ? cell(b2, sizeof b2, pt->rss, exact) : "-") : "");
+            mp_fmt_cell(b1, sizeof b1, pt->heap, exact),
+            t->has_rss ? (pt->rss ? mp_fmt_cell(b2, sizeof b2, pt->rss, exact) : "-") : "");
     }
     if (p->n_rss > 0)
         out(f, "  process: %" PRIu64 " RSS sample%s, at most %s; high-water mark %s", p->n_rss,
@@ -284,7 +261,7 @@ static void section_lifetimes(FILE *f, const mp_profile *p, bool exact)
             cols += ((unsigned char)*c & 0xC0) != 0x80;
         out(f, "  %-6s %s%*s %-7s %-9s %10s %10s", idx, name, (int)(NAME_W - cols), "",
             mp_manager_name(l->manager), ops_range(ops, sizeof ops, l->first_op, l->last_op), off,
-            cell(b, sizeof b, l->bytes, exact));
+            mp_fmt_cell(b, sizeof b, l->bytes, exact));
     }
     if (n > top)
         out(f, "  ... %zu more (--exact lists every tensor)", n - top);
@@ -386,10 +363,10 @@ static void section_ops(FILE *f, const mp_profile *p, bool exact)
         mp_text_fit(name, sizeof name, o->name, 12);
         snprintf(steps, sizeof steps, "%" PRIu64, o->n_exec);
         out(f, "  %-5s %-12s %5s %9s %10s %10s %10s %10s", idx, name, steps,
-            mp_fmt_ns(t, sizeof t, o->time_ns), cell(b1, sizeof b1, o->bytes_alloc, exact),
-            cell(b2, sizeof b2, o->scratch_bytes, exact),
-            cell(b3, sizeof b3, o->kernel_bytes, exact),
-            cell(b4, sizeof b4, o->output_bytes, exact));
+            mp_fmt_ns(t, sizeof t, o->time_ns), mp_fmt_cell(b1, sizeof b1, o->bytes_alloc, exact),
+            mp_fmt_cell(b2, sizeof b2, o->scratch_bytes, exact),
+            mp_fmt_cell(b3, sizeof b3, o->kernel_bytes, exact),
+            mp_fmt_cell(b4, sizeof b4, o->output_bytes, exact));
     }
     if (p->n_ops > top) {
         uint64_t bytes = 0, ns = 0;
@@ -433,7 +410,7 @@ static void section_waste(FILE *f, const mp_profile *p, bool exact)
                 snprintf(owner, sizeof owner, " of #%" PRId32 " %s", u->tensor, name);
             }
             out(f, "    %10s  %s block %" PRIu64 "%s, %s (event %" PRIu64 ")",
-                cell(b1, sizeof b1, u->bytes, exact), mp_kind_label(u->kind), u->id, owner,
+                mp_fmt_cell(b1, sizeof b1, u->bytes, exact), mp_kind_label(u->kind), u->id, owner,
                 u->phase_kind >= 0 ? mp_phase_label(u->phase_kind) : "?", u->alloc_event);
         }
         if (p->n_unused > top)
@@ -475,27 +452,27 @@ void mp_report_diff_text(FILE *f, const mp_profile *a, const mp_profile *b,
     if (exact) {
         out(f, LABEL "%s -> %s", "Heap peak", mp_fmt_bytes_x(b1, sizeof b1, d->peak_a, exact),
             mp_fmt_bytes_x(b2, sizeof b2, d->peak_b, exact));
-        out(f, LABEL "%s", "  change", change(b3, sizeof b3, d->peak_a, d->peak_b, exact));
+        out(f, LABEL "%s", "  change", mp_fmt_change(b3, sizeof b3, d->peak_a, d->peak_b, exact));
     } else {
         out(f, LABEL "%s -> %s (%s)", "Heap peak",
             mp_fmt_bytes_x(b1, sizeof b1, d->peak_a, exact),
             mp_fmt_bytes_x(b2, sizeof b2, d->peak_b, exact),
-            change(b3, sizeof b3, d->peak_a, d->peak_b, exact));
+            mp_fmt_change(b3, sizeof b3, d->peak_a, d->peak_b, exact));
     }
     out(f, "  %-8s %10s %10s %11s %10s %10s %11s", "kind", "at peak a", "b", "change",
         "own peak a", "b", "change");
     for (int k = 0; k < MP_KIND_COUNT; k++) {
         out(f, "  %-8s %10s %10s %11s %10s %10s %11s", mp_kind_label(k),
-            cell(b1, sizeof b1, d->live_a[k], exact), cell(b2, sizeof b2, d->live_b[k], exact),
-            change(b3, sizeof b3, d->live_a[k], d->live_b[k], exact),
-            cell(b4, sizeof b4, d->kind_peak_a[k], exact),
-            cell(b5, sizeof b5, d->kind_peak_b[k], exact),
-            change(b6, sizeof b6, d->kind_peak_a[k], d->kind_peak_b[k], exact));
+            mp_fmt_cell(b1, sizeof b1, d->live_a[k], exact), mp_fmt_cell(b2, sizeof b2, d->live_b[k], exact),
+            mp_fmt_change(b3, sizeof b3, d->live_a[k], d->live_b[k], exact),
+            mp_fmt_cell(b4, sizeof b4, d->kind_peak_a[k], exact),
+            mp_fmt_cell(b5, sizeof b5, d->kind_peak_b[k], exact),
+            mp_fmt_change(b6, sizeof b6, d->kind_peak_a[k], d->kind_peak_b[k], exact));
     }
     out(f, LABEL "%s -> %s (%s)", "Reference arena",
         d->arena_a ? mp_fmt_bytes_x(b1, sizeof b1, d->arena_a, exact) : "none",
         d->arena_b ? mp_fmt_bytes_x(b2, sizeof b2, d->arena_b, exact) : "none",
-        change(b3, sizeof b3, d->arena_a, d->arena_b, exact));
+        mp_fmt_change(b3, sizeof b3, d->arena_a, d->arena_b, exact));
     if (d->n_tensors == 0) {
         out(f, LABEL "no tensor changed bytes or manager", "Tensors");
         return;
@@ -522,15 +499,15 @@ void mp_report_diff_text(FILE *f, const mp_profile *a, const mp_profile *b,
             cols += ((unsigned char)*c & 0xC0) != 0x80;
         if (t->tensor_a >= 0)
             snprintf(sa, sizeof sa, "%s %s", mp_manager_name(t->manager_a),
-                     cell(b1, sizeof b1, t->bytes_a, exact));
+                     mp_fmt_cell(b1, sizeof b1, t->bytes_a, exact));
         else
             snprintf(sa, sizeof sa, "absent");
         if (t->tensor_b >= 0)
             snprintf(sb, sizeof sb, "%s %s", mp_manager_name(t->manager_b),
-                     cell(b2, sizeof b2, t->bytes_b, exact));
+                     mp_fmt_cell(b2, sizeof b2, t->bytes_b, exact));
         else
             snprintf(sb, sizeof sb, "absent");
-        out(f, "  %11s %s%*s %-18s %-18s", change(b3, sizeof b3, t->bytes_a, t->bytes_b, exact),
+        out(f, "  %11s %s%*s %-18s %-18s", mp_fmt_change(b3, sizeof b3, t->bytes_a, t->bytes_b, exact),
             name, (int)(NAME_W - cols), "", sa, sb);
     }
     if (d->n_tensors > top)

@@ -51,6 +51,27 @@ const char *mp_fmt_ns(char *buf, size_t n, uint64_t ns)
     return buf;
 }
 
+const char *mp_fmt_cell(char *buf, size_t n, uint64_t bytes, bool exact)
+{
+    if (exact)
+        snprintf(buf, n, "%" PRIu64, bytes);
+    else
+        mp_fmt_bytes(buf, n, bytes);
+    return buf;
+}
+
+const char *mp_fmt_change(char *buf, size_t n, uint64_t a, uint64_t b, bool exact)
+{
+    char h[40];
+    uint64_t d = b > a ? b - a : a - b;
+    if (exact)
+        snprintf(h, sizeof h, "%" PRIu64 " B", d);
+    else
+        mp_fmt_bytes(h, sizeof h, d);
+    snprintf(buf, n, "%s%s", d == 0 ? "" : (b > a ? "+" : "-"), h);
+    return buf;
+}
+
 const char *mp_fmt_bytes_x(char *buf, size_t n, uint64_t bytes, bool exact)
 {
     char h[32];

@@ -20,6 +20,11 @@ const char *mp_fmt_ns(char *buf, size_t n, uint64_t ns);
 /* "1.2 MiB", or with exact "1.2 MiB (1258291 B)" (exact below 1 KiB adds nothing). */
 const char *mp_fmt_bytes_x(char *buf, size_t n, uint64_t bytes, bool exact);
 
+/* A table cell of bytes: "1.5 KiB", or with exact the count alone: "1536". */
+const char *mp_fmt_cell(char *buf, size_t n, uint64_t bytes, bool exact);
+/* The change from a to b: "+1.5 KiB", "-3 B", "0 B" (exact: "+1536 B"). */
+const char *mp_fmt_change(char *buf, size_t n, uint64_t a, uint64_t b, bool exact);
+
 /* ---- text reports ----------------------------------------------------------------------- */
 
 #define MP_TEXT_COLS 80
