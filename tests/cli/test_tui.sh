@@ -142,7 +142,7 @@ keys Home '+'
 half=$((n_events / 2))
 wait_for "window #0..#$((half - 1)) of $n_events"
 keys '>'
-wait_for "window #"
+wait_gone "window #0..#$((half - 1)) of"   # the screen before the pan was drawn
 first=$(line '^window #' | sed 's/^window #\([0-9]*\)\.\..*/\1/')
 [ "${first:-0}" -gt 0 ] || fail "> did not pan right: $(line '^window #')"
 keys '<' '<' '<' '<' '<' '<' '<' '<'
