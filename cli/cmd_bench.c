@@ -405,7 +405,7 @@ static void print_text(FILE *f, const bench *b)
 {
     const bench_args *a = b->a;
     char x[6][32];
-    mp_text_line(f, "memprof bench: %s", a->model);
+    mp_text_title(f, "memprof bench", a->model);
     mp_text_line(f, "  %ld thread%s; per mode: load, prepare, first run, %ld warm-up, %ld timed "
                     "runs", a->threads, a->threads == 1 ? "" : "s", a->warmup, a->runs);
     shapes_line(f, b);

@@ -295,7 +295,7 @@ static const char *flags_str(const sc_case *cs)
 static void print_text(FILE *f, const sc_args *a, mp_session *probe, const sc_case *cases)
 {
     char b[4][48];
-    mp_text_line(f, "memprof scenarios: %s", a->model);
+    mp_text_title(f, "memprof scenarios", a->model);
     mp_text_line(f, "  mode %s, %ld thread%s; per case: first run, %ld warm-up, %ld timed runs",
                  mp_memory_mode_name(a->mode), a->threads, a->threads == 1 ? "" : "s",
                  a->warmup, a->runs);

@@ -25,31 +25,10 @@ static const char *ratio(char *buf, size_t n, uint64_t a, uint64_t b)
  * end of a tensor name telling most) and padded with spaces to w columns. */
 static const char *pad_name(char *buf, size_t n, const char *name, size_t w)
 {
-    char safe[1024];
-    mp_text_fit(safe, sizeof safe, name, 255); /* control characters made safe */
-    size_t cols = 0;
-    for (const char *c = safe; *c; c++)
+    mp_text_fit_middle(buf, n, name, w);
+    size_t len = strlen(buf), cols = 0;
+    for (const char *c = buf; *c; c++)
         cols += ((unsigned char)*c & 0xC0) != 0x80;
-    size_t len = 0;
-    if (cols <= w) {
-        len = strlen(safe) < n - 1 ? strlen(safe) : n - 1;
-        memcpy(buf, safe, len);
-    } else {
-        /* the first third, "...", the end */
-        size_t head = (w - 3) / 3, tail = w - 3 - head, col = 0;
-        for (const char *c = safe; *c && len + 8 < n; c++) {
-            bool start = ((unsigned char)*c & 0xC0) != 0x80;
-            col += start;
-            if (col <= head || col > cols - tail) {
-                buf[len++] = *c;
-            } else if (start && col == head + 1) {
-                memcpy(buf + len, "...", 3);
-                len += 3;
-            }
-        }
-        cols = w;
-    }
-    buf[len] = 0;
     while (cols < w && len + 1 < n) {
         buf[len++] = ' ';
         buf[len] = 0;
@@ -147,11 +126,14 @@ void mp_report_gate_text(FILE *f, const char *subject, const mp_baseline *now,
                          const mp_gate_result *r, bool exact)
 {
     char b1[64], b2[64], b3[64], label[64];
-    out(f, "memprof check: %s", subject);
-    out(f, "  model %s, mode %s, planner %s", now->model ? now->model : "?",
-        now->mode ? now->mode : "?", now->planner ? now->planner : "?");
+    mp_text_title(f, "memprof check", subject);
+    char model[MP_TEXT_COLS * 4 + 8], base[MP_TEXT_COLS * 4 + 8];
+    mp_text_fit_middle(model, sizeof model, now->model, 40);
+    out(f, "  model %s, mode %s, planner %s", model, now->mode ? now->mode : "?",
+        now->planner ? now->planner : "?");
     if (baseline_path && o->baseline) {
-        out(f, "  baseline %s, tolerance %s", baseline_path,
+        mp_text_fit_middle(base, sizeof base, baseline_path, 48);
+        out(f, "  baseline %s, tolerance %s", base,
             mp_fmt_tolerance(b1, sizeof b1, &o->tol, exact));
         identity_notes(f, o->baseline, now, "the baseline", "this run");
     } else if (now->truncated) {

@@ -82,7 +82,7 @@ static const char *ratio(char *buf, size_t n, uint64_t num, uint64_t den)
 static void section_header(FILE *f, const mp_profile *p)
 {
     const mp_trace_meta *m = p->meta;
-    out(f, "memprof report: %s", m && m->model ? m->model : "?");
+    mp_text_title(f, "memprof report", m && m->model ? m->model : "?");
     if (m)
         out(f, "  mode %s, planner %s, %" PRId32 " thread%s, %zu events",
             m->mode ? m->mode : "?", m->planner ? m->planner : "?", m->threads,
@@ -437,7 +437,9 @@ void mp_report_profile_text(FILE *f, const mp_profile *p, bool exact)
 static void diff_side(FILE *f, const char *tag, const mp_profile *p)
 {
     const mp_trace_meta *m = p->meta;
-    out(f, "  %s  %s (mode %s, planner %s, %zu events)", tag, m && m->model ? m->model : "?",
+    char model[MP_TEXT_COLS * 4 + 8];
+    mp_text_fit_middle(model, sizeof model, m ? m->model : NULL, 36);
+    out(f, "  %s  %s (mode %s, planner %s, %zu events)", tag, model,
         m && m->mode ? m->mode : "?", m && m->planner ? m->planner : "?", p->summary.n_events);
 }
 

@@ -151,7 +151,7 @@ static void section_header(FILE *f, const mp_trace_meta *m, const mp_summary *s)
         out(f, "memprof summary (%zu events)", s->n_events);
         return;
     }
-    out(f, "memprof summary: %s", m->model ? m->model : "?");
+    mp_text_title(f, "memprof summary", m->model ? m->model : "?");
     out(f, "  mode %s, planner %s, %" PRId32 " thread%s, %zu events", m->mode ? m->mode : "?",
         m->planner ? m->planner : "?", m->threads, m->threads == 1 ? "" : "s", s->n_events);
 }

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,6 +115,40 @@ void mp_text_fit(char *dst, size_t n, const char *src, size_t max_cols)
         for (size_t i = 0; i < 3 && c + i < max_cols && o + 1 < n; i++)
             dst[o++] = '.';
     dst[o] = '\0';
+}
+
+void mp_text_fit_middle(char *dst, size_t n, const char *src, size_t max_cols)
+{
+    char safe[1024];
+    mp_text_fit(safe, sizeof safe, src, 255); /* control characters made safe */
+    size_t cols = 0;
+    for (const unsigned char *p = (const unsigned char *)safe; *p; p++)
+        cols += !utf8_cont(*p);
+    if (cols <= max_cols || max_cols < 4) {
+        mp_text_fit(dst, n, safe, max_cols);
+        return;
+    }
+    size_t head = (max_cols - 3) / 3, tail = max_cols - 3 - head, col = 0, o = 0;
+    for (const unsigned char *p = (const unsigned char *)safe; *p && o + 8 < n; p++) {
+        bool start = !utf8_cont(*p);
+        col += start;
+        if (col <= head || col > cols - tail) {
+            dst[o++] = (char)*p;
+        } else if (start && col == head + 1) {
+            memcpy(dst + o, "...", 3);
+            o += 3;
+        }
+    }
+    dst[o] = '\0';
+}
+
+void mp_text_title(FILE *f, const char *what, const char *subject)
+{
+    char fitted[MP_TEXT_COLS * 4 + 8];
+    size_t used = strlen(what) + 2;
+    mp_text_fit_middle(fitted, sizeof fitted, subject,
+                       used < MP_TEXT_COLS - 8 ? MP_TEXT_COLS - used : 8);
+    mp_text_line(f, "%s: %s", what, fitted);
 }
 
 void mp_text_line(FILE *f, const char *fmt, ...)

@@ -32,6 +32,12 @@ const char *mp_fmt_change(char *buf, size_t n, uint64_t a, uint64_t b, bool exac
 /* Copy src into dst (size n) keeping at most max_cols columns (code points): a longer text
  * ends with "...". Control characters become '?'. NULL prints as "?". */
 void mp_text_fit(char *dst, size_t n, const char *src, size_t max_cols);
+/* Like mp_text_fit, but a longer text loses its middle: its first third, "...", then its
+ * end (a path keeps its file name, a tensor name its last part). */
+void mp_text_fit_middle(char *dst, size_t n, const char *src, size_t max_cols);
+/* Print a report's title "WHAT: SUBJECT" (for example "memprof bench: model.tflite")
+ * within MP_TEXT_COLS columns, a long subject (a path) losing its middle. */
+void mp_text_title(FILE *f, const char *what, const char *subject);
 /* Print one line (printf-style): control characters replaced, cut at MP_TEXT_COLS columns,
  * trailing spaces dropped, then a newline. */
 void mp_text_line(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -805,6 +805,42 @@ static void test_units(void **state)
     assert_string_equal(mp_fmt_ns(buf, sizeof buf, 999999999), "1.0 s");
 }
 
+static void test_text_fit(void **state)
+{
+    (void)state;
+    char buf[64];
+    /* 10 columns fit; 11 keep the first third of 7 (2), "...", the last 5 */
+    mp_text_fit_middle(buf, sizeof buf, "abcdefghij", 10);
+    assert_string_equal(buf, "abcdefghij");
+    mp_text_fit_middle(buf, sizeof buf, "abcdefghijk", 10);
+    assert_string_equal(buf, "ab...ghijk");
+    mp_text_fit_middle(buf, sizeof buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                                        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10);
+    assert_string_equal(buf, "\xc3\xa9\xc3\xa9...\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    mp_text_fit_middle(buf, sizeof buf, "a\tb", 10); /* control characters made safe */
+    assert_string_equal(buf, "a?b");
+    mp_text_fit(buf, sizeof buf, "abcdefghijk", 10); /* the plain fit cuts the end */
+    assert_string_equal(buf, "abcdefg...");
+
+    /* a title with a long path: 80 columns, the file name kept whole */
+    char path[160], *text = NULL;
+    size_t len = 0;
+    memset(path, 'd', 100);
+    strcpy(path + 100, "/model.tflite");
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    mp_text_title(f, "memprof bench", path);
+    mp_text_title(f, "memprof bench", "short.tflite");
+    fclose(f);
+    char *nl = strchr(text, '\n');
+    assert_non_null(nl);
+    assert_int_equal(nl - text, 80);
+    assert_memory_equal(nl - 13, "/model.tflite", 13);
+    assert_memory_equal(text, "memprof bench: ddd", 18);
+    assert_string_equal(nl + 1, "memprof bench: short.tflite\n");
+    free(text);
+}
+
 /* ---- replay on its own ---------------------------------------------------------------------- */
 
 static void test_replay_many_blocks(void **state)
@@ -920,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_report_text),
         cmocka_unit_test(test_report_top_items),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_text_fit),
         cmocka_unit_test(test_replay_many_blocks),
         cmocka_unit_test(test_replay_arenas),
     };
