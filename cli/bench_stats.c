@@ -39,6 +39,18 @@ double mp_stats_ratio(double a, double b)
     return b > 0 ? a / b : 0;
 }
 
+int mp_bench_order(int n, long r, int j)
+{
+    if (n <= 1)
+        return 0;
+    /* row 0: 0, 1, n-1, 2, n-2, ...; row r adds r (mod n); odd n: rows n..2n-1 reversed */
+    long cycle = n % 2 ? 2L * n : n, row = r % cycle;
+    if (row >= n)
+        j = n - 1 - j;
+    int first = j == 0 ? 0 : j % 2 ? (j + 1) / 2 : n - j / 2;
+    return (int)((first + row) % n);
+}
+
 json_t *mp_stats_json(const mp_stats *st)
 {
     return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)st->n, "mean_ms",

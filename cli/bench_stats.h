@@ -23,6 +23,13 @@ void mp_stats_compute(uint64_t *ns, size_t n, mp_stats *out);
 /* a / b, or 0 when b is 0 (a ratio to a baseline that has no figure). */
 double mp_stats_ratio(double a, double b);
 
+/* The order contestants take turns in (memprof bench): which of n runs j-th in round r
+ * (r = 0, 1, ...). Rows of a Williams design: over a cycle of n rounds (2n when n is odd)
+ * each contestant runs right after each other one equally often within the rounds, so that
+ * the caches one leaves behind favour nobody (a plain rotation put one contestant after the
+ * same other in most rounds). */
+int mp_bench_order(int n, long r, int j);
+
 /* {"n", "mean_ms", "median_ms", "min_ms", "max_ms", "geomean_ms"} (milliseconds). */
 json_t *mp_stats_json(const mp_stats *st);
 

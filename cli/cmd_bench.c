@@ -31,8 +31,10 @@ static void help(void)
 {
     printf("Usage: memprof bench MODEL [options]\n\n"
            "Runs MODEL (a .tflite file or zoo:NAME) in the static, dynamic and auto memory\n"
-           "modes, one session each, interleaved run by run (each round runs every mode\n"
-           "once, starting with a different one) so that machine noise hits all alike.\n"
+           "modes, one session each, interleaved run by run so that machine noise hits\n"
+           "all alike: each round runs every mode once, in an order (a Williams design)\n"
+           "that puts each right after each other one equally often, so that the caches\n"
+           "one leaves behind favour none.\n"
            "Prints per mode and phase (load, prepare, first run, later runs) the mean,\n"
            "median, min, max and geometric mean in ms, and the median's ratio to static;\n"
            "from each mode's recorded trace the allocations and bytes allocated in the\n"
@@ -53,6 +55,9 @@ static void help(void)
            "  --peer xnnpack       also run XNNPACK's own subgraph runtime, built from our\n"
            "                       graph, interleaved with the modes (not with each-run);\n"
            "                       a model with an operator it lacks is refused (exit 5)\n"
+           "  --no-huge-pages      our sessions keep their arena and XNNPACK's packed\n"
+           "                       weights on ordinary pages, as the peer does (to measure\n"
+           "                       what the transparent-huge-page pool gains)\n"
            "  --format text|json   output format (default text; fields: README)\n"
            "  -o, --output PATH    write the output there (atomically) instead of stdout\n"
            "  -h, --help           show this help\n\n"
@@ -73,7 +78,7 @@ typedef struct bench_args {
     int n_shapes, n_inputs;
     long threads, runs, warmup;
     mp_shape_at at;
-    bool peer, json;
+    bool peer, json, no_huge_pages;
 } bench_args;
 
 /* Options that take a value (others are flags or unknown). */
@@ -103,6 +108,10 @@ static int parse(int argc, char **argv, bench_args *a)
             if (a->model)
                 return mp_usage_error("bench", "unexpected argument '%s'", o);
             a->model = o;
+            continue;
+        }
+        if (strcmp(o, "--no-huge-pages") == 0) {
+            a->no_huge_pages = true;
             continue;
         }
         if (!takes_value(o))
@@ -298,7 +307,8 @@ static int drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
     for (int i = 0; i < N_MODES && rc == MP_EXIT_OK; i++) {
         contestant *c = &b->c[i];
         mp_session_options so = {.threads = (int)a->threads, .threadpool = b->pool,
-                                 .mode = k_modes[i], .trace = c->tr};
+                                 .mode = k_modes[i], .trace = c->tr,
+                                 .no_huge_pages = a->no_huge_pages};
         rc = mp_cli_session_open(a->model, bytes, size, &so, &c->s, &c->load_ns);
         if (rc != MP_EXIT_OK)
             break;
@@ -329,7 +339,7 @@ static int drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
     }
     long total = 1 + a->warmup + a->runs;
     /* round 0, the first runs, in order (the peer is made from the auto session after its
-     * first run); later rounds start each with the next contestant */
+     * first run); later rounds in the balanced order of mp_bench_order */
     for (int i = 0; i < b->n && rc == MP_EXIT_OK; i++) {
         contestant *c = &b->c[i];
         if (c->is_peer) {
@@ -345,7 +355,7 @@ static int drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
     for (long r = 1; r < total && rc == MP_EXIT_OK; r++) {
         mp_progress_update(pg, "bench: round %ld of %ld", r + 1, total);
         for (int j = 0; j < b->n && rc == MP_EXIT_OK; j++)
-            rc = run_once(b, &b->c[(j + r) % b->n], r);
+            rc = run_once(b, &b->c[mp_bench_order(b->n, r - 1, j)], r);
     }
     if (rc == MP_EXIT_OK)
         rss_sample(b, "later runs", "(all)");
@@ -408,6 +418,8 @@ static void print_text(FILE *f, const bench *b)
     mp_text_title(f, "memprof bench", a->model);
     mp_text_line(f, "  %ld thread%s; per mode: load, prepare, first run, %ld warm-up, %ld timed "
                     "runs", a->threads, a->threads == 1 ? "" : "s", a->warmup, a->runs);
+    if (a->no_huge_pages)
+        mp_text_line(f, "  --no-huge-pages: arenas and packed weights on ordinary pages");
     shapes_line(f, b);
     mp_text_line(f, "%s", "");
     mp_text_line(f, "Time, ms          n      mean    median       min       max   geomean  "
@@ -492,6 +504,7 @@ static json_t *to_json(const bench *b)
     json_object_set_new(root, "threads", json_integer(a->threads));
     json_object_set_new(root, "runs", json_integer(a->runs));
     json_object_set_new(root, "warmup", json_integer(a->warmup));
+    json_object_set_new(root, "huge_pages", json_boolean(!a->no_huge_pages));
     json_object_set_new(root, "shape_at", json_string(mp_shape_at_name(a->at)));
     const mp_session *s0 = b->c[0].s;
     for (int k = 0; s0 && k < mp_session_input_count(s0) && k < MP_CLI_MAX_INPUTS; k++)

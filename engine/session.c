@@ -89,6 +89,7 @@ mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_
     mp_mem_set_trace(s->mem, s->trace);
     /* no single buffer (XNNPACK's included) may exceed the tensor limit plus slack */
     mp_mem_set_max_alloc(s->mem, s->opt.max_tensor_bytes + 4096);
+    mp_mem_set_huge_pages(s->mem, !s->opt.no_huge_pages);
     if (s->opt.threadpool) {
         s->pool = (pthreadpool_t)s->opt.threadpool;
     } else if (s->opt.threads > 1) {

@@ -53,6 +53,10 @@ typedef struct mp_session_options {
      * the tensors: one block the size of the largest, instead of slots in the arena beside
      * the tensors (the default). Exists to compare the two (memprof plan, --scratch). */
     bool scratch_separate;
+    /* The arena and XNNPACK's packed weights from malloc's ordinary pages instead of the
+     * transparent-huge-page pool (engine/memory/huge_pool.h): exists to measure the pool
+     * (memprof bench --no-huge-pages). */
+    bool no_huge_pages;
 } mp_session_options;
 
 /* Name of a mode ("auto", ...) and back (-1 when unknown). */

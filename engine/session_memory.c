@@ -368,7 +368,8 @@ static mp_status place_static(mp_session *s, mp_error *err)
     }
     e->stamp = ++s->cache_clock;
     if (e->n_planned > 0) {
-        s->arena = mp_mem_alloc(s->mem, e->total + XNN_EXTRA_BYTES, SLOT_ALIGN, MP_MEM_STATIC, none);
+        s->arena = mp_mem_alloc_long(s->mem, e->total + XNN_EXTRA_BYTES, SLOT_ALIGN,
+                                     MP_MEM_STATIC, none);
         if (!s->arena) {
             st = mp_fail(err, MP_ERR_NOMEM, "%s: out of memory for an arena of %llu bytes",
                          s->model->path, (unsigned long long)e->total);

@@ -3,11 +3,13 @@
  * raw pointer) so that frees are attributed and recorded without a lookup table. */
 #include "mem.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
 
 #include "../trace.h"
+#include "huge_pool.h"
 
 _Static_assert((int)MP_MEM_CONST == (int)MP_KIND_CONST &&
                    (int)MP_MEM_ENGINE == (int)MP_KIND_ENGINE &&
@@ -20,7 +22,9 @@ struct mp_mem {
     mp_trace *trace;  /* NULL = not recording */
     uint64_t next_id;
     uint64_t model_id, model_tables_id, mapped_bytes, model_heap;
-    uint64_t slack_live; /* header and alignment bytes of live blocks */
+    uint64_t slack_live; /* bytes malloc holds beyond live blocks: headers, alignment room,
+                          * the huge-page pool's uncarved chunk space */
+    mp_hpool *hpool;     /* long-lived blocks on huge pages; NULL = plain malloc */
 };
 
 typedef struct blk_hdr {
@@ -28,7 +32,8 @@ typedef struct blk_hdr {
     size_t bytes;
     uint64_t id;
     int32_t tensor, op;
-    uint32_t kind;
+    uint16_t kind;
+    uint16_t pooled; /* from the huge-page pool, not malloc */
     uint32_t shift; /* bytes between the raw malloc pointer and the user pointer */
     uint32_t magic;
     uint32_t align;
@@ -43,7 +48,20 @@ static blk_hdr *hdr_of(const void *p)
 
 mp_mem *mp_mem_create(void)
 {
-    return calloc(1, sizeof(mp_mem)); /* the accountant itself is not accounted */
+    mp_mem *m = calloc(1, sizeof(mp_mem)); /* the accountant itself is not accounted */
+    if (m)
+        m->hpool = mp_hpool_create(); /* NULL: long-lived blocks from malloc */
+    return m;
+}
+
+void mp_mem_set_huge_pages(mp_mem *m, bool on)
+{
+    if (on && !m->hpool)
+        m->hpool = mp_hpool_create();
+    else if (!on && m->hpool) {
+        mp_hpool_destroy(m->hpool);
+        m->hpool = NULL;
+    }
 }
 
 void mp_mem_set_max_alloc(mp_mem *m, size_t bytes)
@@ -53,6 +71,8 @@ void mp_mem_set_max_alloc(mp_mem *m, size_t bytes)
 
 void mp_mem_destroy(mp_mem *m)
 {
+    if (m)
+        mp_hpool_destroy(m->hpool);
     free(m);
 }
 
@@ -122,14 +142,28 @@ static void account_free(mp_mem *m, size_t bytes, mp_mem_kind kind, size_t slack
     s->bytes_free += bytes;
 }
 
-/* Bytes malloc is asked for beyond the caller's: the header and the alignment room. */
-static size_t slack_of(const blk_hdr *h)
+/* Give a block's memory back (its header read already); returns the bytes malloc stops
+ * holding beyond the block's own (modulo 2^64, as raw_alloc's slack). */
+static size_t raw_release(blk_hdr *h, void *ptr)
 {
-    return (size_t)h->align + sizeof(blk_hdr);
+    char *raw = (char *)ptr - h->shift;
+    size_t bytes = h->bytes;
+    h->magic = 0;
+    if (!h->pooled) {
+        size_t slack = (size_t)h->align + sizeof(blk_hdr);
+        free(raw);
+        return slack;
+    }
+    size_t released = 0;
+    mp_hpool_free(raw, &released);
+    return released - bytes;
 }
 
-/* Allocate and fill in a block without accounting or recording. */
-static char *raw_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
+/* Allocate and fill in a block without accounting or recording; from the huge-page pool
+ * when `pool` (*slack: the bytes malloc newly holds beyond the block's own, which for a
+ * pooled block is the chunk space it took, less its bytes: modulo 2^64). */
+static char *raw_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner,
+                       bool pool, size_t *slack)
 {
     if (align == 0)
         align = MP_MEM_ALIGN;
@@ -139,15 +173,20 @@ static char *raw_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, 
         return NULL;
     if (bytes > SIZE_MAX - align - sizeof(blk_hdr) || (m && m->max_alloc && bytes > m->max_alloc && kind != MP_MEM_STATIC))
         return NULL;
-    char *raw = malloc(bytes + align + sizeof(blk_hdr));
+    size_t reserved = 0;
+    pool = pool && m && m->hpool;
+    char *raw = pool ? mp_hpool_alloc(m->hpool, bytes + align + sizeof(blk_hdr), &reserved)
+                     : malloc(bytes + align + sizeof(blk_hdr));
     if (!raw)
         return NULL;
+    *slack = pool ? reserved - bytes : align + sizeof(blk_hdr);
     uintptr_t u = ((uintptr_t)raw + sizeof(blk_hdr) + align - 1) & ~(uintptr_t)(align - 1);
     char *p = (char *)u;
     blk_hdr *h = hdr_of(p);
     h->mem = m;
     h->bytes = bytes;
-    h->kind = (uint32_t)kind;
+    h->kind = (uint16_t)kind;
+    h->pooled = pool;
     h->shift = (uint32_t)(p - raw);
     h->magic = BLK_MAGIC;
     h->align = (uint32_t)align;
@@ -157,16 +196,28 @@ static char *raw_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, 
     return p;
 }
 
-void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
+static void *alloc_block(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind,
+                         mp_owner owner, bool pool)
 {
-    char *p = raw_alloc(m, bytes, align, kind, owner);
+    size_t slack = 0;
+    char *p = raw_alloc(m, bytes, align, kind, owner, pool, &slack);
     if (!p)
         return NULL;
     blk_hdr *h = hdr_of(p);
     h->id = m ? ++m->next_id : 0;
-    account_alloc(m, bytes, kind, slack_of(h));
+    account_alloc(m, bytes, kind, slack);
     record(m, MP_EV_ALLOC, h, 0);
     return p;
+}
+
+void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
+{
+    return alloc_block(m, bytes, align, kind, owner, false);
+}
+
+void *mp_mem_alloc_long(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
+{
+    return alloc_block(m, bytes, align, kind, owner, bytes >= MP_MEM_HUGE_MIN);
 }
 
 void *mp_mem_calloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner)
@@ -185,8 +236,9 @@ void *mp_mem_realloc(mp_mem *m, void *ptr, size_t bytes, mp_mem_kind kind, mp_ow
     if (h->magic != BLK_MAGIC)
         abort();
     mp_mem *acct = h->mem;
+    size_t slack = 0; /* a block that changes size leaves the pool: it is not long-lived */
     char *q = raw_alloc(acct, bytes, h->align, (mp_mem_kind)h->kind,
-                        (mp_owner){h->tensor, h->op});
+                        (mp_owner){h->tensor, h->op}, false, &slack);
     if (!q)
         return NULL;
     blk_hdr *g = hdr_of(q);
@@ -194,16 +246,15 @@ void *mp_mem_realloc(mp_mem *m, void *ptr, size_t bytes, mp_mem_kind kind, mp_ow
     size_t old = h->bytes;
     memcpy(q, ptr, old < bytes ? old : bytes);
     /* one realloc: the old block's bytes leave, the new ones arrive */
-    account_alloc(acct, bytes, (mp_mem_kind)g->kind, slack_of(g));
-    account_free(acct, old, (mp_mem_kind)h->kind, slack_of(h));
+    account_alloc(acct, bytes, (mp_mem_kind)g->kind, slack);
+    mp_mem_kind old_kind = (mp_mem_kind)h->kind; /* read before the old block goes */
+    account_free(acct, old, old_kind, raw_release(h, ptr));
     if (acct) {
         acct->st.n_alloc--; /* counted as one realloc, not an alloc and a free */
         acct->st.n_free--;
         acct->st.n_realloc++;
     }
     record(acct, MP_EV_REALLOC, g, old);
-    h->magic = 0;
-    free((char *)ptr - h->shift);
     return q;
 }
 
@@ -214,11 +265,12 @@ void mp_mem_free(mp_mem *m, void *ptr)
     blk_hdr *h = hdr_of(ptr);
     if (h->magic != BLK_MAGIC)
         abort(); /* not ours: a bug, never input-dependent */
-    h->magic = 0;
     (void)m;
-    account_free(h->mem, h->bytes, (mp_mem_kind)h->kind, slack_of(h));
-    record(h->mem, MP_EV_FREE, h, 0);
-    free((char *)ptr - h->shift);
+    mp_mem *acct = h->mem;
+    size_t bytes = h->bytes;
+    mp_mem_kind kind = (mp_mem_kind)h->kind;
+    record(acct, MP_EV_FREE, h, 0);
+    account_free(acct, bytes, kind, raw_release(h, ptr));
 }
 
 size_t mp_mem_size(const void *ptr)
@@ -321,7 +373,8 @@ static void *xa_aligned(void *ctx, size_t align, size_t size)
     (void)ctx;
     if (g_redirect)
         return g_redirect->aligned_allocate(g_redirect->context, align, size);
-    return mp_mem_alloc(g_current, size, align, MP_MEM_KERNEL, MP_OWNER_OP(g_current_op));
+    /* XNNPACK's SIMD memory: packed weights and operators, alive while the session is */
+    return mp_mem_alloc_long(g_current, size, align, MP_MEM_KERNEL, MP_OWNER_OP(g_current_op));
 }
 
 int mp_mem_xnn_init(void)

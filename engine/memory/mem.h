@@ -7,6 +7,7 @@
 #ifndef MP_MEM_H
 #define MP_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,13 @@ mp_trace *mp_mem_trace(const mp_mem *m);
 /* Allocate `bytes` (0 allowed: returns a valid unique pointer) aligned to `align`
  * (a power of two; 0 means MP_MEM_ALIGN). Returns NULL when out of memory. */
 void *mp_mem_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner);
+/* A block that lives as long as a prepared session (the planned arena, XNNPACK's packed
+ * weights): one of MP_MEM_HUGE_MIN bytes or more comes from the huge-page pool
+ * (huge_pool.h) unless mp_mem_set_huge_pages turned it off; otherwise as mp_mem_alloc. */
+#define MP_MEM_HUGE_MIN ((size_t)64 << 10)
+void *mp_mem_alloc_long(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner);
+/* Long-lived blocks on transparent huge pages (the default) or from malloc. */
+void mp_mem_set_huge_pages(mp_mem *m, bool on);
 /* Zero-filled variant. */
 void *mp_mem_calloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, mp_owner owner);
 /* Resize keeping contents (alignment and kind of the original). NULL ptr = alloc. */

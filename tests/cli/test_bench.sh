@@ -62,6 +62,9 @@ expect 4 "$mp" scenarios "$tmp/garbage.tflite" --shape x=1; has err "garbage.tfl
 expect 3 "$mp" bench "$tmp/does-not-exist.tflite"; has err "does-not-exist"
 
 # ---- bench: text and JSON, with the peer --------------------------------------------------
+expect 0 "$mp" bench zoo:mnist_mlp -r 2 -w 0 --no-huge-pages --format json -o "$tmp/nh.json"
+jcheck "$tmp/nh.json" 'need(j.get("huge_pages") is False, "--no-huge-pages: huge_pages not false")'
+expect 0 "$mp" bench zoo:mnist_mlp -r 2 -w 0 --no-huge-pages; has out "ordinary pages"
 expect 0 "$mp" bench zoo:mnist_mlp -r 3 -w 1 --peer xnnpack
 for s in "Time, ms" "later runs" "Memory" "Resident memory" "xnnpack" "/static"; do
   has out "$s"
@@ -74,6 +77,7 @@ need(j.get("format") == "memprof-bench" and j.get("version") == 1, "format/versi
 for k in ("model", "threads", "runs", "warmup", "shape_at", "shapes", "modes", "rss"):
     need(k in j, "no field " + k)
 need(j["runs"] == 3 and j["warmup"] == 1 and j["threads"] == 1, "runs/warmup/threads")
+need(j.get("huge_pages") is True, "huge_pages is not true by default")
 names = [m["name"] for m in j["modes"]]
 need(names == ["static", "dynamic", "auto", "xnnpack"], "modes %s" % names)
 stat = ("n", "mean_ms", "median_ms", "min_ms", "max_ms", "geomean_ms")

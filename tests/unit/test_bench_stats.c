@@ -68,6 +68,41 @@ static void test_json(void **state)
     json_decref(j);
 }
 
+/* The bench's order: over a cycle (n rounds, 2n for odd n) every round runs each
+ * contestant once, each holds each place equally often, and each runs right after each
+ * other one equally often within rounds: n = 4, 4 rounds of 3 neighbour pairs = 12 = 4 x 3
+ * ordered pairs once each; n = 3, 6 rounds of 2 pairs = 12 = 6 ordered pairs twice. */
+static void test_order_balanced(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= 6; n++) {
+        int cycle = n % 2 ? 2 * n : n;
+        int after[6][6] = {{0}}, place[6][6] = {{0}};
+        for (int r = 0; r < cycle; r++) {
+            int seen[6] = {0};
+            for (int j = 0; j < n; j++) {
+                int c = mp_bench_order(n, r, j);
+                assert_true(c >= 0 && c < n);
+                assert_int_equal(seen[c]++, 0);
+                place[c][j]++;
+                if (j > 0)
+                    after[mp_bench_order(n, r, j - 1)][c]++;
+            }
+        }
+        int pairs_each = n % 2 ? 2 : 1, places_each = cycle / n;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++) {
+                assert_int_equal(after[a][b], a == b ? 0 : pairs_each);
+                assert_int_equal(place[a][b], places_each);
+            }
+        /* the next cycle repeats the first */
+        for (int j = 0; j < n; j++)
+            assert_int_equal(mp_bench_order(n, cycle + 1, j), mp_bench_order(n, 1, j));
+    }
+    assert_int_equal(mp_bench_order(4, 0, 2), 3); /* row 0: 0, 1, 3, 2 */
+    assert_int_equal(mp_bench_order(4, 1, 3), 3); /* row 1: 1, 2, 0, 3 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -75,6 +110,7 @@ int main(void)
         cmocka_unit_test(test_even_and_one),
         cmocka_unit_test(test_empty_zero_ratio),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_order_balanced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

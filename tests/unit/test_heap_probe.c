@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/heap_probe.h"
+#include "engine/memory/mem.h"
 
 /* Called through volatile pointers: the compiler may neither elide a malloc/free pair nor
  * warn about deliberately absurd sizes. */
@@ -278,6 +279,34 @@ static void test_threads(void **state)
     pthread_barrier_destroy(&g_barrier);
 }
 
+/* What `memprof run` relies on: the process heap an mp_mem adds is its live bytes plus the
+ * slack it reports (headers, alignment room, the huge-page pool's uncarved chunks), so that
+ * "unaccounted heap" is the process's own. Checked at the peak, pooled blocks or not. */
+static void test_engine_slack_matches_heap(void **state)
+{
+    (void)state;
+    for (int huge = 0; huge < 2; huge++) {
+        uint64_t l0 = mp_heap_probe_live();
+        mp_mem *m = mp_mem_create();
+        mp_mem_set_huge_pages(m, huge);
+        uint64_t base = mp_heap_probe_live() - l0; /* the accountant and its pool */
+        void *a = mp_mem_alloc_long(m, 300000, 64, MP_MEM_KERNEL, MP_OWNER_NONE);
+        void *b = mp_mem_alloc(m, 5000, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
+        void *c = mp_mem_alloc_long(m, 3000000, 4096, MP_MEM_STATIC, MP_OWNER_NONE);
+        void *d = mp_mem_alloc_long(m, 200000, 0, MP_MEM_KERNEL, MP_OWNER_NONE);
+        assert_true(a && b && c && d);
+        const mp_mem_stats *s = mp_mem_get_stats(m);
+        assert_int_equal(s->peak_total, 3505000);
+        assert_int_equal(mp_heap_probe_live() - l0 - base, s->peak_total + s->slack_at_peak);
+        mp_mem_free(m, a);
+        mp_mem_free(m, b);
+        mp_mem_free(m, c);
+        mp_mem_free(m, d);
+        mp_mem_destroy(m);
+        assert_int_equal(mp_heap_probe_live(), l0);
+    }
+}
+
 int main(void)
 {
     if (!mp_heap_probe_available()) {
@@ -288,6 +317,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_malloc_free),
+        cmocka_unit_test(test_engine_slack_matches_heap),
         cmocka_unit_test(test_peak_tracks_calloc),
         cmocka_unit_test(test_realloc_grow_shrink),
         cmocka_unit_test(test_aligned),

@@ -127,6 +127,50 @@ static void test_dynamic_mode_repeated_runs(void **state)
     free(want_big);
 }
 
+/* The huge-page pool (engine/memory/huge_pool.h) only moves where long-lived blocks live:
+ * with it and without it, a session changing shapes back and forth (arenas and packed
+ * weights made and given back through the pool) computes the same bits and counts the same
+ * bytes, in every mode. */
+static void test_huge_pages_are_transparent(void **state)
+{
+    (void)state;
+    const char *model = "zoo:mobilenet_v2_dynamic";
+    const int32_t small[4] = {1, 96, 96, 3}, big[4] = {1, 128, 160, 3};
+    const int32_t *cycle[5] = {small, big, small, big, big};
+    const mp_memory_mode modes[3] = {MP_MEMORY_STATIC, MP_MEMORY_AUTO, MP_MEMORY_DYNAMIC};
+    for (int mi = 0; mi < 3; mi++) {
+        mp_session *s[2] = {NULL, NULL};
+        mp_error err = {0};
+        for (int h = 0; h < 2; h++) {
+            mp_session_options so = {.threads = 1, .mode = modes[mi], .no_huge_pages = h == 1};
+            assert_int_equal(mp_session_create(&so, &s[h], &err), MP_OK);
+            assert_int_equal(mp_session_load(s[h], model, &err), MP_OK);
+            assert_int_equal(mp_session_prepare(s[h], &err), MP_OK);
+        }
+        for (int i = 0; i < 5; i++) {
+            for (int h = 0; h < 2; h++) {
+                if (i == 0 || cycle[i] != cycle[i - 1])
+                    assert_int_equal(mp_session_set_input_shape(s[h], 0, 4, cycle[i], &err),
+                                     MP_OK);
+                feed_reference(s[h]);
+                run_ok(s[h]);
+            }
+            const mp_tensor *o0 = mp_session_output(s[0], 0), *o1 = mp_session_output(s[1], 0);
+            assert_int_equal(o0->bytes, o1->bytes);
+            assert_memory_equal(o0->data, o1->data, o0->bytes);
+            const mp_mem_stats *a = mp_mem_get_stats(mp_session_mem(s[0]));
+            const mp_mem_stats *b = mp_mem_get_stats(mp_session_mem(s[1]));
+            assert_memory_equal(a->live, b->live, sizeof a->live);
+            assert_memory_equal(a->peak, b->peak, sizeof a->peak);
+            assert_int_equal(a->n_alloc, b->n_alloc);
+            assert_int_equal(a->n_free, b->n_free);
+            assert_int_equal(a->bytes_alloc, b->bytes_alloc);
+        }
+        mp_session_destroy(s[0]);
+        mp_session_destroy(s[1]);
+    }
+}
+
 static void test_runs_allocate_nothing(void **state)
 {
     (void)state;
@@ -332,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shape_change_after_prepare),
         cmocka_unit_test(test_dynamic_mode_repeated_runs),
+        cmocka_unit_test(test_huge_pages_are_transparent),
         cmocka_unit_test(test_runs_allocate_nothing),
         cmocka_unit_test(test_dilated_conv_any_size),
         cmocka_unit_test(test_misuse_is_refused),
