@@ -7,12 +7,16 @@
  *
  * Chunks come from aligned_alloc (so a malloc-level heap measurement still sees them) and
  * are carved by bumping a cursor; a chunk is given back when its last block is freed. A
- * block of half a chunk or more gets a chunk of its own. Blocks are never moved or reused
- * in place, so the pool suits blocks that live as long as a prepared session. */
+ * block of more than half a chunk gets a chunk of its own; when it is freed, its chunk is
+ * kept as the pool's one spare (the larger one, if there is a spare already) for the next
+ * such block, so that an arena given back at a shape change and made again for the new
+ * shape finds its pages in place, as malloc's heap would give them. Blocks are never moved
+ * or reused in place, so the pool suits blocks that live as long as a prepared session. */
 #ifndef MP_HUGE_POOL_H
 #define MP_HUGE_POOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define MP_HUGE_PAGE ((size_t)2 << 20)
 #define MP_HUGE_CHUNK ((size_t)4 << 20) /* a shared chunk */
@@ -20,12 +24,14 @@
 typedef struct mp_hpool mp_hpool;
 
 mp_hpool *mp_hpool_create(void);
-/* Forget the pool: a chunk still holding blocks is given back when its last block is. */
+/* The pool and its spare are freed; a chunk still holding blocks is given back when its
+ * last block is. */
 void mp_hpool_destroy(mp_hpool *p);
 /* `bytes` from the pool, 16-byte aligned, or NULL when the system refuses a chunk.
- * *reserved = bytes of chunk newly taken from the system for it (0 when none). */
-void *mp_hpool_alloc(mp_hpool *p, size_t bytes, size_t *reserved);
-/* Give a block back; *released = bytes of chunk returned to the system (0 when none). */
-void mp_hpool_free(void *block, size_t *released);
+ * *held = the change in chunk bytes the pool holds from the system (a new chunk: its size;
+ * a spare given back on the way: less its size; 0 when none). */
+void *mp_hpool_alloc(mp_hpool *p, size_t bytes, int64_t *held);
+/* Give a block back; *held = the change in chunk bytes held (0, or minus a chunk's size). */
+void mp_hpool_free(void *block, int64_t *held);
 
 #endif

@@ -154,9 +154,9 @@ static size_t raw_release(blk_hdr *h, void *ptr)
         free(raw);
         return slack;
     }
-    size_t released = 0;
-    mp_hpool_free(raw, &released);
-    return released - bytes;
+    int64_t held = 0;
+    mp_hpool_free(raw, &held);
+    return (size_t)-held - bytes;
 }
 
 /* Allocate and fill in a block without accounting or recording; from the huge-page pool
@@ -173,13 +173,13 @@ static char *raw_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, 
         return NULL;
     if (bytes > SIZE_MAX - align - sizeof(blk_hdr) || (m && m->max_alloc && bytes > m->max_alloc && kind != MP_MEM_STATIC))
         return NULL;
-    size_t reserved = 0;
+    int64_t held = 0;
     pool = pool && m && m->hpool;
-    char *raw = pool ? mp_hpool_alloc(m->hpool, bytes + align + sizeof(blk_hdr), &reserved)
+    char *raw = pool ? mp_hpool_alloc(m->hpool, bytes + align + sizeof(blk_hdr), &held)
                      : malloc(bytes + align + sizeof(blk_hdr));
     if (!raw)
         return NULL;
-    *slack = pool ? reserved - bytes : align + sizeof(blk_hdr);
+    *slack = pool ? (size_t)held - bytes : align + sizeof(blk_hdr);
     uintptr_t u = ((uintptr_t)raw + sizeof(blk_hdr) + align - 1) & ~(uintptr_t)(align - 1);
     char *p = (char *)u;
     blk_hdr *h = hdr_of(p);

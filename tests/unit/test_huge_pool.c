@@ -22,13 +22,13 @@ static void test_pool_chunks(void **state)
     assert_non_null(p);
     enum { N = 42, SIZE = 100000 };
     unsigned char *b[N];
-    size_t reserved, total = 0;
+    int64_t reserved, total = 0;
     for (int i = 0; i < N; i++) {
         b[i] = mp_hpool_alloc(p, SIZE, &reserved);
         assert_non_null(b[i]);
         assert_int_equal((uintptr_t)b[i] % 16, 0);
         /* the first block and the 42nd take a chunk; the others fit */
-        assert_int_equal(reserved, i == 0 || i == 41 ? MP_HUGE_CHUNK : 0);
+        assert_int_equal(reserved, i == 0 || i == 41 ? (int64_t)MP_HUGE_CHUNK : 0);
         total += reserved;
         memset(b[i], i + 1, SIZE);
     }
@@ -36,13 +36,13 @@ static void test_pool_chunks(void **state)
         for (size_t k = 0; k < SIZE; k += 4999)
             assert_int_equal(b[i][k], i + 1);
     /* the first chunk is full: it goes back with its last block, not before */
-    size_t released;
+    int64_t released;
     for (int i = 0; i < 40; i++) {
         mp_hpool_free(b[i], &released);
         assert_int_equal(released, 0);
     }
     mp_hpool_free(b[40], &released);
-    assert_int_equal(released, MP_HUGE_CHUNK);
+    assert_int_equal(released, -(int64_t)MP_HUGE_CHUNK);
     /* the current chunk is kept (carved again from its start) */
     mp_hpool_free(b[41], &released);
     assert_int_equal(released, 0);
@@ -50,42 +50,61 @@ static void test_pool_chunks(void **state)
     assert_int_equal(reserved, 0);
     assert_ptr_equal(again, b[41]);
     mp_hpool_free(again, &released);
-    assert_int_equal(total, 2 * MP_HUGE_CHUNK);
+    assert_int_equal(total, 2 * (int64_t)MP_HUGE_CHUNK);
     mp_hpool_destroy(p);
 }
 
 /* A block that would take more than half a chunk (64-byte chunk header, 16-byte link,
  * size rounded to 16) gets a chunk of its own, rounded up to huge pages: 3 MiB -> 4 MiB;
- * 2 MiB - 79 bytes needs 2 MiB + 16 -> 4 MiB. 2 MiB - 80 bytes needs exactly half and
- * shares. An own chunk goes back with its block; a shared one may outlive the pool. */
+ * 2 MiB - 79 bytes needs 2 MiB + 16 -> 4 MiB; 5 MiB -> 6 MiB. 2 MiB - 80 bytes needs
+ * exactly half and shares. A freed own chunk stays as the one spare (the larger of two),
+ * which a block that fits takes; one that does not fit gives it back first. */
 static void test_pool_own_chunk(void **state)
 {
     (void)state;
     mp_hpool *p = mp_hpool_create();
-    size_t reserved, released;
-    const size_t mib = (size_t)1 << 20;
-    void *big = mp_hpool_alloc(p, 3 * mib, &reserved);
+    int64_t held;
+    const int64_t mib = 1 << 20;
+    void *big = mp_hpool_alloc(p, 3 * mib, &held);
     assert_non_null(big);
-    assert_int_equal(reserved, 4 * mib);
-    void *half = mp_hpool_alloc(p, 2 * mib - 80, &reserved);
+    assert_int_equal(held, 4 * mib);
+    void *half = mp_hpool_alloc(p, 2 * mib - 80, &held);
     assert_non_null(half);
-    assert_int_equal(reserved, MP_HUGE_CHUNK); /* the first shared chunk */
-    void *small = mp_hpool_alloc(p, 1000, &reserved);
+    assert_int_equal(held, MP_HUGE_CHUNK); /* the first shared chunk */
+    void *small = mp_hpool_alloc(p, 1000, &held);
     assert_non_null(small);
-    assert_int_equal(reserved, 0); /* 2 MiB + 1032 of 4 MiB */
-    void *over = mp_hpool_alloc(p, 2 * mib - 79, &reserved);
+    assert_int_equal(held, 0); /* 2 MiB + 1032 of 4 MiB */
+    void *over = mp_hpool_alloc(p, 2 * mib - 79, &held);
     assert_non_null(over);
-    assert_int_equal(reserved, 4 * mib);
-    mp_hpool_free(big, &released);
-    assert_int_equal(released, 4 * mib);
+    assert_int_equal(held, 4 * mib);
+
+    mp_hpool_free(big, &held); /* kept as the spare */
+    assert_int_equal(held, 0);
+    void *again = mp_hpool_alloc(p, 3 * mib + mib / 2, &held); /* fits the spare */
+    assert_int_equal(held, 0);
+    assert_ptr_equal(again, big);
+    mp_hpool_free(again, &held);
+    assert_int_equal(held, 0);
+    void *five = mp_hpool_alloc(p, 5 * mib, &held); /* the spare goes, 6 MiB comes */
+    assert_non_null(five);
+    assert_int_equal(held, 6 * mib - 4 * mib);
+    memset(five, 7, 5 * mib);
+    mp_hpool_free(over, &held); /* no spare: it becomes the spare */
+    assert_int_equal(held, 0);
+    mp_hpool_free(five, &held); /* the larger stays: the 4 MiB spare goes */
+    assert_int_equal(held, -4 * mib);
+    void *four = mp_hpool_alloc(p, 4 * mib, &held); /* takes the 6 MiB spare */
+    assert_int_equal(held, 0);
+    assert_ptr_equal(four, five);
+
     mp_hpool_destroy(p); /* blocks still out: their chunks stay until they are freed */
-    mp_hpool_free(small, &released);
-    assert_int_equal(released, 0);
-    mp_hpool_free(half, &released);
-    assert_int_equal(released, MP_HUGE_CHUNK);
-    mp_hpool_free(over, &released);
-    assert_int_equal(released, 4 * mib);
-    assert_null(mp_hpool_alloc(NULL, SIZE_MAX - 8, &reserved)); /* absurd: refused */
+    mp_hpool_free(small, &held);
+    assert_int_equal(held, 0);
+    mp_hpool_free(half, &held);
+    assert_int_equal(held, -(int64_t)MP_HUGE_CHUNK);
+    mp_hpool_free(four, &held);
+    assert_int_equal(held, -6 * mib);
+    assert_null(mp_hpool_alloc(NULL, SIZE_MAX - 8, &held)); /* absurd: refused */
 }
 
 /* Long-lived blocks: aligned, counted exactly like plain ones; the pool's uncarved chunk
