@@ -14,10 +14,10 @@
 #include "bench_stats.h"
 #include "call_orders.h"
 #include "cli.h"
+#include "model_opts.h"
 #include "peers/xnnpack_runtime.h"
 #include "reports/units.h"
 
-#define MAX_ARGS 64
 #define N_MODES 3        /* static, dynamic, auto: mode[0] is the baseline of ratios */
 #define N_PHASES 4
 #define MAX_RSS_STEPS 16
@@ -74,29 +74,29 @@ static void help(void)
 
 typedef struct bench_args {
     const char *model, *out_path;
-    const char *shapes[MAX_ARGS], *inputs[MAX_ARGS];
-    int n_shapes, n_inputs;
-    long threads, runs, warmup;
-    mp_shape_at at;
+    mp_model_opts m; /* --shape, --input, --shape-at, -r, -w, --threads */
     bool peer, json, no_huge_pages;
 } bench_args;
+
+#define BENCH_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_THREADS | \
+                    MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_SHORT)
 
 /* Options that take a value (others are flags or unknown). */
 static bool takes_value(const char *o)
 {
-    static const char *const k[] = {"--shape", "--input", "--shape-at", "-r", "--runs", "-w", "--warmup", "--threads", "--peer", "--format", "-o", "--output"};
+    static const char *const k[] = {"--peer", "--format", "-o", "--output"};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (strcmp(o, k[i]) == 0)
             return true;
-    return false;
+    return mp_model_opt_is(BENCH_OPTS, o);
 }
 
 static int parse(int argc, char **argv, bench_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->threads = 1;
-    a->runs = 10;
-    a->warmup = 2;
+    a->m.threads = 1;
+    a->m.runs = 10;
+    a->m.warmup = 2;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -119,29 +119,10 @@ static int parse(int argc, char **argv, bench_args *a)
         if (!v)
             return mp_usage_error("bench", "%s needs a value", o);
         i++;
-        if (strcmp(o, "--shape") == 0) {
-            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
-                return mp_usage_error("bench", "--shape takes NAME=DIMS, got '%s'", v);
-            a->shapes[a->n_shapes++] = v;
-        } else if (strcmp(o, "--input") == 0) {
-            if (a->n_inputs == MAX_ARGS || !strchr(v, '='))
-                return mp_usage_error("bench", "--input takes NAME=FILE, got '%s'", v);
-            a->inputs[a->n_inputs++] = v;
-        } else if (strcmp(o, "--shape-at") == 0) {
-            int at = mp_shape_at_parse(v);
-            if (at < 0)
-                return mp_usage_error("bench", "--shape-at takes prepare, run or each-run, "
-                                               "got '%s'", v);
-            a->at = (mp_shape_at)at;
-        } else if (strcmp(o, "-r") == 0 || strcmp(o, "--runs") == 0) {
-            if (!mp_parse_int(v, 1, 1000000, &a->runs))
-                return mp_usage_error("bench", "%s takes 1..1000000, got '%s'", o, v);
-        } else if (strcmp(o, "-w") == 0 || strcmp(o, "--warmup") == 0) {
-            if (!mp_parse_int(v, 0, 1000000, &a->warmup))
-                return mp_usage_error("bench", "%s takes 0..1000000, got '%s'", o, v);
-        } else if (strcmp(o, "--threads") == 0) {
-            if (!mp_parse_int(v, 1, 256, &a->threads))
-                return mp_usage_error("bench", "--threads takes 1..256, got '%s'", v);
+        if (mp_model_opt_is(BENCH_OPTS, o)) {
+            int rc = mp_model_opt_take("bench", BENCH_OPTS, o, v, &a->m);
+            if (rc)
+                return rc;
         } else if (strcmp(o, "--peer") == 0) {
             if (strcmp(v, "xnnpack") != 0)
                 return mp_usage_error("bench", "--peer: the only peer is 'xnnpack', not '%s'", v);
@@ -158,7 +139,7 @@ static int parse(int argc, char **argv, bench_args *a)
     }
     if (!a->model)
         return mp_usage_error("bench", "missing MODEL");
-    if (a->peer && a->at == MP_SHAPE_AT_EACH_RUN)
+    if (a->peer && a->m.at == MP_SHAPE_AT_EACH_RUN)
         return mp_usage_error("bench", "--peer xnnpack needs fixed shapes: XNNPACK's runtime "
                                        "is built for one shape (not --shape-at each-run)");
     return 0;
@@ -252,7 +233,7 @@ static int run_once(bench *b, contestant *c, long r)
         rc = peer_feed(b, c);
         mp_xnn_peer_memory_info(c->p, &m0);
     } else {
-        rc = mp_shapes_before_run(c->s, b->sp, b->a->at, r);
+        rc = mp_shapes_before_run(c->s, b->sp, b->a->m.at, r);
         if (rc == MP_EXIT_OK)
             rc = mp_cli_inputs_feed(c->s, b->in);
     }
@@ -265,8 +246,8 @@ static int run_once(bench *b, contestant *c, long r)
         return mp_report_error(&err);
     if (r == 0)
         c->first_ns = dt;
-    else if (r > b->a->warmup)
-        c->later[r - 1 - b->a->warmup] = dt;
+    else if (r > b->a->m.warmup)
+        c->later[r - 1 - b->a->m.warmup] = dt;
     if (c->is_peer) { /* the peer's allocations per run, from its capture */
         mp_xnn_peer_memory_info(c->p, &m1);
         uint64_t n = (m1.n_alloc + m1.n_realloc) - (m0.n_alloc + m0.n_realloc);
@@ -286,7 +267,7 @@ static int make_peer(bench *b)
 {
     mp_error err = {0};
     contestant *pc = &b->c[N_MODES];
-    mp_xnn_peer_options o = {.threads = (int)b->a->threads, .threadpool = b->pool};
+    mp_xnn_peer_options o = {.threads = (int)b->a->m.threads, .threadpool = b->pool};
     uint64_t t0 = mp_now_ns();
     /* from the auto session after its first run: its shapes are those of the runs */
     if (mp_xnn_peer_create(b->c[N_MODES - 1].s, &o, &pc->p, &err) != MP_OK) {
@@ -306,7 +287,7 @@ static int drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
     rss_sample(b, "start", NULL);
     for (int i = 0; i < N_MODES && rc == MP_EXIT_OK; i++) {
         contestant *c = &b->c[i];
-        mp_session_options so = {.threads = (int)a->threads, .threadpool = b->pool,
+        mp_session_options so = {.threads = (int)a->m.threads, .threadpool = b->pool,
                                  .mode = k_modes[i], .trace = c->tr,
                                  .no_huge_pages = a->no_huge_pages};
         rc = mp_cli_session_open(a->model, bytes, size, &so, &c->s, &c->load_ns);
@@ -314,18 +295,18 @@ static int drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
             break;
         rss_sample(b, "load", c->name);
         if (i == 0) { /* names of inputs, and shapes that the call order can play */
-            rc = mp_cli_collect_shapes(c->s, "bench", (const char *const *)a->shapes,
-                                       a->n_shapes, b->sp);
+            rc = mp_cli_collect_shapes(c->s, "bench", (const char *const *)a->m.shapes,
+                                       a->m.n_shapes, b->sp);
             if (rc == MP_EXIT_OK)
-                rc = mp_shape_at_check("bench", b->sp, a->at);
+                rc = mp_shape_at_check("bench", b->sp, a->m.at);
             if (rc == MP_EXIT_OK)
-                rc = mp_cli_inputs_files(c->s, "bench", (const char *const *)a->inputs,
-                                         a->n_inputs, b->in);
+                rc = mp_cli_inputs_files(c->s, "bench", (const char *const *)a->m.inputs,
+                                         a->m.n_inputs, b->in);
         }
     }
     for (int i = 0; i < N_MODES && rc == MP_EXIT_OK; i++) {
         contestant *c = &b->c[i];
-        rc = mp_shapes_before_prepare(c->s, b->sp, a->at);
+        rc = mp_shapes_before_prepare(c->s, b->sp, a->m.at);
         if (rc != MP_EXIT_OK)
             break;
         uint64_t t0 = mp_now_ns();
@@ -335,9 +316,9 @@ static int drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
         }
         c->prepare_ns = mp_now_ns() - t0;
         rss_sample(b, "prepare", c->name);
-        rc = mp_shapes_after_prepare(c->s, b->sp, a->at);
+        rc = mp_shapes_after_prepare(c->s, b->sp, a->m.at);
     }
-    long total = 1 + a->warmup + a->runs;
+    long total = 1 + a->m.warmup + a->m.runs;
     /* round 0, the first runs, in order (the peer is made from the auto session after its
      * first run); later rounds in the balanced order of mp_bench_order */
     for (int i = 0; i < b->n && rc == MP_EXIT_OK; i++) {
@@ -373,7 +354,7 @@ static int conclude(bench *b)
             mp_stats_compute(&one[0], 1, &c->st[0]);
         mp_stats_compute(&one[1], 1, &c->st[1]);
         mp_stats_compute(&one[2], 1, &c->st[2]);
-        mp_stats_compute(c->later, (size_t)b->a->runs, &c->st[3]);
+        mp_stats_compute(c->later, (size_t)b->a->m.runs, &c->st[3]);
         if (c->is_peer) {
             c->peak = c->pm.peak_bytes;
             continue;
@@ -408,7 +389,7 @@ static void shapes_line(FILE *f, const bench *b)
                                                 sizeof sh));
         }
     if (at)
-        mp_text_line(f, "  shapes %s (at %s)", line, mp_shape_at_name(b->a->at));
+        mp_text_line(f, "  shapes %s (at %s)", line, mp_shape_at_name(b->a->m.at));
 }
 
 static void print_text(FILE *f, const bench *b)
@@ -417,7 +398,7 @@ static void print_text(FILE *f, const bench *b)
     char x[6][32];
     mp_text_title(f, "memprof bench", a->model);
     mp_text_line(f, "  %ld thread%s; per mode: load, prepare, first run, %ld warm-up, %ld timed "
-                    "runs", a->threads, a->threads == 1 ? "" : "s", a->warmup, a->runs);
+                    "runs", a->m.threads, a->m.threads == 1 ? "" : "s", a->m.warmup, a->m.runs);
     if (a->no_huge_pages)
         mp_text_line(f, "  --no-huge-pages: arenas and packed weights on ordinary pages");
     shapes_line(f, b);
@@ -501,11 +482,11 @@ static json_t *to_json(const bench *b)
     json_object_set_new(root, "format", json_string("memprof-bench"));
     json_object_set_new(root, "version", json_integer(1));
     json_object_set_new(root, "model", json_string(a->model));
-    json_object_set_new(root, "threads", json_integer(a->threads));
-    json_object_set_new(root, "runs", json_integer(a->runs));
-    json_object_set_new(root, "warmup", json_integer(a->warmup));
+    json_object_set_new(root, "threads", json_integer(a->m.threads));
+    json_object_set_new(root, "runs", json_integer(a->m.runs));
+    json_object_set_new(root, "warmup", json_integer(a->m.warmup));
     json_object_set_new(root, "huge_pages", json_boolean(!a->no_huge_pages));
-    json_object_set_new(root, "shape_at", json_string(mp_shape_at_name(a->at)));
+    json_object_set_new(root, "shape_at", json_string(mp_shape_at_name(a->m.at)));
     const mp_session *s0 = b->c[0].s;
     for (int k = 0; s0 && k < mp_session_input_count(s0) && k < MP_CLI_MAX_INPUTS; k++)
         for (int j = 0; j < b->sp->n[k]; j++) {
@@ -614,15 +595,15 @@ int mp_cmd_bench(int argc, char **argv)
     size_t size = 0;
     mp_progress pg;
     mp_progress_begin(&pg);
-    if (a.threads > 1)
-        b.pool = pthreadpool_create((size_t)a.threads);
-    bool oom = !b.in || !b.sp || (a.threads > 1 && !b.pool);
+    if (a.m.threads > 1)
+        b.pool = pthreadpool_create((size_t)a.m.threads);
+    bool oom = !b.in || !b.sp || (a.m.threads > 1 && !b.pool);
     for (int i = 0; i < b.n; i++) {
         contestant *c = &b.c[i];
         c->is_peer = i == N_MODES;
         c->name = c->is_peer ? "xnnpack" : mp_memory_mode_name(k_modes[i]);
         c->has_load = !c->is_peer;
-        c->later = calloc((size_t)a.runs, sizeof *c->later);
+        c->later = calloc((size_t)a.m.runs, sizeof *c->later);
         if (!c->is_peer)
             c->tr = mp_trace_create();
         oom |= !c->later || (!c->is_peer && !c->tr);

@@ -14,6 +14,7 @@
 #include "analyzers/source.h"
 #include "call_orders.h"
 #include "cli.h"
+#include "model_opts.h"
 #include "engine/memory/plan.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
@@ -22,6 +23,7 @@
 #include "sizes.h"
 
 #define MAX_ARGS 64
+#define CHECK_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS)
 
 static void help(void)
 {
@@ -73,13 +75,10 @@ static void help(void)
 
 typedef struct check_args {
     const char *subject, *baseline, *save, *junit, *planner;
-    const char *shapes[MAX_ARGS];
-    int n_shapes;
+    mp_model_opts m; /* --shape, --memory, --threads, --runs */
     mp_gate_limit limits[MAX_ARGS];
     size_t n_limits;
     mp_tolerance tol;
-    long threads, runs;
-    mp_memory_mode mode;
     bool exact, model_opts;
 } check_args;
 
@@ -99,8 +98,8 @@ static int add_limit(check_args *a, int fig, const char *size, const char *flag)
 static int parse(int argc, char **argv, check_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->threads = 1;
-    a->runs = 1;
+    a->m.threads = 1;
+    a->m.runs = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -147,30 +146,13 @@ static int parse(int argc, char **argv, check_args *a)
             a->save = v;
         } else if (strcmp(o, "--junit") == 0) {
             a->junit = v;
-        } else if (strcmp(o, "--shape") == 0) {
-            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
-                return mp_usage_error("check", "--shape takes NAME=DIMS, got '%s'", v);
-            a->shapes[a->n_shapes++] = v;
-            a->model_opts = true;
-        } else if (strcmp(o, "--memory") == 0) {
-            int m = mp_memory_mode_parse(v);
-            if (m < 0)
-                return mp_usage_error("check", "--memory takes auto, static or dynamic, got '%s'",
-                                      v);
-            a->mode = (mp_memory_mode)m;
+        } else if (mp_model_opt_is(CHECK_OPTS, o)) {
+            rc = mp_model_opt_take("check", CHECK_OPTS, o, v, &a->m);
             a->model_opts = true;
         } else if (strcmp(o, "--planner") == 0) {
             if (!mp_planner_find(v))
                 return mp_usage_error("check", "--planner: no planner '%s'", v);
             a->planner = v;
-            a->model_opts = true;
-        } else if (strcmp(o, "--threads") == 0) {
-            if (!mp_parse_int(v, 1, 256, &a->threads))
-                return mp_usage_error("check", "--threads takes 1..256, got '%s'", v);
-            a->model_opts = true;
-        } else if (strcmp(o, "--runs") == 0) {
-            if (!mp_parse_int(v, 1, 1000000, &a->runs))
-                return mp_usage_error("check", "--runs takes 1..1000000, got '%s'", v);
             a->model_opts = true;
         } else {
             return mp_usage_error("check", "unknown option '%s'", o);
@@ -211,7 +193,7 @@ static int drive(const check_args *a, const mp_session_options *so, const void *
     else
         rc = mp_cli_session_open(a->subject, bytes, size, so, &s, NULL);
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_collect_shapes(s, "check", (const char *const *)a->shapes, a->n_shapes,
+        rc = mp_cli_collect_shapes(s, "check", (const char *const *)a->m.shapes, a->m.n_shapes,
                                    sp);
     int n_in = s ? mp_session_input_count(s) : 0;
     for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++)
@@ -219,7 +201,7 @@ static int drive(const check_args *a, const mp_session_options *so, const void *
             rc = mp_usage_error("check", "--shape: input %d has several shapes; check takes "
                                          "one per input", k);
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_play(s, sp, MP_SHAPE_AT_PREPARE, a->runs, in);
+        rc = mp_cli_play(s, sp, MP_SHAPE_AT_PREPARE, a->m.runs, in);
     /* the input shapes the figures are of */
     *n_ins = 0;
     for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++) {
@@ -261,7 +243,7 @@ static int figures_of_model(const check_args *a, mp_baseline *out)
     mp_baseline_input ins[MAX_ARGS];
     int n_ins = 0;
     memset(ins, 0, sizeof ins);
-    mp_session_options so = {.threads = (int)a->threads, .mode = a->mode,
+    mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode,
                              .planner = a->planner, .trace = tr};
     bool oom = !tr; /* failures of this function's own allocations */
     rc = tr ? drive(a, &so, bytes, size, ins, &n_ins) : MP_EXIT_RUNTIME;

@@ -10,6 +10,7 @@
 
 #include "analyzers/profile.h"
 #include "cli.h"
+#include "model_opts.h"
 #include "engine/memory/plan.h"
 #include "engine/session.h"
 #include "engine/trace.h"
@@ -17,7 +18,6 @@
 #include "reports/svg_charts.h"
 #include "reports/units.h"
 
-#define MAX_SHAPES 64
 #define ALIVE_SHOWN 6
 
 static void help(void)
@@ -60,9 +60,7 @@ typedef enum fmt { FMT_TEXT, FMT_JSON, FMT_SVG } fmt;
 
 typedef struct plan_args {
     const char *model, *planner, *out;
-    const char *shapes[MAX_SHAPES];
-    int n_shapes;
-    long threads;
+    mp_model_opts m; /* --shape, --threads */
     fmt format;
     bool peer, exact;
 } plan_args;
@@ -70,7 +68,7 @@ typedef struct plan_args {
 static int parse(int argc, char **argv, plan_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->threads = 1;
+    a->m.threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -91,10 +89,10 @@ static int parse(int argc, char **argv, plan_args *a)
         if (!v)
             return mp_usage_error("plan", "%s needs a value", o);
         i++;
-        if (strcmp(o, "--shape") == 0) {
-            if (a->n_shapes == MAX_SHAPES || !strchr(v, '='))
-                return mp_usage_error("plan", "--shape takes NAME=DIMS, e.g. input=1,224,224,3");
-            a->shapes[a->n_shapes++] = v;
+        if (mp_model_opt_is(MP_OPT_SHAPE | MP_OPT_THREADS, o)) {
+            int rc = mp_model_opt_take("plan", MP_OPT_SHAPE | MP_OPT_THREADS, o, v, &a->m);
+            if (rc)
+                return rc;
         } else if (strcmp(o, "--planner") == 0) {
             if (strcmp(v, "all") != 0 && !mp_planner_find(v))
                 return mp_usage_error("plan", "unknown planner '%s' (see --help)", v);
@@ -114,9 +112,6 @@ static int parse(int argc, char **argv, plan_args *a)
             if (strcmp(v, "xnnpack") != 0)
                 return mp_usage_error("plan", "--peer: the only peer is 'xnnpack', not '%s'", v);
             a->peer = true;
-        } else if (strcmp(o, "--threads") == 0) {
-            if (!mp_parse_int(v, 1, 256, &a->threads))
-                return mp_usage_error("plan", "--threads takes 1..256, not '%s'", v);
         } else {
             return mp_usage_error("plan", "unknown option '%s'", o);
         }
@@ -263,7 +258,7 @@ static int prepare_model(plan_ctx *c)
         fprintf(stderr, "memprof plan: out of memory\n");
         return MP_EXIT_RUNTIME;
     }
-    int rc = mp_cli_collect_shapes(c->s, "plan", a->shapes, a->n_shapes, sp);
+    int rc = mp_cli_collect_shapes(c->s, "plan", a->m.shapes, a->m.n_shapes, sp);
     for (int k = 0; k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
         if (sp->n[k] > 1)
             rc = mp_usage_error("plan", "--shape: input %d has several shapes; a plan is for "
@@ -326,7 +321,7 @@ static void peer_measure(plan_ctx *c)
 {
     mp_error err = {0};
     mp_xnn_peer *p = NULL;
-    mp_xnn_peer_options o = {.threads = (int)c->a->threads};
+    mp_xnn_peer_options o = {.threads = (int)c->a->m.threads};
     if (mp_xnn_peer_create(c->s, &o, &p, &err) != MP_OK) {
         snprintf(c->peer_why, sizeof c->peer_why, "%s", err.msg);
         return;
@@ -479,8 +474,8 @@ static void print_text(FILE *f, const plan_ctx *c)
 
     if (!c->a->peer)
         return;
-    fprintf(f, "\nPeer: XNNPACK's subgraph runtime (%ld thread%s)\n", c->a->threads,
-            c->a->threads == 1 ? "" : "s");
+    fprintf(f, "\nPeer: XNNPACK's subgraph runtime (%ld thread%s)\n", c->a->m.threads,
+            c->a->m.threads == 1 ? "" : "s");
     if (!c->peer_ok) {
         fprintf(f, "  refused: %s\n", c->peer_why);
         return;

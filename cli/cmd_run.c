@@ -15,13 +15,15 @@
 #include "bench_stats.h"
 #include "call_orders.h"
 #include "cli.h"
+#include "model_opts.h"
 #include "engine/memory/plan.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
 #include "heap_probe.h"
 #include "reports/text_summary.h"
 
-#define MAX_ARGS 64
+#define RUN_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
+                  MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP)
 
 static void help(void)
 {
@@ -75,11 +77,7 @@ static void help(void)
 
 typedef struct run_args {
     const char *model, *outdir, *trace_path, *planner;
-    const char *inputs[MAX_ARGS], *shapes[MAX_ARGS];
-    int n_inputs, n_shapes;
-    long threads, runs, warmup;
-    mp_shape_at at;
-    mp_memory_mode mode;
+    mp_model_opts m; /* --input, --shape, --shape-at, --memory, --threads, --runs, --warmup */
     bool bind, record, exact, keep_stale, scratch_separate;
     int format;              /* mp_report_format; -1 = the run's own summary */
     const char *report_path; /* -o */
@@ -88,8 +86,8 @@ typedef struct run_args {
 static int parse(int argc, char **argv, run_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->threads = 1;
-    a->runs = 1;
+    a->m.threads = 1;
+    a->m.runs = 1;
     a->record = true;
     a->format = -1;
     for (int i = 1; i < argc; i++) {
@@ -116,24 +114,10 @@ static int parse(int argc, char **argv, run_args *a)
         if (!v)
             return mp_usage_error("run", "%s needs a value", o);
         i++;
-        if (strcmp(o, "--input") == 0) {
-            if (a->n_inputs == MAX_ARGS || !strchr(v, '='))
-                return mp_usage_error("run", "--input takes NAME=FILE, got '%s'", v);
-            a->inputs[a->n_inputs++] = v;
-        } else if (strcmp(o, "--shape") == 0) {
-            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
-                return mp_usage_error("run", "--shape takes NAME=DIMS, got '%s'", v);
-            a->shapes[a->n_shapes++] = v;
-        } else if (strcmp(o, "--shape-at") == 0) {
-            int at = mp_shape_at_parse(v);
-            if (at < 0)
-                return mp_usage_error("run", "--shape-at takes prepare, run or each-run, got '%s'", v);
-            a->at = (mp_shape_at)at;
-        } else if (strcmp(o, "--memory") == 0) {
-            int m = mp_memory_mode_parse(v);
-            if (m < 0)
-                return mp_usage_error("run", "--memory takes auto, static or dynamic, got '%s'", v);
-            a->mode = (mp_memory_mode)m;
+        if (mp_model_opt_is(RUN_OPTS, o)) {
+            int rc = mp_model_opt_take("run", RUN_OPTS, o, v, &a->m);
+            if (rc)
+                return rc;
         } else if (strcmp(o, "--planner") == 0) {
             if (!mp_planner_find(v))
                 return mp_usage_error("run", "--planner: no planner '%s'", v);
@@ -162,15 +146,6 @@ static int parse(int argc, char **argv, run_args *a)
             a->scratch_separate = strcmp(v, "separate") == 0;
         } else if (strcmp(o, "--output-dir") == 0) {
             a->outdir = v;
-        } else if (strcmp(o, "--threads") == 0) {
-            if (!mp_parse_int(v, 1, 256, &a->threads))
-                return mp_usage_error("run", "--threads takes 1..256, got '%s'", v);
-        } else if (strcmp(o, "--runs") == 0) {
-            if (!mp_parse_int(v, 1, 1000000, &a->runs))
-                return mp_usage_error("run", "--runs takes 1..1000000, got '%s'", v);
-        } else if (strcmp(o, "--warmup") == 0) {
-            if (!mp_parse_int(v, 0, 1000000, &a->warmup))
-                return mp_usage_error("run", "--warmup takes 0..1000000, got '%s'", v);
         } else {
             return mp_usage_error("run", "unknown option '%s'", o);
         }
@@ -351,8 +326,8 @@ static int report(const mp_trace *tr, const run_args *a)
 
 static int collect_shapes(mp_session *s, const run_args *a, mp_shape_args *sp)
 {
-    int rc = mp_cli_collect_shapes(s, "run", (const char *const *)a->shapes, a->n_shapes, sp);
-    return rc == MP_EXIT_OK ? mp_shape_at_check("run", sp, a->at) : rc;
+    int rc = mp_cli_collect_shapes(s, "run", (const char *const *)a->m.shapes, a->m.n_shapes, sp);
+    return rc == MP_EXIT_OK ? mp_shape_at_check("run", sp, a->m.at) : rc;
 }
 
 /* Load, shape, prepare and run as the flags say; times[] gets the timed runs. */
@@ -371,10 +346,10 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
     mp_trace_rss_sample(tr); /* RSS after each phase, beside the recorded bytes */
     rc = collect_shapes(s, a, sp);
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_inputs_files(s, "run", (const char *const *)a->inputs, a->n_inputs, in);
+        rc = mp_cli_inputs_files(s, "run", (const char *const *)a->m.inputs, a->m.n_inputs, in);
     /* before prepare: A/B's shapes, and E's first one */
     if (rc == MP_EXIT_OK)
-        rc = mp_shapes_before_prepare(s, sp, a->at);
+        rc = mp_shapes_before_prepare(s, sp, a->m.at);
     if (rc != MP_EXIT_OK)
         return rc;
     t0 = mp_now_ns();
@@ -383,10 +358,10 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
     *t_prepare = mp_now_ns() - t0;
     mp_trace_rss_sample(tr);
     /* after prepare: C's shape, E's second one */
-    rc = mp_shapes_after_prepare(s, sp, a->at);
-    long total = a->warmup + a->runs;
+    rc = mp_shapes_after_prepare(s, sp, a->m.at);
+    long total = a->m.warmup + a->m.runs;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
-        rc = mp_shapes_before_run(s, sp, a->at, r); /* D */
+        rc = mp_shapes_before_run(s, sp, a->m.at, r); /* D */
         if (rc == MP_EXIT_OK)
             rc = mp_cli_inputs_feed(s, in);
         if (rc != MP_EXIT_OK)
@@ -396,8 +371,8 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
             rc = mp_report_error(&err);
             break;
         }
-        if (r >= a->warmup)
-            times[r - a->warmup] = mp_now_ns() - t0;
+        if (r >= a->m.warmup)
+            times[r - a->m.warmup] = mp_now_ns() - t0;
         mp_trace_rss_sample(tr);
     }
     return rc;
@@ -406,12 +381,12 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
 static void print_times(const run_args *a, uint64_t *times, uint64_t t_load, uint64_t t_prepare)
 {
     printf("time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
-           t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, a->threads);
-    if (a->runs > 1) {
+           t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, a->m.threads);
+    if (a->m.runs > 1) {
         mp_stats st;
-        mp_stats_compute(times, (size_t)a->runs, &st);
+        mp_stats_compute(times, (size_t)a->m.runs, &st);
         printf("runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
-               a->runs, a->warmup, st.median_ns / 1e6, st.min_ns / 1e6, st.mean_ns / 1e6);
+               a->m.runs, a->m.warmup, st.median_ns / 1e6, st.min_ns / 1e6, st.mean_ns / 1e6);
     }
 }
 
@@ -455,7 +430,7 @@ int mp_cmd_run(int argc, char **argv)
     mp_error err = {0};
     mp_session *s = NULL;
     mp_trace *tr = a.record ? mp_trace_create() : NULL;
-    uint64_t *times = calloc((size_t)a.runs, sizeof(uint64_t));
+    uint64_t *times = calloc((size_t)a.m.runs, sizeof(uint64_t));
     mp_cli_inputs *in = calloc(1, sizeof *in);
     mp_shape_args *sp = calloc(1, sizeof *sp);
     void *zoo_bytes = NULL;
@@ -465,7 +440,7 @@ int mp_cmd_run(int argc, char **argv)
         rc = MP_EXIT_RUNTIME;
         goto done;
     }
-    mp_session_options so = {.threads = (int)a.threads, .mode = a.mode, .planner = a.planner,
+    mp_session_options so = {.threads = (int)a.m.threads, .mode = a.m.mode, .planner = a.planner,
                              .trace = tr, .keep_stale_arena = a.keep_stale,
                              .scratch_separate = a.scratch_separate};
     /* a built-in model is built before the measured window, as a file exists before it */

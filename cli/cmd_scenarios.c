@@ -11,9 +11,11 @@
 #include "bench_stats.h"
 #include "call_orders.h"
 #include "cli.h"
+#include "model_opts.h"
 #include "reports/units.h"
 
-#define MAX_ARGS 64
+#define SCENARIO_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS | \
+                       MP_OPT_WARMUP | MP_OPT_SHORT)
 #define N_CASES 5
 
 static void help(void)
@@ -59,29 +61,26 @@ static void help(void)
 
 typedef struct sc_args {
     const char *model, *out_path;
-    const char *shapes[MAX_ARGS];
-    int n_shapes;
-    long threads, runs, warmup;
-    mp_memory_mode mode;
+    mp_model_opts m; /* --shape, --memory, -r, -w, --threads */
     bool keep_stale, strict, exact, json;
 } sc_args;
 
 /* Options that take a value (others are flags or unknown). */
 static bool takes_value(const char *o)
 {
-    static const char *const k[] = {"--shape", "--memory", "-r", "--runs", "-w", "--warmup", "--threads", "--format", "-o", "--output"};
+    static const char *const k[] = {"--format", "-o", "--output"};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (strcmp(o, k[i]) == 0)
             return true;
-    return false;
+    return mp_model_opt_is(SCENARIO_OPTS, o);
 }
 
 static int parse(int argc, char **argv, sc_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->threads = 1;
-    a->runs = 10;
-    a->warmup = 2;
+    a->m.threads = 1;
+    a->m.runs = 10;
+    a->m.warmup = 2;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -112,25 +111,10 @@ static int parse(int argc, char **argv, sc_args *a)
         if (!v)
             return mp_usage_error("scenarios", "%s needs a value", o);
         i++;
-        if (strcmp(o, "--shape") == 0) {
-            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
-                return mp_usage_error("scenarios", "--shape takes NAME=DIMS, got '%s'", v);
-            a->shapes[a->n_shapes++] = v;
-        } else if (strcmp(o, "--memory") == 0) {
-            int m = mp_memory_mode_parse(v);
-            if (m < 0)
-                return mp_usage_error("scenarios", "--memory takes auto, static or dynamic, "
-                                                   "got '%s'", v);
-            a->mode = (mp_memory_mode)m;
-        } else if (strcmp(o, "-r") == 0 || strcmp(o, "--runs") == 0) {
-            if (!mp_parse_int(v, 1, 1000000, &a->runs))
-                return mp_usage_error("scenarios", "%s takes 1..1000000, got '%s'", o, v);
-        } else if (strcmp(o, "-w") == 0 || strcmp(o, "--warmup") == 0) {
-            if (!mp_parse_int(v, 0, 1000000, &a->warmup))
-                return mp_usage_error("scenarios", "%s takes 0..1000000, got '%s'", o, v);
-        } else if (strcmp(o, "--threads") == 0) {
-            if (!mp_parse_int(v, 1, 256, &a->threads))
-                return mp_usage_error("scenarios", "--threads takes 1..256, got '%s'", v);
+        if (mp_model_opt_is(SCENARIO_OPTS, o)) {
+            int rc = mp_model_opt_take("scenarios", SCENARIO_OPTS, o, v, &a->m);
+            if (rc)
+                return rc;
         } else if (strcmp(o, "--format") == 0) {
             if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
                 return mp_usage_error("scenarios", "--format takes text or json, got '%s'", v);
@@ -143,7 +127,7 @@ static int parse(int argc, char **argv, sc_args *a)
     }
     if (!a->model)
         return mp_usage_error("scenarios", "missing MODEL");
-    if (a->n_shapes == 0)
+    if (a->m.n_shapes == 0)
         return mp_usage_error("scenarios", "give at least one --shape NAME=DIMS (the shape "
                                            "the cases change to)");
     return 0;
@@ -203,7 +187,7 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
         fprintf(stderr, "memprof scenarios: out of memory\n");
         return MP_EXIT_RUNTIME;
     }
-    mp_session_options so = {.threads = (int)a->threads, .mode = a->mode, .trace = tr,
+    mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode, .trace = tr,
                              .keep_stale_arena = a->keep_stale};
     mp_session *s = NULL;
     int rc = mp_cli_session_open(a->model, bytes, size, &so, &s, NULL);
@@ -213,7 +197,7 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
         rc = mp_report_error(&err);
     if (rc == MP_EXIT_OK)
         rc = mp_shapes_after_prepare(s, cs->sp, cs->at);
-    long total = 1 + a->warmup + a->runs;
+    long total = 1 + a->m.warmup + a->m.runs;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
         mp_progress_update(pg, "scenarios: case %c, run %ld of %ld", cs->name, r + 1, total);
         rc = mp_shapes_before_run(s, cs->sp, cs->at, r);
@@ -229,8 +213,8 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
         uint64_t dt = mp_now_ns() - t0;
         if (r == 0)
             cs->first_ns = dt;
-        else if (r > a->warmup)
-            times[r - 1 - a->warmup] = dt;
+        else if (r > a->m.warmup)
+            times[r - 1 - a->m.warmup] = dt;
     }
     if (rc == MP_EXIT_OK) {
         mp_session_memory mi;
@@ -244,7 +228,7 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
         if (mp_summary_compute(tr, &sum, &err) != MP_OK) {
             rc = mp_report_error(&err);
         } else {
-            mp_stats_compute(times, (size_t)a->runs, &cs->later);
+            mp_stats_compute(times, (size_t)a->m.runs, &cs->later);
             cs->static_bytes = sum.static_bytes;
             cs->dynamic_bytes = sum.dynamic_bytes;
             cs->peak_bytes = sum.peak_heap;
@@ -255,7 +239,7 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
             cs->later_bytes = sum.later_max.bytes_alloc;
             cs->n_runs = sum.n_runs;
             cs->flag_dup = sum.dup_bytes > 0;
-            cs->flag_alloc = a->mode != MP_MEMORY_DYNAMIC && cs->name != 'D' &&
+            cs->flag_alloc = a->m.mode != MP_MEMORY_DYNAMIC && cs->name != 'D' &&
                              sum.later_max.n_alloc > 0;
             mp_summary_free(&sum);
         }
@@ -297,8 +281,8 @@ static void print_text(FILE *f, const sc_args *a, mp_session *probe, const sc_ca
     char b[4][48];
     mp_text_title(f, "memprof scenarios", a->model);
     mp_text_line(f, "  mode %s, %ld thread%s; per case: first run, %ld warm-up, %ld timed runs",
-                 mp_memory_mode_name(a->mode), a->threads, a->threads == 1 ? "" : "s",
-                 a->warmup, a->runs);
+                 mp_memory_mode_name(a->m.mode), a->m.threads, a->m.threads == 1 ? "" : "s",
+                 a->m.warmup, a->m.runs);
     if (a->keep_stale)
         mp_text_line(f, "  debug: --keep-stale-arena (the old arena kept after a shape change)");
     mp_text_line(f, "%s", "");
@@ -377,10 +361,10 @@ static json_t *to_json(const sc_args *a, mp_session *probe, const sc_case *cases
     json_object_set_new(root, "format", json_string("memprof-scenarios"));
     json_object_set_new(root, "version", json_integer(1));
     json_object_set_new(root, "model", json_string(a->model));
-    json_object_set_new(root, "mode", json_string(mp_memory_mode_name(a->mode)));
-    json_object_set_new(root, "threads", json_integer(a->threads));
-    json_object_set_new(root, "runs", json_integer(a->runs));
-    json_object_set_new(root, "warmup", json_integer(a->warmup));
+    json_object_set_new(root, "mode", json_string(mp_memory_mode_name(a->m.mode)));
+    json_object_set_new(root, "threads", json_integer(a->m.threads));
+    json_object_set_new(root, "runs", json_integer(a->m.runs));
+    json_object_set_new(root, "warmup", json_integer(a->m.warmup));
     json_object_set_new(root, "keep_stale_arena", json_boolean(a->keep_stale));
     for (int c = 0; c < N_CASES; c++) {
         const sc_case *cs = &cases[c];
@@ -460,7 +444,7 @@ int mp_cmd_scenarios(int argc, char **argv)
     mp_shape_args *user = calloc(1, sizeof *user), *file = calloc(1, sizeof *file);
     mp_shape_args *sps = calloc(N_CASES, sizeof *sps);
     mp_cli_inputs *in = calloc(1, sizeof *in);
-    uint64_t *times = calloc((size_t)a.runs, sizeof *times);
+    uint64_t *times = calloc((size_t)a.m.runs, sizeof *times);
     sc_case cases[N_CASES];
     memset(cases, 0, sizeof cases);
     mp_progress pg;
@@ -477,8 +461,8 @@ int mp_cmd_scenarios(int argc, char **argv)
     if (rc == MP_EXIT_OK)
         rc = mp_cli_session_open(a.model, bytes, size, &po, &probe, NULL);
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_collect_shapes(probe, "scenarios", (const char *const *)a.shapes,
-                                   a.n_shapes, user);
+        rc = mp_cli_collect_shapes(probe, "scenarios", (const char *const *)a.m.shapes,
+                                   a.m.n_shapes, user);
     int n_in = probe ? mp_session_input_count(probe) : 0;
     for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
         const mp_tensor *t = mp_session_input(probe, k);

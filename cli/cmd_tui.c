@@ -10,11 +10,13 @@
 #include "analyzers/source.h"
 #include "call_orders.h"
 #include "cli.h"
+#include "model_opts.h"
 #include "engine/session.h"
 #include "tui/model.h"
 #include "tui/screen.h"
 
-#define MAX_ARGS 64
+#define TUI_OPTS (MP_OPT_SHAPE | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | MP_OPT_THREADS | \
+                  MP_OPT_RUNS)
 
 static void help(void)
 {
@@ -53,19 +55,15 @@ static void help(void)
 
 typedef struct tui_args {
     const char *target;
-    const char *shapes[MAX_ARGS];
-    int n_shapes;
-    long threads, runs;
-    mp_shape_at at;
-    mp_memory_mode mode;
+    mp_model_opts m;         /* --shape, --shape-at, --memory, --threads, --runs */
     bool model_flags;        /* a flag that only applies to a MODEL was given */
 } tui_args;
 
 static int parse(int argc, char **argv, tui_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->threads = 1;
-    a->runs = 1;
+    a->m.threads = 1;
+    a->m.runs = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -83,31 +81,11 @@ static int parse(int argc, char **argv, tui_args *a)
             return mp_usage_error("tui", "%s needs a value", o);
         i++;
         a->model_flags = true;
-        if (strcmp(o, "--shape") == 0) {
-            if (a->n_shapes == MAX_ARGS || !strchr(v, '='))
-                return mp_usage_error("tui", "--shape takes NAME=DIMS, got '%s'", v);
-            a->shapes[a->n_shapes++] = v;
-        } else if (strcmp(o, "--shape-at") == 0) {
-            int at = mp_shape_at_parse(v);
-            if (at < 0)
-                return mp_usage_error("tui", "--shape-at takes prepare, run or each-run, got "
-                                             "'%s'", v);
-            a->at = (mp_shape_at)at;
-        } else if (strcmp(o, "--memory") == 0) {
-            int m = mp_memory_mode_parse(v);
-            if (m < 0)
-                return mp_usage_error("tui", "--memory takes auto, static or dynamic, got '%s'",
-                                      v);
-            a->mode = (mp_memory_mode)m;
-        } else if (strcmp(o, "--threads") == 0) {
-            if (!mp_parse_int(v, 1, 256, &a->threads))
-                return mp_usage_error("tui", "--threads takes 1..256, got '%s'", v);
-        } else if (strcmp(o, "--runs") == 0) {
-            if (!mp_parse_int(v, 1, 1000000, &a->runs))
-                return mp_usage_error("tui", "--runs takes 1..1000000, got '%s'", v);
-        } else {
+        if (!mp_model_opt_is(TUI_OPTS, o))
             return mp_usage_error("tui", "unknown option '%s'", o);
-        }
+        int rc = mp_model_opt_take("tui", TUI_OPTS, o, v, &a->m);
+        if (rc)
+            return rc;
     }
     if (!a->target)
         return mp_usage_error("tui", "missing MODEL or TRACE");
@@ -149,16 +127,16 @@ static int record(const tui_args *a, mp_trace *tr)
         fprintf(stderr, "memprof: out of memory\n");
         return MP_EXIT_RUNTIME;
     }
-    mp_session_options so = {.threads = (int)a->threads, .mode = a->mode, .trace = tr};
+    mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode, .trace = tr};
     int rc = mp_cli_model_bytes(a->target, &bytes, &size);
     if (rc == MP_EXIT_OK)
         rc = mp_cli_session_open(a->target, bytes, size, &so, &s, NULL);
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_collect_shapes(s, "tui", (const char *const *)a->shapes, a->n_shapes, sp);
+        rc = mp_cli_collect_shapes(s, "tui", (const char *const *)a->m.shapes, a->m.n_shapes, sp);
     if (rc == MP_EXIT_OK)
-        rc = mp_shape_at_check("tui", sp, a->at);
+        rc = mp_shape_at_check("tui", sp, a->m.at);
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_play(s, sp, a->at, a->runs, in);
+        rc = mp_cli_play(s, sp, a->m.at, a->m.runs, in);
     mp_session_destroy(s);
     mp_cli_inputs_release(in);
     free(in);

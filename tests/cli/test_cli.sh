@@ -17,6 +17,15 @@ expect 2 "$mp"; expect 2 "$mp" frobnicate; has err "unknown command"
 
 # bad flags and values
 expect 2 "$mp" run zoo:mnist_mlp --bogus 1; has err "unknown option '--bogus'"
+# the model options each command shares (cli/model_opts.c): only those it accepts, with
+# the same messages everywhere
+expect 2 "$mp" run zoo:mnist_mlp -r 2; has err "unknown option '-r'"
+expect 2 "$mp" tui zoo:mnist_mlp --input x=y; has err "unknown option '--input'"
+expect 2 "$mp" plan zoo:mnist_mlp --memory static; has err "unknown option '--memory'"
+for c in run bench scenarios check tui plan; do
+  expect 2 "$mp" "$c" zoo:mnist_mlp --threads 0; has err "memprof $c: --threads takes 1..256, got '0'"
+  expect 2 "$mp" "$c" zoo:mnist_mlp --shape input; has err "memprof $c: --shape takes NAME=DIMS, got 'input'"
+done
 expect 2 "$mp" run zoo:mnist_mlp --threads 0; has err "--threads"
 expect 2 "$mp" run zoo:mnist_mlp --threads abc; has err "--threads"
 expect 2 "$mp" run zoo:mnist_mlp --runs; has err "needs a value"
