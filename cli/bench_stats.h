@@ -1,6 +1,7 @@
 /* Summary statistics of a set of timings (memprof bench, scenarios and run): mean, median,
  * min, max and geometric mean, computed once here so that every command agrees on them;
- * their JSON form; and the progress line long commands show on a terminal. */
+ * their JSON form; the order memprof bench's contestants take turns in; and the progress
+ * line long commands show on a terminal. */
 #ifndef MP_BENCH_STATS_H
 #define MP_BENCH_STATS_H
 

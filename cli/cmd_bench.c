@@ -67,6 +67,7 @@ static void help(void)
            "(also the peer's), 6 impossible shape, 7 runtime failure.\n\n"
            "Examples:\n"
            "  memprof bench zoo:mobilenet_v2 -r 20 -w 5 --peer xnnpack\n"
+           "  memprof bench zoo:mobilenet_v2 -r 20 -w 5 --peer xnnpack --no-huge-pages\n"
            "  memprof bench zoo:mobilenet_v2_dynamic --shape input=1,160,160,3 --threads 2\n"
            "  memprof bench model.tflite --shape x=2,32,32,3 --shape-at run --format json \\\n"
            "      -o bench.json\n");
