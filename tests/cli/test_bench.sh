@@ -10,11 +10,12 @@
 # Usage: test_bench.sh MEMPROF SHARED_DIR
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../util/need.sh"
 mp=$1
 shared=${2:-}
 
-py=/usr/bin/python3; [ -x "$py" ] || py=$(command -v python3 || true)
-[ -n "$py" ] || { echo "SKIP: python3 absent"; exit 77; }
+py=/usr/bin/python3
+mp_need python3 "$(basename "$0")" test -x "$py"
 # jcheck FILE CODE : run Python CODE on the parsed document j; it prints what is wrong
 jcheck() {
   local out

@@ -8,14 +8,15 @@
 # Usage: test_check.sh MEMPROF SHARED_DIR
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../util/need.sh"
 mp=$(realpath "$1")
 src_root=$(realpath "$(dirname "$0")/../..")
 # the unit test program writes the MLP of two widths (test_gate --write-mlp HIDDEN FILE)
 test_gate=$(dirname "$mp")/tests/test_gate
-py=$(command -v python3 || true)
-have_xmllint=0; command -v xmllint >/dev/null && have_xmllint=1
-[ "$have_xmllint" -eq 1 ] || echo "note: xmllint absent, JUnit files are not validated"
-xml_ok() { [ "$have_xmllint" -eq 0 ] || xmllint --noout "$1" 2>/dev/null || fail "$1: not well-formed XML"; }
+py=/usr/bin/python3
+mp_need python3 "$(basename "$0")" test -x "$py"
+mp_need libxml2-utils "$(basename "$0")" command -v xmllint
+xml_ok() { xmllint --noout "$1" 2>/dev/null || fail "$1: not well-formed XML"; }
 text_ok() {
   [ -n "$py" ] || return 0
   local wide

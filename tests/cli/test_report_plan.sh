@@ -7,11 +7,12 @@
 # Usage: test_report_plan.sh MEMPROF SHARED_DIR
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../util/need.sh"
 mp=$(realpath "$1")          # absolute: the checks run inside $tmp
 shared=${2:-}; [ -z "$shared" ] || shared=$(realpath -m "$shared")
 
-py=/usr/bin/python3; [ -x "$py" ] || py=$(command -v python3 || true)
-[ -n "$py" ] || { echo "SKIP: python3 absent"; exit 77; }
+py=/usr/bin/python3
+mp_need python3 "$(basename "$0")" test -x "$py"
 have_xmllint=0; command -v xmllint >/dev/null && have_xmllint=1
 [ "$have_xmllint" -eq 1 ] || echo "note: xmllint absent, SVG and HTML are not validated"
 # json_ok FILE : the file parses as JSON

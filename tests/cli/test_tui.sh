@@ -7,13 +7,14 @@
 # too small, `q` (exit 0, terminal modes as before), SIGTERM and Ctrl-C (terminal restored,
 # ended by the signal), a MODEL run in place, a trace of a million events opening quickly,
 # and the errors raised before the screen starts.
-# Usage: test_tui.sh MEMPROF SHARED_DIR   (exits 77 when tmux or python3 is absent)
+# Usage: test_tui.sh MEMPROF SHARED_DIR   (tmux and python3 as tests/util/need.sh requires)
 set -u
-command -v tmux >/dev/null || { echo "SKIP: tmux is not installed"; exit 77; }
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../util/need.sh"
 mp=$(realpath "$1")
-py=/usr/bin/python3; [ -x "$py" ] || py=$(command -v python3 || true)
-[ -n "$py" ] || { echo "SKIP: python3 absent"; exit 77; }
+py=/usr/bin/python3
+mp_need tmux "$(basename "$0")" command -v tmux
+mp_need python3 "$(basename "$0")" test -x "$py"
 
 sock="memprof-test-tui-$$"
 T() { tmux -L "$sock" -f /dev/null "$@"; }

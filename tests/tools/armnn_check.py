@@ -7,7 +7,10 @@ it once on the shared oracle input formula and writes every output as raw little
 and engine can confirm that files written by memprof (e.g. the zoo) are valid TensorFlow Lite.
 
 Usage: /usr/bin/python3 tests/tools/armnn_check.py MODEL.tflite [OUT_DIR]
-Exit status: 0 ok, 1 Arm NN rejected or failed the model, 77 pyarmnn is not installed.
+       /usr/bin/python3 tests/tools/armnn_check.py --probe
+Exit status: 0 ok, 1 Arm NN rejected or failed the model, 3 Arm NN's CpuRef backend is not
+installed (Debian's libarmnn-cpuref-backend22), 77 pyarmnn is not installed. --probe only checks
+that Arm NN can start on CpuRef (0 or 3, with one line naming the missing package).
 
 Input formula (as ../shared/oracle/README.md): element i of input k, b = (i*7 + 3 + 13*k) % 256;
 float32: float32(b) / 255 - 0.5 (float32 arithmetic), uint8: b, int8: b - 128, int32: i % 7.
@@ -54,10 +57,25 @@ DTYPES = {
 }
 
 
+CPUREF_PACKAGE = "libarmnn-cpuref-backend22"
+
+
+def has_cpuref(runtime):
+    """Arm NN loads its backends as plugins: without the package, the list is empty."""
+    return "CpuRef" in [str(b) for b in runtime.GetDeviceSpec().GetSupportedBackends()]
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
+    runtime = ann.IRuntime(ann.CreationOptions())
+    if not has_cpuref(runtime):
+        print("FAIL: Arm NN's reference backend (CpuRef) is missing: install the Debian package "
+              "%s (scripts/deps.sh --test)" % CPUREF_PACKAGE)
+        return 3
+    if sys.argv[1] == "--probe":
+        return 0
     path = sys.argv[1]
     out_dir = sys.argv[2] if len(sys.argv) > 2 else None
 
@@ -66,7 +84,6 @@ def main():
     network = parser.CreateNetworkFromBinaryFile(path)
     t_parse = time.perf_counter() - t0
 
-    runtime = ann.IRuntime(ann.CreationOptions())
     t0 = time.perf_counter()
     opt_network, messages = ann.Optimize(network, [ann.BackendId("CpuRef")],
                                          runtime.GetDeviceSpec(), ann.OptimizerOptions())

@@ -2,17 +2,20 @@
 # External validation of the built-in zoo: write every zoo model with 'memprof zoo', have
 # Arm NN (Debian python3-pyarmnn, CpuRef backend) parse, optimize and run each one through
 # armnn_check.py, then run the same file with 'memprof run' and require the outputs to agree
-# (relative 1e-4, floored at 1e-3 of the largest output). Exits 77 (skipped) without pyarmnn.
+# (relative 1e-4, floored at 1e-3 of the largest output). A missing package (pyarmnn, numpy,
+# the CpuRef backend) fails in one line that names it (mp_need, tests/util/need.sh).
 # Usage: armnn_zoo.sh MEMPROF WORK_DIR
 set -u
 mp=$1
 work=$2
 here=$(dirname "$0")
+. "$here/../util/need.sh"
 py=/usr/bin/python3
-if ! "$py" -c 'import pyarmnn' >/dev/null 2>&1; then
-    echo "SKIP: pyarmnn not installed (apt-get install python3-pyarmnn)"
-    exit 77
-fi
+mp_need python3 "armnn_zoo" test -x "$py"
+mp_need python3-numpy "armnn_zoo" "$py" -c 'import numpy'
+mp_need python3-pyarmnn "armnn_zoo" "$py" -c 'import pyarmnn'
+mp_need libarmnn-cpuref-backend22 "armnn_zoo (Arm NN's reference backend, CpuRef)" \
+    "$py" "$here/armnn_check.py" --probe
 rm -rf "$work" && mkdir -p "$work" || exit 1
 status=0
 for name in $("$mp" zoo list | awk '{print $1}'); do
