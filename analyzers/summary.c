@@ -208,12 +208,71 @@ static void when_never(mp_summary_when *wh)
 
 /* ---- pass 1: running figures ----------------------------------------------------------- */
 
-static mp_summary_run *run_entry(mp_summary *s, size_t *cap, uint64_t run)
+/* Run numbers to their index in s->runs: an open-addressing table (linear probing, at most
+ * half full), so that a trace of a million runs is summarised in time linear in its events
+ * (a run can appear in any order in a damaged trace, so searching the list would not do). */
+typedef struct run_index {
+    uint64_t *run;  /* key of each slot */
+    size_t *at;     /* index in s->runs + 1, 0 = empty slot */
+    size_t cap;     /* a power of two, or 0 */
+} run_index;
+
+static size_t run_slot(const run_index *ix, uint64_t run)
 {
-    for (size_t i = s->n_runs; i > 0; i--)
-        if (s->runs[i - 1].run == run)
-            return &s->runs[i - 1];
-    if (!mp_grow((void **)&s->runs, cap, s->n_runs, sizeof *s->runs, 8))
+    uint64_t h = run * 0x9e3779b97f4a7c15ULL; /* Fibonacci hashing spreads sequential runs */
+    size_t i = (size_t)(h ^ (h >> 32)) & (ix->cap - 1);
+    while (ix->at[i] != 0 && ix->run[i] != run)
+        i = (i + 1) & (ix->cap - 1);
+    return i;
+}
+
+/* Index in s->runs of run, SIZE_MAX when it has none. */
+static size_t run_find(const run_index *ix, uint64_t run)
+{
+    if (ix->cap == 0)
+        return SIZE_MAX;
+    size_t i = run_slot(ix, run);
+    return ix->at[i] ? ix->at[i] - 1 : SIZE_MAX;
+}
+
+/* Record that run has index `at` (n: entries after this one). False when out of memory. */
+static bool run_put(run_index *ix, uint64_t run, size_t at, size_t n)
+{
+    if (2 * n > ix->cap) {
+        run_index big = {NULL, NULL, ix->cap ? 2 * ix->cap : 64};
+        if (big.cap < ix->cap || big.cap > SIZE_MAX / sizeof *big.at)
+            return false;
+        big.run = malloc(big.cap * sizeof *big.run);
+        big.at = calloc(big.cap, sizeof *big.at);
+        if (!big.run || !big.at) {
+            free(big.run);
+            free(big.at);
+            return false;
+        }
+        for (size_t i = 0; i < ix->cap; i++) {
+            if (ix->at[i]) {
+                size_t k = run_slot(&big, ix->run[i]);
+                big.run[k] = ix->run[i];
+                big.at[k] = ix->at[i];
+            }
+        }
+        free(ix->run);
+        free(ix->at);
+        *ix = big;
+    }
+    size_t k = run_slot(ix, run);
+    ix->run[k] = run;
+    ix->at[k] = at + 1;
+    return true;
+}
+
+static mp_summary_run *run_entry(mp_summary *s, size_t *cap, run_index *ix, uint64_t run)
+{
+    size_t at = run_find(ix, run);
+    if (at != SIZE_MAX)
+        return &s->runs[at];
+    if (!mp_grow((void **)&s->runs, cap, s->n_runs, sizeof *s->runs, 8) ||
+        !run_put(ix, run, s->n_runs, s->n_runs + 1))
         return NULL;
     mp_summary_run *e = &s->runs[s->n_runs++];
     memset(e, 0, sizeof *e);
@@ -221,7 +280,7 @@ static mp_summary_run *run_entry(mp_summary *s, size_t *cap, uint64_t run)
     return e;
 }
 
-static void phase_ended(mp_summary *s, const mp_replay_phase *ph)
+static void phase_ended(mp_summary *s, const run_index *ix, const mp_replay_phase *ph)
 {
     if (ph->kind < 0 || ph->kind >= MP_PHASE_KIND_COUNT)
         return;
@@ -229,12 +288,9 @@ static void phase_ended(mp_summary *s, const mp_replay_phase *ph)
     s->phase_ns[ph->kind] += ns;
     s->phase_count[ph->kind]++;
     if (ph->kind == MP_PHASE_RUN) {
-        for (size_t i = s->n_runs; i > 0; i--) {
-            if (s->runs[i - 1].run == ph->run) {
-                s->runs[i - 1].t_ns += ns;
-                break;
-            }
-        }
+        size_t at = run_find(ix, ph->run);
+        if (at != SIZE_MAX)
+            s->runs[at].t_ns += ns;
     }
 }
 
@@ -326,6 +382,7 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
     if (!walker_init(&w, mp_source_meta(src)))
         return mp_fail(err, MP_ERR_NOMEM, "summary: out of memory");
     size_t runs_cap = 0;
+    run_index ix = {NULL, NULL, 0};
     size_t cur = SIZE_MAX; /* index in s->runs of the run being replayed, SIZE_MAX outside */
     mp_replay_change c;
     mp_event event;
@@ -339,7 +396,7 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
             break;
         }
         if (c.phase_ended) {
-            phase_ended(s, &c.ended);
+            phase_ended(s, &ix, &c.ended);
             cur = SIZE_MAX;
         }
         switch (c.what) {
@@ -359,7 +416,7 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
             break;
         case MP_REPLAY_PHASE_BEGIN:
             if (mp_replay_where(w.r)->phase_kind == MP_PHASE_RUN) {
-                mp_summary_run *e = run_entry(s, &runs_cap, mp_replay_where(w.r)->run);
+                mp_summary_run *e = run_entry(s, &runs_cap, &ix, mp_replay_where(w.r)->run);
                 if (!e) {
                     st = mp_fail(err, MP_ERR_NOMEM, "summary: out of memory at event %zu", i);
                     goto done;
@@ -392,7 +449,7 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
     s->n_events = i;
     if (st == MP_OK) {
         if (mp_replay_finish(w.r, &c))
-            phase_ended(s, &c.ended);
+            phase_ended(s, &ix, &c.ended);
         for (int k = 0; k < MP_KIND_COUNT; k++) {
             s->live_end_kind[k] = mp_replay_live(w.r, k);
         }
@@ -403,6 +460,8 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
             st = mp_fail(err, MP_ERR_NOMEM, "summary: out of memory");
     }
 done:
+    free(ix.run);
+    free(ix.at);
     walker_free(&w);
     return st;
 }

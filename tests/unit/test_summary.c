@@ -630,6 +630,42 @@ static void test_runs_even_later_count(void **state)
     mp_trace_destroy(b.tr);
 }
 
+/* Runs in any order, one of them repeated: each run number gets one entry (in order of
+ * first appearance) that sums the time of all its phases. 100 runs, more than the first
+ * size of the summary's index of run numbers, so that it grows. */
+static void test_runs_out_of_order(void **state)
+{
+    (void)state;
+    tb b = make(false);
+    for (uint64_t r = 100; r >= 1; r--) { /* run r lasts r ns */
+        phase(&b, MP_PHASE_RUN, r);
+        alloc(&b, r, 10, MP_KIND_DYNAMIC, 1, -1);
+        free_(&b, r, 10, MP_KIND_DYNAMIC, 1, -1);
+        wait_ns(&b, r);
+        phase_end(&b);
+    }
+    phase(&b, MP_PHASE_RUN, 50); /* run 50 again, 7 ns, one more allocation */
+    alloc(&b, 1000, 30, MP_KIND_DYNAMIC, 1, -1);
+    wait_ns(&b, 7);
+    phase_end(&b);
+    mp_summary s = compute(&b);
+    assert_int_equal(s.n_runs, 100);
+    for (size_t i = 0; i < 100; i++)
+        assert_int_equal(s.runs[i].run, 100 - i);
+    /* run 50 is the 51st to appear: 50 + 7 ns, 2 allocations of 10 + 30 bytes */
+    assert_int_equal(s.runs[50].run, 50);
+    assert_int_equal(s.runs[50].t_ns, 57);
+    assert_int_equal(s.runs[50].n_alloc, 2);
+    assert_int_equal(s.runs[50].bytes_alloc, 40);
+    assert_int_equal(s.runs[99].t_ns, 1);
+    assert_int_equal(s.first_run_ns, 100);
+    /* all run phases: 1 + ... + 100 = 5050, plus 7 */
+    assert_int_equal(s.phase_ns[MP_PHASE_RUN], 5057);
+    assert_int_equal(s.phase_count[MP_PHASE_RUN], 101);
+    mp_summary_free(&s);
+    mp_trace_destroy(b.tr);
+}
+
 /* ---- copies, leak, unaccounted, anomalies -------------------------------------------------- */
 
 static void test_copies_leak_unaccounted(void **state)
@@ -951,6 +987,7 @@ int main(void)
         cmocka_unit_test(test_no_duplication_when_arena_freed_first),
         cmocka_unit_test(test_runs_odd_later_count),
         cmocka_unit_test(test_runs_even_later_count),
+        cmocka_unit_test(test_runs_out_of_order),
         cmocka_unit_test(test_copies_leak_unaccounted),
         cmocka_unit_test(test_anomalies_and_empty),
         cmocka_unit_test(test_report_text),
