@@ -1,13 +1,17 @@
-/* The "best" planner, the default: runs "greedy", "firstfit" and "breadth" and keeps the
- * plan with the smallest total (ties: the first of them in that order), stopping as soon as
- * one reaches the live-set lower bound, which no plan can beat. When none does, the search
- * of plan_search.c starts from that plan (the order of its offsets) and keeps whatever
- * smaller plan it finds within a small budget (MP_SEARCH_BUDGET_BEST).
+/* The "best" planner, the default, and the "search" planner.
+ *
+ * "best" runs "greedy", "firstfit" and "breadth" and keeps the plan with the smallest total
+ * (ties: the first of them in that order), stopping as soon as one reaches the live-set
+ * lower bound, which no plan can beat. When none does, the search of plan_search.c starts
+ * from that plan (the order of its offsets) and keeps whatever smaller plan it finds within
+ * a fixed budget of work (MP_SEARCH_BUDGET_BEST).
  *
  * So its total is never larger than any of those three planners' totals on the same input.
- * It costs the three of them (O(n^2)) plus the search's fixed budget: for 1000 buffers a
- * few milliseconds in all (scripts/bench_plan.sh measures it). The "search" planner is the
- * same with a larger budget (mp_plan_best_run). */
+ * It costs the three of them (O(n log n + P log n) for P pairs of buffers alive together)
+ * plus the search: listing who meets whom (O(P), skipped over SR_MAX_PAIRS pairs) and the
+ * budget, whatever the graph's size. "search" is the same with a larger budget
+ * (MP_SEARCH_BUDGET_DEEP). The search is plan_search.c's mp_plan_search_improve, which
+ * calls no planner: this file calls it, not the other way round. */
 #include <assert.h>
 #include <string.h>
 
@@ -67,4 +71,16 @@ const mp_planner mp_planner_best = {
     .name = "best",
     .about = "the smallest of greedy, firstfit and breadth, then a short search (the default)",
     .plan = best_plan,
+};
+
+static mp_status search_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
+                             uint64_t *offsets, uint64_t *total, mp_mem *mem)
+{
+    return mp_plan_best_run(bufs, n, align, offsets, total, mem, MP_SEARCH_BUDGET_DEEP);
+}
+
+const mp_planner mp_planner_search = {
+    .name = "search",
+    .about = "best's heuristics, then a long search over placement orders (exact if small)",
+    .plan = search_plan,
 };

@@ -10,9 +10,10 @@
  * Only the steps where some buffer starts are visited: the buffers alive at any other step
  * are alive at the last such step before it too, which is at least as wide and earlier, so
  * it has placed them already. Every buffer is alive at its own first step, so every one is
- * placed. Buffers of size 0 take offset 0 and no space. O(n^2): the breadths take a sorted
- * sweep, each visited step scans the buffers not yet placed, and each placement scans the
- * placed ones. */
+ * placed. Buffers of size 0 take offset 0 and no space. O(n log n + P log n) for P pairs of
+ * buffers alive together: the breadths take a sorted sweep, each visited step asks the
+ * waiting buffers' tree of plan_slots.h for those alive at it, and each placement asks the
+ * placed buffers' tree for its neighbours. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,16 +64,14 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
         mp_mem_alloc(mem, sizeof(mp_plan_item) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
     br_step *steps =
         mp_mem_alloc(mem, sizeof(br_step) * (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
-    unsigned char *placed = mp_mem_alloc(mem, (size_t)n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
     mp_plan_slots slots;
-    if (!items || !steps || !placed || mp_plan_slots_init(&slots, n, mem) != MP_OK) {
+    if (!items || !steps || mp_plan_slots_init(&slots, bufs, n, mem) != MP_OK) {
         mp_mem_free(mem, items);
         mp_mem_free(mem, steps);
-        mp_mem_free(mem, placed);
         return MP_ERR_NOMEM;
     }
 
-    /* The buffers that take space, largest first; the distinct steps where one starts. */
+    /* The buffers that take space; the distinct steps where one starts. */
     int32_t m = 0;
     for (int32_t i = 0; i < n; i++) {
         offsets[i] = 0;
@@ -82,7 +81,6 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
             m++;
         }
     }
-    qsort(items, (size_t)m, sizeof(mp_plan_item), mp_plan_slots_by_size);
     qsort(steps, (size_t)m, sizeof(br_step), br_step_by_step);
     int32_t nsteps = 0;
     for (int32_t k = 0; k < m; k++) {
@@ -104,36 +102,29 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
         steps[t].breadth += steps[t - 1].breadth;
     qsort(steps, (size_t)nsteps, sizeof(br_step), br_step_by_breadth);
 
-    /* items[0, left) are the buffers not placed yet, still largest first. */
-    int32_t left = m;
+    /* At each step, its waiting buffers, largest first. */
     uint64_t top = 0;
-    for (int32_t t = 0; t < nsteps && left > 0; t++) {
-        int32_t s = steps[t].step;
-        memset(placed, 0, (size_t)left);
-        for (int32_t k = 0; k < left; k++) {
-            const mp_plan_buf *b = &bufs[items[k].idx];
-            if (b->first > s || s > b->last)
-                continue;
+    for (int32_t t = 0; t < nsteps; t++) {
+        int32_t k = mp_plan_slots_waiting_at(&slots, steps[t].step);
+        for (int32_t h = 0; h < k; h++) {
+            const mp_plan_buf *b = &bufs[slots.hits[h]];
+            items[h] = (mp_plan_item){b->size, b->first, slots.hits[h]};
+        }
+        qsort(items, (size_t)k, sizeof(mp_plan_item), mp_plan_slots_by_size);
+        for (int32_t h = 0; h < k; h++) {
+            const mp_plan_buf *b = &bufs[items[h].idx];
             uint64_t size = mp_plan_align_up(b->size, align);
-            uint64_t off = mp_plan_slots_best_fit(&slots, size, b->first, b->last);
-            mp_plan_slots_insert(&slots, off, size, b->first, b->last);
-            placed[k] = 1;
-            offsets[items[k].idx] = off;
+            uint64_t off = mp_plan_slots_fit(&slots, size, b->first, b->last, 1);
+            mp_plan_slots_place(&slots, items[h].idx, off, size);
+            offsets[items[h].idx] = off;
             if (off + size > top)
                 top = off + size;
         }
-        int32_t kept = 0;
-        for (int32_t k = 0; k < left; k++) {
-            if (!placed[k])
-                items[kept++] = items[k];
-        }
-        left = kept;
     }
     *total = top;
 
     mp_mem_free(mem, items);
     mp_mem_free(mem, steps);
-    mp_mem_free(mem, placed);
     mp_plan_slots_free(&slots);
     return MP_OK;
 }

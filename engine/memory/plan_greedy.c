@@ -5,8 +5,8 @@
  * into the smallest gap, between the already placed buffers whose lifetimes meet its own,
  * that can hold it (the lowest such gap on ties), or else just above the highest of them.
  * Sizes are rounded up to the alignment, so every offset is a multiple of it. Buffers of
- * size 0 take offset 0 and no space. O(n^2): each placement scans the placed buffers
- * (about half a millisecond for 1000 buffers at -O2). */
+ * size 0 take offset 0 and no space. O(n log n + P log n) for P pairs of buffers alive
+ * together: each placement finds its placed neighbours in the tree of plan_slots.h. */
 #include "plan.h"
 #include "plan_slots.h"
 #include "planners.h"

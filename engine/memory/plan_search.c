@@ -1,5 +1,6 @@
-/* The "search" planner and the search that "best" runs after its heuristics: it improves a
- * given plan by searching over placement orders (see planners.h, mp_plan_search_improve).
+/* The search that the "best" and "search" planners (plan_best.c) run after their
+ * heuristics: it improves a given plan by searching over placement orders (see planners.h,
+ * mp_plan_search_improve). It calls no planner.
  *
  * The placer. Buffers are placed one at a time in some order, each at the lowest offset
  * where it overlaps none of the already placed buffers alive with it (first fit). Every
@@ -40,17 +41,13 @@
 #include <string.h>
 
 #include "plan.h"
+#include "plan_slots.h"
 #include "planners.h"
 
 /* Problems up to this many buffers (of nonzero size) get the exact search first. */
 #define SR_EXACT_MAX 32
 /* The neighbour lists hold at most this many entries (two per pair; 4 bytes each). */
 #define SR_MAX_PAIRS (1 << 21)
-
-/* A placed neighbour's bytes. */
-typedef struct sr_iv {
-    uint64_t off, end;
-} sr_iv;
 
 /* The buffers that take space ("items", in index order) and who meets whom. */
 typedef struct sr_prob {
@@ -60,7 +57,7 @@ typedef struct sr_prob {
     int32_t *first, *last;
     int32_t *adj_at;  /* m + 1: the neighbours of item i are adj[adj_at[i], adj_at[i + 1]) */
     int32_t *adj;
-    sr_iv *iv;        /* scratch for one placement: max degree entries */
+    mp_plan_iv *iv;        /* scratch for one placement: max degree entries */
     uint64_t lb;      /* the live-set lower bound */
     uint64_t work;    /* units spent */
     mp_mem *mem;
@@ -194,7 +191,7 @@ static int sr_prob_init(sr_prob *p, const mp_plan_buf *bufs, int32_t n, uint64_t
                 fill[i] = p->adj_at[i];
             }
             p->adj = sr_alloc(mem, sizeof(int32_t) * (size_t)pairs);
-            p->iv = sr_alloc(mem, sizeof(sr_iv) * (size_t)max_deg);
+            p->iv = sr_alloc(mem, sizeof(mp_plan_iv) * (size_t)max_deg);
             ok = p->adj && p->iv;
         }
         if (ok)
@@ -213,51 +210,10 @@ static int sr_prob_init(sr_prob *p, const mp_plan_buf *bufs, int32_t n, uint64_t
 
 /* ---- the placer ------------------------------------------------------------------------- */
 
-/* Sort by offset: insertion sort for short runs, else quicksort (median of three) on the
- * shorter side first; no comparator calls, as this runs for every placement. */
-static void sr_sort(sr_iv *iv, int32_t k)
-{
-    while (k > 16) {
-        uint64_t a = iv[0].off, b = iv[k / 2].off, c = iv[k - 1].off;
-        uint64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        int32_t i = 0, j = k - 1;
-        for (;;) {
-            while (iv[i].off < pivot)
-                i++;
-            while (iv[j].off > pivot)
-                j--;
-            if (i >= j)
-                break;
-            sr_iv t = iv[i];
-            iv[i] = iv[j];
-            iv[j] = t;
-            i++;
-            j--;
-        }
-        /* iv[0, j] <= pivot <= iv[j + 1, k) */
-        int32_t left = j + 1;
-        if (left < k - left) {
-            sr_sort(iv, left);
-            iv += left;
-            k -= left;
-        } else {
-            sr_sort(iv + left, k - left);
-            k = left;
-        }
-    }
-    for (int32_t a = 1; a < k; a++) {
-        sr_iv t = iv[a];
-        int32_t b = a;
-        for (; b > 0 && iv[b - 1].off > t.off; b--)
-            iv[b] = iv[b - 1];
-        iv[b] = t;
-    }
-}
-
 /* By offset, then by the second field (an item number where sr_climb uses it). */
 static int sr_pair_cmp(const void *a, const void *b)
 {
-    const sr_iv *x = a, *y = b;
+    const mp_plan_iv *x = a, *y = b;
     if (x->off != y->off)
         return x->off < y->off ? -1 : 1;
     return x->end < y->end ? -1 : x->end > y->end;
@@ -266,7 +222,7 @@ static int sr_pair_cmp(const void *a, const void *b)
 /* The first fit of item b among its neighbours placed before it (pos[j] < pos[b]). */
 static uint64_t sr_first_fit(sr_prob *p, int32_t b, const int32_t *pos, const uint64_t *off)
 {
-    sr_iv *iv = p->iv;
+    mp_plan_iv *iv = p->iv;
     int32_t k = 0, pb = pos[b];
     int32_t e0 = p->adj_at[b], e1 = p->adj_at[b + 1];
     for (int32_t e = e0; e < e1; e++) {
@@ -279,15 +235,8 @@ static uint64_t sr_first_fit(sr_prob *p, int32_t b, const int32_t *pos, const ui
     }
     /* Looking at the neighbours, then sorting the placed ones. */
     p->work += (uint64_t)(e1 - e0) + (uint64_t)k * (uint64_t)(k > 1 ? 65 - __builtin_clzll((uint64_t)k) : 1) + 1;
-    sr_sort(iv, k);
-    uint64_t cur = 0, size = p->size[b];
-    for (int32_t t = 0; t < k; t++) {
-        if (iv[t].off >= cur && iv[t].off - cur >= size)
-            return cur;
-        if (iv[t].end > cur)
-            cur = iv[t].end;
-    }
-    return cur;
+    mp_plan_iv_sort(iv, k);
+    return mp_plan_iv_first_fit(iv, k, p->size[b]);
 }
 
 /* ---- exact search (small problems) ------------------------------------------------------ */
@@ -618,14 +567,14 @@ static int sr_climb(sr_prob *p, const uint64_t *seed, uint64_t *best, uint64_t *
         return m < 2 ? 0 : -1;
 
     /* The seed order: by seed offset, ties by item (the pairs are distinct). */
-    sr_iv *pairs = sr_alloc(p->mem, sizeof(sr_iv) * (size_t)m);
+    mp_plan_iv *pairs = sr_alloc(p->mem, sizeof(mp_plan_iv) * (size_t)m);
     if (!pairs) {
         sr_climb_free(&c, p->mem);
         return -1;
     }
     for (int32_t i = 0; i < m; i++)
-        pairs[i] = (sr_iv){seed[i], (uint64_t)i};
-    qsort(pairs, (size_t)m, sizeof(sr_iv), sr_pair_cmp);
+        pairs[i] = (mp_plan_iv){seed[i], (uint64_t)i};
+    qsort(pairs, (size_t)m, sizeof(mp_plan_iv), sr_pair_cmp);
     for (int32_t k = 0; k < m; k++) {
         c.order[k] = (int32_t)pairs[k].end;
         c.pos[c.order[k]] = k;
@@ -746,15 +695,3 @@ mp_status mp_plan_search_improve(const mp_plan_buf *bufs, int32_t n, uint64_t al
     sr_prob_free(&p);
     return MP_OK;
 }
-
-static mp_status search_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
-                             uint64_t *offsets, uint64_t *total, mp_mem *mem)
-{
-    return mp_plan_best_run(bufs, n, align, offsets, total, mem, MP_SEARCH_BUDGET_DEEP);
-}
-
-const mp_planner mp_planner_search = {
-    .name = "search",
-    .about = "best's heuristics, then a long search over placement orders (exact if small)",
-    .plan = search_plan,
-};

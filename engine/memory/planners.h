@@ -21,7 +21,7 @@ extern const mp_planner mp_planner_breadth;
 /* The smallest of greedy, firstfit and breadth, then a short search; never worse than any
  * of them: plan_best.c. */
 extern const mp_planner mp_planner_best;
-/* As best, with a longer search: plan_search.c. */
+/* As best, with a longer search: plan_best.c. */
 extern const mp_planner mp_planner_search;
 
 /* Search budgets, in units of work (one per neighbour looked at while placing a buffer,

@@ -1,0 +1,123 @@
+/* gen_model: writes large synthetic .tflite models for the planning benchmark
+ * (scripts/bench_plan.sh --models) and for trying memprof on models of many operators.
+ *
+ *   chain N: one float input [1,64] and N RELU operators, each reading the previous
+ *            one's output: every tensor lives two steps, so any planner needs two slots.
+ *   wide N:  N operators over 16 interleaved branches of widths 16 to 256 floats (the
+ *            input [1,1] broadcast by an ADD into each): operator s advances branch
+ *            s % 16 with a RELU, and every 8th step of a branch is an ADD of its tensor of
+ *            8 steps earlier, so that lifetimes overlap in many ways (short ones of 16
+ *            steps, skips of 128). Each branch's last tensor is a model output.
+ *
+ * Usage: gen_model chain|wide N FILE   (N >= 1; the file is written whole or not at all) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model/ops.h"
+#include "engine/model/tflite_writer.h"
+
+#define BRANCHES 16
+#define SKIP_EVERY 8
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: gen_model chain|wide N FILE\n");
+    return 2;
+}
+
+/* A float tensor [1, width] named after its index. */
+static int tensor(mp_tfw *w, int32_t width)
+{
+    static long count;
+    char name[32];
+    snprintf(name, sizeof name, "t%ld", count++);
+    return mp_tfw_tensor(w, name, MP_DT_FLOAT32, 2, (int32_t[]){1, width}, 0, NULL);
+}
+
+static void chain(mp_tfw *w, long n)
+{
+    int x = tensor(w, 64), in = x;
+    for (long i = 0; i < n; i++) {
+        int y = tensor(w, 64);
+        mp_tfw_op(w, MP_OP_RELU, 1, &x, 1, &y, NULL);
+        x = y;
+    }
+    mp_tfw_io(w, 1, &in, 1, &x);
+}
+
+static void wide(mp_tfw *w, long n)
+{
+    int in = mp_tfw_tensor(w, "input", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, NULL);
+    int cur[BRANCHES], skip[BRANCHES];
+    int32_t width[BRANCHES];
+    long done = 0;
+    /* The first operator of each branch broadcasts the input to its width: ADD(input, a
+     * constant of zeros [1, width]). */
+    static const float zeros[256];
+    for (int b = 0; b < BRANCHES && done < n; b++, done++) {
+        width[b] = 16 << (b % 5);
+        int z = mp_tfw_tensor(w, "zeros", MP_DT_FLOAT32, 2, (int32_t[]){1, width[b]},
+                              mp_tfw_buffer(w, zeros, sizeof(float) * (size_t)width[b]), NULL);
+        cur[b] = tensor(w, width[b]);
+        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){in, z}, 1, &cur[b], NULL);
+        skip[b] = cur[b];
+    }
+    long step[BRANCHES] = {0};
+    for (; done < n; done++) {
+        int b = (int)(done % BRANCHES);
+        int y = tensor(w, width[b]);
+        step[b]++;
+        if (step[b] % SKIP_EVERY == 0) {
+            mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){cur[b], skip[b]}, 1, &y, NULL);
+            skip[b] = y;
+        } else {
+            mp_tfw_op(w, MP_OP_RELU, 1, &cur[b], 1, &y, NULL);
+        }
+        cur[b] = y;
+    }
+    int nb = n < BRANCHES ? (int)n : BRANCHES;
+    mp_tfw_io(w, 1, &in, nb, cur);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4)
+        return usage();
+    char *end;
+    long n = strtol(argv[2], &end, 10);
+    if (*end || n < 1 || n > 100000000L)
+        return usage();
+    mp_tfw *w = mp_tfw_create();
+    if (!w) {
+        fprintf(stderr, "gen_model: out of memory\n");
+        return 1;
+    }
+    if (strcmp(argv[1], "chain") == 0)
+        chain(w, n);
+    else if (strcmp(argv[1], "wide") == 0)
+        wide(w, n);
+    else
+        return usage();
+    void *bytes = NULL;
+    size_t size = 0;
+    mp_error err = {0};
+    if (mp_tfw_finish(w, &bytes, &size, &err) != MP_OK) {
+        fprintf(stderr, "gen_model: %s\n", err.msg);
+        mp_tfw_free(w);
+        return 1;
+    }
+    mp_tfw_free(w);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", argv[3]);
+    FILE *f = fopen(tmp, "wb");
+    int ok = f && fwrite(bytes, 1, size, f) == size;
+    ok = f && fclose(f) == 0 && ok;
+    free(bytes);
+    if (!ok || rename(tmp, argv[3]) != 0) {
+        remove(tmp);
+        fprintf(stderr, "gen_model: cannot write %s\n", argv[3]);
+        return 1;
+    }
+    return 0;
+}
