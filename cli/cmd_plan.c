@@ -174,8 +174,8 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Plan the set with p, repeating for a median time (at least 3 times, up to 25 or until
- * about 50 ms were spent). */
+/* Plan the set with p, repeating for a median time while less than about 50 ms were
+ * spent (once at least, 25 times at most): a slow plan of a large model is made once. */
 static mp_status plan_with(const mp_planner *p, const bufset *b, uint64_t align, result *r,
                            mp_error *err)
 {
@@ -186,7 +186,7 @@ static mp_status plan_with(const mp_planner *p, const bufset *b, uint64_t align,
         return mp_fail(err, MP_ERR_NOMEM, "out of memory");
     uint64_t times[25], spent = 0;
     int k = 0;
-    for (; k < 25 && (k < 3 || spent < 50000000u); k++) {
+    for (; k < 25 && (k == 0 || spent < 50000000u); k++) {
         uint64_t t0 = mp_now_ns();
         mp_status st = p->plan(b->bufs, b->n, align, r->offsets, &r->arena, NULL);
         times[k] = mp_now_ns() - t0;
@@ -199,6 +199,16 @@ static mp_status plan_with(const mp_planner *p, const bufset *b, uint64_t align,
     r->reps = k;
     r->valid = mp_plan_check(b->bufs, b->n, align, r->offsets, r->arena, r->why, sizeof r->why);
     return MP_OK;
+}
+
+/* A copy of r (its own offsets, n of them) into out; false when memory is short. */
+static bool copy_result(const result *r, int32_t n, result *out)
+{
+    *out = *r;
+    out->offsets = malloc(sizeof *out->offsets * ((size_t)n + 1));
+    if (out->offsets)
+        memcpy(out->offsets, r->offsets, sizeof *out->offsets * (size_t)n);
+    return out->offsets != NULL;
 }
 
 /* ---- the model ----------------------------------------------------------------------------- */
@@ -311,7 +321,16 @@ static int plan_all(plan_ctx *c)
         if (plan_with(*p, &c->all, c->align, &c->res[c->n_res++], &err) != MP_OK)
             return mp_report_error(&err);
     }
-    if (plan_with(c->chosen, &c->tensors, c->align, &c->tensors_res, &err) != MP_OK ||
+    /* The other sets only when they differ and are shown: without scratch the tensors are
+     * the whole set; without inputs and outputs is for the peer and the JSON. */
+    if (c->n_scratch == 0 && !copy_result(c->chosen_res, c->all.n, &c->tensors_res)) {
+        fprintf(stderr, "memprof plan: out of memory\n");
+        return MP_EXIT_RUNTIME;
+    }
+    if (c->n_scratch > 0 &&
+        plan_with(c->chosen, &c->tensors, c->align, &c->tensors_res, &err) != MP_OK)
+        return mp_report_error(&err);
+    if ((c->a->peer || c->a->format == FMT_JSON) &&
         plan_with(c->chosen, &c->internal, c->align, &c->internal_res, &err) != MP_OK)
         return mp_report_error(&err);
     return MP_EXIT_OK;
@@ -438,6 +457,11 @@ static void print_text(FILE *f, const plan_ctx *c)
     if (c->n_res > 1)
         fprintf(f, "  %s\n", best == c->lb ? "the lower bound is reached"
                                             : "no planner reaches the lower bound");
+    for (int i = 0; i < c->n_res; i++) {
+        const result *r = &c->res[i];
+        if (r->planner->cap && r->arena > c->lb)
+            fprintf(f, "  %s: %s\n", r->planner->name, r->planner->cap);
+    }
 
     if (c->lb_step >= 0) {
         int total = 0;
@@ -524,11 +548,11 @@ static json_t *jstr(const char *s)
 
 static json_t *result_json(const plan_ctx *c, const result *r)
 {
-    return json_pack("{s:s, s:I, s:f, s:f, s:I, s:b, s:b}", "name", r->planner->name, "arena",
-                     (json_int_t)r->arena, "ratio_to_bound", ratio(r->arena, c->lb),
+    return json_pack("{s:s, s:I, s:f, s:f, s:I, s:b, s:b, s:s?}", "name", r->planner->name,
+                     "arena", (json_int_t)r->arena, "ratio_to_bound", ratio(r->arena, c->lb),
                      "ratio_to_naive", ratio(r->arena, c->naive), "time_ns",
                      (json_int_t)r->time_ns, "valid", r->valid, "reaches_bound",
-                     r->valid && r->arena == c->lb);
+                     r->valid && r->arena == c->lb, "cap", r->planner->cap);
 }
 
 static json_t *build_json(const plan_ctx *c)

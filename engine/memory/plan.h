@@ -24,6 +24,7 @@ typedef struct mp_plan_buf {
 typedef struct mp_planner {
     const char *name;  /* "greedy", ... (the --planner flag) */
     const char *about; /* one line for --help */
+    const char *cap;   /* NULL, or how it caps its work (a phrase for memprof plan) */
     /* Fill offsets[n] and *total. Working memory comes from mem (kind engine; mem may be
      * NULL). MP_ERR_NOMEM is the only failure. */
     mp_status (*plan)(const mp_plan_buf *bufs, int32_t n, uint64_t align, uint64_t *offsets,

@@ -8,7 +8,7 @@
  *
  * So its total is never larger than any of those three planners' totals on the same input.
  * It costs the three of them (O(n log n + P log n) for P pairs of buffers alive together)
- * plus the search: listing who meets whom (O(P), skipped over SR_MAX_PAIRS pairs) and the
+ * plus the search: listing who meets whom (O(P), skipped over MP_SEARCH_MAX_PAIRS) and the
  * budget, whatever the graph's size. "search" is the same with a larger budget
  * (MP_SEARCH_BUDGET_DEEP). The search is plan_search.c's mp_plan_search_improve, which
  * calls no planner: this file calls it, not the other way round. */
@@ -17,6 +17,11 @@
 
 #include "plan.h"
 #include "planners.h"
+
+/* The caps' phrases below spell these numbers out. */
+_Static_assert(MP_SEARCH_BUDGET_BEST == 500000 && MP_SEARCH_BUDGET_DEEP == 10000000 &&
+                   MP_SEARCH_MAX_PAIRS == 1048576,
+               "update the planners' .cap phrases");
 
 mp_status mp_plan_best_run(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                            uint64_t *offsets, uint64_t *total, mp_mem *mem, uint64_t budget)
@@ -70,6 +75,8 @@ static mp_status best_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
 const mp_planner mp_planner_best = {
     .name = "best",
     .about = "the smallest of greedy, firstfit and breadth, then a short search (the default)",
+    .cap = "search capped at 500000 units of work (a few ns each), none above 1048576 "
+           "overlapping pairs",
     .plan = best_plan,
 };
 
@@ -82,5 +89,7 @@ static mp_status search_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
 const mp_planner mp_planner_search = {
     .name = "search",
     .about = "best's heuristics, then a long search over placement orders (exact if small)",
+    .cap = "search capped at 10000000 units of work (a few ns each), none above 1048576 "
+           "overlapping pairs",
     .plan = search_plan,
 };

@@ -35,7 +35,7 @@
  * neighbour looked at, a few nanoseconds), never the clock. Placing a buffer only
  * looks at its neighbours (the buffers alive with it, listed once at the start), so a
  * whole placement costs O(E log d) for E neighbour pairs and degree d. When there are too
- * many pairs to list (over SR_MAX_PAIRS), or the working memory is refused, the plan is
+ * many pairs to list (over MP_SEARCH_MAX_PAIRS), or the working memory is refused, the plan is
  * left as it was. Working memory comes from mp_mem (kind engine). */
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +47,7 @@
 /* Problems up to this many buffers (of nonzero size) get the exact search first. */
 #define SR_EXACT_MAX 32
 /* The neighbour lists hold at most this many entries (two per pair; 4 bytes each). */
-#define SR_MAX_PAIRS (1 << 21)
+#define SR_MAX_PAIRS (2 * MP_SEARCH_MAX_PAIRS)
 
 /* The buffers that take space ("items", in index order) and who meets whom. */
 typedef struct sr_prob {

@@ -29,6 +29,9 @@ extern const mp_planner mp_planner_search;
  * milliseconds in all; search's is twenty times larger. */
 #define MP_SEARCH_BUDGET_BEST 500000ull
 #define MP_SEARCH_BUDGET_DEEP 10000000ull
+/* The search lists who meets whom first (O(P) for P pairs of buffers alive together); over
+ * this many pairs it does not search, and the heuristics' plan stands. */
+#define MP_SEARCH_MAX_PAIRS (1 << 20)
 
 /* Greedy, firstfit and breadth (stopping at the lower bound), then, unless one reached
  * it, mp_plan_search_improve with `budget`. As mp_planner.plan: plan_best.c. */
