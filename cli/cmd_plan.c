@@ -192,7 +192,8 @@ static mp_status plan_with(const mp_planner *p, const bufset *b, uint64_t align,
         times[k] = mp_now_ns() - t0;
         spent += times[k];
         if (st != MP_OK)
-            return mp_fail(err, st, "planner '%s' failed", p->name);
+            return mp_fail(err, st, "planner '%s': %s", p->name,
+                           st == MP_ERR_NOMEM ? "out of memory" : mp_status_name(st));
     }
     qsort(times, (size_t)k, sizeof times[0], cmp_u64);
     r->time_ns = k % 2 ? times[k / 2] : (times[k / 2 - 1] + times[k / 2]) / 2;
@@ -336,18 +337,21 @@ static int plan_all(plan_ctx *c)
     return MP_EXIT_OK;
 }
 
-static void peer_measure(plan_ctx *c)
+static int peer_measure(plan_ctx *c)
 {
     mp_error err = {0};
     mp_xnn_peer *p = NULL;
     mp_xnn_peer_options o = {.threads = (int)c->a->m.threads};
     if (mp_xnn_peer_create(c->s, &o, &p, &err) != MP_OK) {
         snprintf(c->peer_why, sizeof c->peer_why, "%s", err.msg);
-        return;
+        /* only a refusal of the model is reported in the output; out of memory or an
+         * XNNPACK failure ends the command before anything is written */
+        return err.status == MP_ERR_UNSUPPORTED ? MP_EXIT_OK : mp_report_error(&err);
     }
     mp_xnn_peer_memory_info(p, &c->peer_mem);
     mp_xnn_peer_destroy(p, NULL);
     c->peer_ok = true;
+    return MP_EXIT_OK;
 }
 
 static void free_ctx(plan_ctx *c)
@@ -688,7 +692,7 @@ int mp_cmd_plan(int argc, char **argv)
     if (rc == MP_EXIT_OK)
         rc = plan_all(&c);
     if (rc == MP_EXIT_OK && a.peer)
-        peer_measure(&c);
+        rc = peer_measure(&c);
     if (rc == MP_EXIT_OK) {
         char why[256];
         mp_out o;

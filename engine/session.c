@@ -58,9 +58,11 @@ static void phase_end(mp_session *s, bool opened)
 mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_error *err)
 {
     *out = NULL;
-    if (mp_mem_xnn_init() != 0)
-        return mp_fail(err, MP_ERR_BACKEND, "XNNPACK failed to initialize on this CPU");
-    mp_session *s = calloc(1, sizeof *s);
+    enum xnn_status xs = (enum xnn_status)mp_mem_xnn_init();
+    if (xs != xnn_status_success)
+        return mp_fail(err, mp_xnn_status(xs), "XNNPACK failed to initialize on this CPU: %s",
+                       mp_xnn_status_text(xs));
+    mp_session *s = mp_mem_fail_now(sizeof *s) ? NULL : calloc(1, sizeof *s);
     if (!s)
         return mp_fail(err, MP_ERR_NOMEM, "out of memory creating a session");
     if (opt)
@@ -122,10 +124,11 @@ static void unload(mp_session *s)
 {
     if (!s->model)
         return;
-    if (s->nodes)
+    /* attach() may have failed part-way through its tables: then nothing else exists */
+    if (s->tensors && s->trt && s->nodes && s->nrt && s->slots) {
         release_nodes(s);
-    if (s->trt)
         mp_sm_release_all(s);
+    }
     mp_mem_free(s->mem, s->tensors);
     mp_mem_free(s->mem, s->trt);
     mp_mem_free(s->mem, s->nodes);
@@ -136,6 +139,9 @@ static void unload(mp_session *s)
     s->model = NULL;
     s->tensors = NULL;
     s->nodes = NULL;
+    s->trt = NULL;
+    s->nrt = NULL;
+    s->slots = NULL;
     s->n_tensors = s->n_nodes = 0;
     s->prepared = false;
 }
@@ -277,8 +283,9 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
     s->slots = mp_mem_calloc(s->mem, sizeof(mp_tensor *) * (n_slots ? n_slots : 1), 0,
                              MP_MEM_ENGINE, own);
     if (!s->tensors || !s->trt || !s->nodes || !s->nrt || !s->slots) {
-        unload(s);
-        return mp_fail(err, MP_ERR_NOMEM, "out of memory loading %s", m->path);
+        mp_status st = mp_fail(err, MP_ERR_NOMEM, "out of memory loading %s", m->path);
+        unload(s); /* frees m */
+        return st;
     }
     for (int32_t i = 0; i < m->n_ops; i++)
         if (!mp_kernel_find(m->ops[i].opcode)) {
@@ -361,8 +368,10 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
     s->shapes_dirty = true;
     s->plan_dirty = true;
     if (s->trace && !describe_in_trace(s)) {
-        unload(s);
-        return mp_fail(err, MP_ERR_NOMEM, "out of memory describing %s in the trace", m->path);
+        mp_status st = mp_fail(err, MP_ERR_NOMEM, "out of memory describing %s in the trace",
+                               m->path);
+        unload(s); /* frees m */
+        return st;
     }
     return MP_OK;
 }

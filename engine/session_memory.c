@@ -302,7 +302,8 @@ static mp_status make_plan(mp_session *s, const bool *in_plan, plan_entry *e, mp
             bufs[n++] = (mp_plan_buf){s->nodes[i].scratch_bytes, i, i};
     st = s->planner->plan(bufs, n, SLOT_ALIGN, off, &e->total, s->mem);
     if (st != MP_OK) {
-        st = mp_fail(err, st, "%s: planner '%s' failed", s->model->path, s->planner->name);
+        st = mp_fail(err, st, "%s: planner '%s': %s", s->model->path, s->planner->name,
+                     st == MP_ERR_NOMEM ? "out of memory" : mp_status_name(st));
         goto out;
     }
     char why[256];
@@ -566,9 +567,10 @@ mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n
         n += in_static_plan(s, t);
     for (int32_t i = 0; i < s->n_nodes; i++)
         n += scratch_planned(s, i);
-    mp_plan_item *v = calloc((size_t)n + 1, sizeof *v);
+    mp_plan_item *v = mp_mem_fail_now(((size_t)n + 1) * sizeof *v) ? NULL
+                                                                    : calloc((size_t)n + 1, sizeof *v);
     if (!v)
-        return mp_fail(err, MP_ERR_NOMEM, "out of memory");
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory listing the plan's buffers");
     const mp_model *m = s->model;
     int32_t k = 0;
     for (int32_t t = 0; t < s->n_tensors; t++) {

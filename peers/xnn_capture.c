@@ -38,7 +38,15 @@ static void *block_new(xc_capture *c, size_t bytes, size_t align, bool aligned)
         c->failures++;
         return NULL;
     }
-    char *raw = malloc(bytes + align + sizeof(xc_block));
+    size_t need = bytes + align + sizeof(xc_block);
+    char *raw = mp_mem_fail_now(bytes) ? NULL : malloc(need);
+    bool reserved = false;
+    if (!raw && !aligned && c->reserve && need <= c->reserve_cap - c->reserve_used) {
+        raw = c->reserve + c->reserve_used;
+        c->reserve_used += (need + 15) & ~(size_t)15;
+        c->reserve_live++;
+        reserved = true;
+    }
     if (!raw) {
         c->failures++;
         return NULL;
@@ -53,6 +61,7 @@ static void *block_new(xc_capture *c, size_t bytes, size_t align, bool aligned)
     b->align = (uint32_t)align;
     b->phase = (uint8_t)c->phase;
     b->aligned = aligned;
+    b->reserved = reserved;
     link_live(c, b);
     c->n_live++;
     c->live_bytes += bytes;
@@ -74,7 +83,30 @@ static void block_free(xc_capture *c, void *p)
     c->n_live--;
     c->live_bytes -= b->bytes;
     c->bytes_free += b->bytes;
-    free((char *)p - b->shift);
+    if (b->reserved)
+        c->reserve_live--; /* its room is not reused: the reserve goes back whole */
+    else
+        free((char *)p - b->shift);
+}
+
+bool xc_reserve(xc_capture *c, size_t bytes)
+{
+    xc_unreserve(c);
+    if (c->reserve)
+        return true; /* the old one still holds live blocks: it stays */
+    c->reserve = mp_mem_fail_now(bytes) ? NULL : malloc(bytes);
+    c->reserve_cap = c->reserve ? bytes : 0;
+    c->reserve_used = 0;
+    return c->reserve != NULL;
+}
+
+void xc_unreserve(xc_capture *c)
+{
+    if (c->reserve_live > 0)
+        return;
+    free(c->reserve);
+    c->reserve = NULL;
+    c->reserve_cap = c->reserve_used = 0;
 }
 
 static void *cb_allocate(void *ctx, size_t size)
@@ -118,6 +150,25 @@ static void *cb_reallocate(void *ctx, void *p, size_t size)
     memcpy(q, p, old->bytes < size ? old->bytes : size);
     block_free(c, p);
     c->n_realloc++;
+    return q;
+}
+
+void *xc_calloc(size_t n, size_t size)
+{
+    return mp_mem_fail_now(n * size) ? NULL : calloc(n, size);
+}
+
+void *xc_realloc(void *p, size_t bytes)
+{
+    return mp_mem_fail_now(bytes) ? NULL : realloc(p, bytes);
+}
+
+void *xc_aligned_zero(size_t align, size_t bytes)
+{
+    size_t n = (bytes + align - 1) / align * align;
+    void *q = mp_mem_fail_now(n) ? NULL : aligned_alloc(align, n);
+    if (q)
+        memset(q, 0, n);
     return q;
 }
 

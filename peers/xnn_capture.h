@@ -32,6 +32,7 @@ typedef struct xc_block {
     uint32_t align;
     uint8_t phase;
     uint8_t aligned;              /* came from aligned_allocate */
+    uint8_t reserved;             /* carved from the reserve, not malloc */
 } xc_block;
 
 typedef struct xc_capture {
@@ -46,9 +47,29 @@ typedef struct xc_capture {
     uint64_t phase_allocs[XC_PHASE_COUNT];  /* allocations (and reallocations) per phase */
     uint64_t phase_bytes[XC_PHASE_COUNT];
     uint64_t failures;                      /* allocations refused (out of memory) */
+    /* The reserve (xc_reserve): plain blocks malloc refused, carved by a cursor. */
+    char *reserve;
+    size_t reserve_cap, reserve_used;
+    uint64_t reserve_live;                  /* its blocks still alive */
 } xc_capture;
 
+/* The peer's own buffers (not XNNPACK's): calloc, realloc, and zeroed memory of `bytes`
+ * rounded up to `align`, each refused like any allocation under the engine's failure
+ * injection (mp_mem_fail_now, engine/memory/mem.h). Freed with free(). */
+void *xc_calloc(size_t n, size_t size);
+void *xc_realloc(void *p, size_t bytes);
+void *xc_aligned_zero(size_t align, size_t bytes);
+
 void xc_init(xc_capture *c);
+/* XNNPACK (2022-02) does not check every allocation of xnn_create_runtime_v2: its memory
+ * planner writes through the value-usage tables it asked for even when they are NULL. Around
+ * that call the peer holds a reserve of `bytes` taken beforehand, from which a plain (not
+ * aligned) allocation that malloc refuses is served instead, so that running out of memory
+ * there ends in a status, not a crash. False (out of memory) when the reserve itself cannot
+ * be had. xc_unreserve gives it back once none of its blocks is alive (at the latest,
+ * xc_unreserve after the runtime's deletion). */
+bool xc_reserve(xc_capture *c, size_t bytes);
+void xc_unreserve(xc_capture *c);
 /* Route XNNPACK's allocations to c from now on, in phase `phase` (NULL: back to the
  * engine's accounting). */
 void xc_begin(xc_capture *c, xc_phase phase);

@@ -81,10 +81,13 @@ static mp_status op_fail(builder *b, mp_status st, const char *fmt, ...)
                    op_label(b, b->op), msg);
 }
 
+/* A define call that failed: out of memory and XNNPACK's own failures as such; a refusal
+ * of the parameters means XNNPACK's subgraph API has no equivalent. */
 static mp_status xnn_refused(builder *b, const char *what, enum xnn_status xs)
 {
-    if (xs == xnn_status_out_of_memory)
-        return op_fail(b, MP_ERR_NOMEM, "out of memory in %s", what);
+    mp_status st = mp_xnn_status(xs);
+    if (st != MP_ERR_UNSUPPORTED)
+        return op_fail(b, st, "%s: %s (status %d)", what, mp_xnn_status_text(xs), (int)xs);
     return no_equiv(b, "%s refused it (status %d)", what, (int)xs);
 }
 
@@ -110,13 +113,13 @@ static void *keep_copy(builder *b, size_t bytes)
     mp_xnn_peer *p = b->p;
     if (p->n_copies == p->cap_copies) {
         int cap = p->cap_copies ? p->cap_copies * 2 : 16;
-        void **nc = realloc(p->copies, sizeof(void *) * (size_t)cap);
+        void **nc = xc_realloc(p->copies, sizeof(void *) * (size_t)cap);
         if (!nc)
             return NULL;
         p->copies = nc;
         p->cap_copies = cap;
     }
-    void *q = calloc(1, bytes + XNN_EXTRA_BYTES);
+    void *q = xc_calloc(1, bytes + XNN_EXTRA_BYTES);
     if (!q)
         return NULL;
     p->copies[p->n_copies++] = q;
@@ -667,13 +670,13 @@ mp_status mp_xnn_peer_build(mp_xnn_peer *p, const mp_session *s, xnn_subgraph_t 
         return mp_fail(err, MP_ERR_ARG, "XNNPACK peer: the session has no model");
     builder b = {.p = p, .s = s, .m = m, .err = err, .op = -1};
     size_t nt = (size_t)m->n_tensors + 1, no = (size_t)m->n_ops + 1;
-    b.vid = malloc(sizeof(uint32_t) * nt);
-    b.known = calloc(nt, sizeof(bool));
-    b.folded = calloc(no, sizeof(bool));
-    b.role = calloc(nt, sizeof(int8_t));
-    b.ext_id = calloc(nt, sizeof(uint32_t));
-    p->in = calloc((size_t)m->n_inputs + 1, sizeof(peer_io));
-    p->out = calloc((size_t)m->n_outputs + 1, sizeof(peer_io));
+    b.vid = xc_calloc(nt, sizeof(uint32_t));
+    b.known = xc_calloc(nt, sizeof(bool));
+    b.folded = xc_calloc(no, sizeof(bool));
+    b.role = xc_calloc(nt, sizeof(int8_t));
+    b.ext_id = xc_calloc(nt, sizeof(uint32_t));
+    p->in = xc_calloc((size_t)m->n_inputs + 1, sizeof(peer_io));
+    p->out = xc_calloc((size_t)m->n_outputs + 1, sizeof(peer_io));
     mp_status st = MP_OK;
     if (!b.vid || !b.known || !b.folded || !b.role || !b.ext_id || !p->in || !p->out) {
         st = mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");
@@ -702,9 +705,10 @@ mp_status mp_xnn_peer_build(mp_xnn_peer *p, const mp_session *s, xnn_subgraph_t 
     p->n_out = m->n_outputs;
 
     enum xnn_status xs = xnn_create_subgraph(next_ext, 0, &b.sg);
+    xs = mp_xnn_created(xs, b.sg);
     if (xs != xnn_status_success) {
-        st = mp_fail(err, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
-                     "XNNPACK peer: xnn_create_subgraph failed (status %d)", (int)xs);
+        st = mp_fail(err, mp_xnn_status(xs), "%s: XNNPACK peer: xnn_create_subgraph: %s (status %d)",
+                     m->path, mp_xnn_status_text(xs), (int)xs);
         goto done;
     }
     mark_folded(&b);
@@ -738,8 +742,8 @@ mp_status mp_xnn_peer_build(mp_xnn_peer *p, const mp_session *s, xnn_subgraph_t 
                                          (b.role[t] & 2 ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0),
                                      &id);
         if (xs != xnn_status_success)
-            st = mp_fail(err, MP_ERR_BACKEND, "%s: XNNPACK peer: cannot define '%s' (status %d)",
-                         m->path, tname(&b, t), (int)xs);
+            st = mp_fail(err, mp_xnn_status(xs), "%s: XNNPACK peer: cannot define '%s': %s (status %d)",
+                         m->path, tname(&b, t), mp_xnn_status_text(xs), (int)xs);
         else
             b.vid[t] = id;
     }

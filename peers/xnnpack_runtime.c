@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/kernels/kernel.h"
 #include "xnnpack_internal.h"
 
 static void free_peer(mp_xnn_peer *p)
@@ -17,6 +18,7 @@ static void free_peer(mp_xnn_peer *p)
         xc_end();
         p->rt = NULL;
     }
+    xc_unreserve(&p->cap);
     if (p->pool && p->pool_owned)
         pthreadpool_destroy(p->pool);
     for (int i = 0; p->in && i < p->n_in; i++)
@@ -54,11 +56,14 @@ static void find_workspace(mp_xnn_peer *p)
 
 static void *io_buffer(size_t bytes)
 {
-    size_t n = (bytes + XNN_EXTRA_BYTES + 63) / 64 * 64;
-    void *q = aligned_alloc(64, n);
-    if (q)
-        memset(q, 0, n);
-    return q;
+    return xc_aligned_zero(64, bytes + XNN_EXTRA_BYTES);
+}
+
+static mp_status peer_xnn_fail(const mp_session *s, const char *what, enum xnn_status xs,
+                               mp_error *err)
+{
+    return mp_fail(err, mp_xnn_status(xs), "%s: XNNPACK peer: %s: %s (status %d)",
+                   mp_session_model(s)->path, what, mp_xnn_status_text(xs), (int)xs);
 }
 
 mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt,
@@ -67,11 +72,13 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
     *out = NULL;
     if (!s || !mp_session_model(s))
         return mp_fail(err, MP_ERR_ARG, "XNNPACK peer: needs a loaded, prepared session");
-    if (mp_mem_xnn_init() != 0)
-        return mp_fail(err, MP_ERR_BACKEND, "XNNPACK peer: xnn_initialize failed");
+    enum xnn_status xs = (enum xnn_status)mp_mem_xnn_init();
+    if (xs != xnn_status_success)
+        return mp_fail(err, mp_xnn_status(xs), "XNNPACK peer: xnn_initialize: %s",
+                       mp_xnn_status_text(xs));
     bool op_aligned;
     (void)xc_operator_size(&op_aligned); /* measured before any window of ours opens */
-    mp_xnn_peer *p = calloc(1, sizeof *p);
+    mp_xnn_peer *p = xc_calloc(1, sizeof *p);
     if (!p)
         return mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");
     xc_init(&p->cap);
@@ -96,21 +103,32 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
     if (st != MP_OK)
         goto fail;
 
+    /* room for the value-usage tables XNNPACK's planner does not check (xc_reserve), with
+     * plenty to spare: about 48 bytes per value, at most two values per tensor */
+    const mp_model *m = mp_session_model(s);
+    if (!xc_reserve(&p->cap, ((size_t)64 << 10) + 256 * ((size_t)m->n_tensors + (size_t)m->n_ops))) {
+        xc_begin(&p->cap, XC_CREATE);
+        xnn_delete_subgraph(sg);
+        xc_end();
+        st = mp_fail(err, MP_ERR_NOMEM, "%s: XNNPACK peer: out of memory", m->path);
+        goto fail;
+    }
     xc_begin(&p->cap, XC_CREATE);
-    enum xnn_status xs = xnn_create_runtime_v2(sg, p->pool, 0, &p->rt);
+    /* success without a runtime: an allocation failed late in it (mp_xnn_created) */
+    xs = xnn_create_runtime_v2(sg, p->pool, 0, &p->rt);
+    xs = mp_xnn_created(xs, p->rt);
     xnn_delete_subgraph(sg);
     xc_end();
+    xc_unreserve(&p->cap);
     if (xs != xnn_status_success) {
         p->rt = NULL;
-        st = mp_fail(err, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
-                     "%s: XNNPACK peer: xnn_create_runtime_v2 failed (status %d)",
-                     mp_session_model(s)->path, (int)xs);
+        st = peer_xnn_fail(s, "xnn_create_runtime_v2", xs, err);
         goto fail;
     }
     find_workspace(p);
 
     size_t n_ext = (size_t)(p->n_in + p->n_out);
-    struct xnn_external_value *ext = calloc(n_ext + 1, sizeof *ext);
+    struct xnn_external_value *ext = xc_calloc(n_ext + 1, sizeof *ext);
     if (!ext) {
         st = mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");
         goto fail;
@@ -138,9 +156,7 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
     xc_end();
     free(ext);
     if (xs != xnn_status_success) {
-        st = mp_fail(err, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
-                     "%s: XNNPACK peer: xnn_setup_runtime failed (status %d)",
-                     mp_session_model(s)->path, (int)xs);
+        st = peer_xnn_fail(s, "xnn_setup_runtime", xs, err);
         goto fail;
     }
     *out = p;
@@ -213,8 +229,8 @@ mp_status mp_xnn_peer_run(mp_xnn_peer *p, mp_error *err)
     p->runs++;
     p->run_allocations += p->cap.phase_allocs[XC_RUN] - before;
     if (xs != xnn_status_success)
-        return mp_fail(err, MP_ERR_BACKEND, "XNNPACK peer: xnn_invoke_runtime failed (status %d)",
-                       (int)xs);
+        return mp_fail(err, mp_xnn_status(xs), "XNNPACK peer: xnn_invoke_runtime: %s (status %d)",
+                       mp_xnn_status_text(xs), (int)xs);
     return MP_OK;
 }
 

@@ -264,9 +264,9 @@ static mp_status binary_prepare(mp_node *n)
         case MP_OP_DIV: xs = xnn_create_divide_nd_f32(lo, hi, 0, &s->op); break;
         default: return mp_node_fail(n, MP_ERR_UNSUPPORTED, "no XNNPACK operator");
         }
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK create failed (status %d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "create");
         }
     }
     /* Hand XNNPACK the merged shapes: the same broadcast, in at most 6 dimensions. */
@@ -295,7 +295,7 @@ static mp_status binary_prepare(mp_node *n)
         break;
     }
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK setup failed (status %d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "setup");
     s->use_xnn = true;
     return MP_OK;
 }
@@ -358,7 +358,7 @@ static mp_status binary_run(mp_node *n)
     if (s->use_xnn) {
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
-            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK run failed (status %d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "run");
         if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
             mp_apply_activation_f32(out->data, p->elements, act);
         return MP_OK;

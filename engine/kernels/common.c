@@ -202,6 +202,43 @@ mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, voi
     return MP_OK;
 }
 
+mp_status mp_xnn_status(enum xnn_status xs)
+{
+    switch (xs) {
+    case xnn_status_success: return MP_OK;
+    case xnn_status_out_of_memory: return MP_ERR_NOMEM;
+    case xnn_status_invalid_parameter:
+    case xnn_status_unsupported_parameter:
+    case xnn_status_unsupported_hardware: return MP_ERR_UNSUPPORTED;
+    default: return MP_ERR_BACKEND;
+    }
+}
+
+const char *mp_xnn_status_text(enum xnn_status xs)
+{
+    switch (xs) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "XNNPACK is not initialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+    default: return "failed";
+    }
+}
+
+enum xnn_status mp_xnn_created(enum xnn_status xs, const void *obj)
+{
+    return xs == xnn_status_success && !obj ? xnn_status_out_of_memory : xs;
+}
+
+mp_status mp_node_xnn_fail(mp_node *n, enum xnn_status xs, const char *what)
+{
+    return mp_node_fail(n, mp_xnn_status(xs), "XNNPACK %s: %s (status %d)", what,
+                        mp_xnn_status_text(xs), (int)xs);
+}
+
 void mp_xnn_delete(xnn_operator_t *op)
 {
     if (*op)

@@ -51,12 +51,6 @@ static bool value_ready(const mp_tensor *t)
     return t->data && (t->is_const || t->value_known);
 }
 
-static mp_status xnn_fail(mp_node *n, enum xnn_status xs, const char *what)
-{
-    return mp_node_fail(n, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
-                        "XNNPACK %s failed (status %d)", what, (int)xs);
-}
-
 /* Output size of one spatial dimension under TFLite's padding rules; false when a VALID
  * window does not fit in the input. */
 static bool out_dim(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t padding,
@@ -289,9 +283,9 @@ static mp_status conv_prepare(mp_node *n)
             (uint32_t)o->dilation_w, g.groups, g.group_in, g.group_out,
             (size_t)g.in_c /* input pixel stride */, (size_t)g.out_c /* output pixel stride */,
             s->filter, s->bias, lo, hi, flags, &s->op);
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return xnn_fail(n, xs, "convolution create");
+            return mp_node_xnn_fail(n, xs, "convolution create");
         }
         s->groups = g.groups;
         s->group_in = g.group_in;
@@ -304,7 +298,7 @@ static mp_status conv_prepare(mp_node *n)
         s->op, (size_t)g.batch, (size_t)g.in_h, (size_t)g.in_w, n->in[0]->data, n->out[0]->data,
         n->pool);
     if (xs != xnn_status_success)
-        return xnn_fail(n, xs, "convolution setup");
+        return mp_node_xnn_fail(n, xs, "convolution setup");
     return MP_OK;
 }
 
@@ -317,7 +311,7 @@ static mp_status conv_run(mp_node *n)
         return MP_OK;
     enum xnn_status xs = xnn_run_operator(s->op, n->pool);
     if (xs != xnn_status_success)
-        return xnn_fail(n, xs, "convolution run");
+        return mp_node_xnn_fail(n, xs, "convolution run");
     int32_t act = n->opt->activation;
     if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
         mp_apply_activation_f32(n->out[0]->data, s->out_elems, act);

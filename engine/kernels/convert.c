@@ -233,9 +233,9 @@ static mp_status dq_prepare(mp_node *n)
             xs = xnn_create_convert_nc_qs8_f32(1, 1, 1, scale, (int8_t)zp, 0, &s->op);
         else
             xs = xnn_create_convert_nc_qu8_f32(1, 1, 1, scale, (uint8_t)zp, 0, &s->op);
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_create_convert_nc failed (%d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "convert create");
         }
         s->op_dtype = in->dtype;
         s->op_scale = scale;
@@ -248,7 +248,7 @@ static mp_status dq_prepare(mp_node *n)
     else
         xs = xnn_setup_convert_nc_qu8_f32(s->op, count, in->data, out->data, n->pool);
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "xnn_setup_convert_nc failed (%d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "convert setup");
     return MP_OK;
 }
 
@@ -298,7 +298,7 @@ static mp_status dq_run(mp_node *n)
     if (s && s->op) {
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
-            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_run_operator failed (%d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "convert run");
         return MP_OK;
     }
     float *y = out->data;

@@ -34,12 +34,6 @@ static bool value_ready(const mp_tensor *t)
     return t->data && (t->is_const || t->value_known);
 }
 
-static mp_status xnn_fail(mp_node *n, enum xnn_status xs, const char *what)
-{
-    return mp_node_fail(n, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
-                        "XNNPACK %s failed (status %d)", what, (int)xs);
-}
-
 static mp_status fc_geometry(mp_node *n, fc_geom *g)
 {
     const mp_op_options *o = n->opt;
@@ -194,9 +188,9 @@ static mp_status fc_prepare(mp_node *n)
         enum xnn_status xs = xnn_create_fully_connected_nc_f32(
             g.in_c, g.out_c, g.in_c /* input stride */, g.out_c /* output stride */, s->weights,
             s->bias, lo, hi, 0, &s->op);
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return xnn_fail(n, xs, "fully connected create");
+            return mp_node_xnn_fail(n, xs, "fully connected create");
         }
         s->in_c = g.in_c;
         s->out_c = g.out_c;
@@ -204,7 +198,7 @@ static mp_status fc_prepare(mp_node *n)
     enum xnn_status xs = xnn_setup_fully_connected_nc_f32(s->op, g.batch, n->in[0]->data,
                                                            n->out[0]->data, n->pool);
     if (xs != xnn_status_success)
-        return xnn_fail(n, xs, "fully connected setup");
+        return mp_node_xnn_fail(n, xs, "fully connected setup");
     return MP_OK;
 }
 
@@ -244,7 +238,7 @@ static mp_status fc_run(mp_node *n)
     }
     enum xnn_status xs = xnn_run_operator(s->op, n->pool);
     if (xs != xnn_status_success)
-        return xnn_fail(n, xs, "fully connected run");
+        return mp_node_xnn_fail(n, xs, "fully connected run");
     if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
         mp_apply_activation_f32(n->out[0]->data, s->batch * s->out_c, act);
     return MP_OK;

@@ -103,6 +103,20 @@ void *mp_node_state(mp_node *n, size_t size);
  * (too many elements). */
 mp_status mp_node_set_output_shape(mp_node *n, int32_t rank, const int32_t *dims);
 
+/* The one mapping of XNNPACK's statuses to the engine's (kernels and peers/ alike): out of
+ * memory -> MP_ERR_NOMEM; invalid or unsupported parameters, unsupported hardware ->
+ * MP_ERR_UNSUPPORTED (the model asks for what this XNNPACK does not take); anything else
+ * (uninitialized, invalid state) -> MP_ERR_BACKEND. And its words for messages. */
+mp_status mp_xnn_status(enum xnn_status xs);
+const char *mp_xnn_status_text(enum xnn_status xs);
+/* The status of an xnn_create_* call that should have set *obj: out of memory when it
+ * reported success but set nothing (this XNNPACK, 2022-02, does so when an allocation of
+ * xnn_create_runtime_v2 after its operators' creation fails), else xs. */
+enum xnn_status mp_xnn_created(enum xnn_status xs, const void *obj);
+/* mp_node_fail for a failed XNNPACK call: "XNNPACK <what>: <status text> (status N)" with
+ * mp_xnn_status(xs). */
+mp_status mp_node_xnn_fail(mp_node *n, enum xnn_status xs, const char *what);
+
 /* Delete an XNNPACK operator (a NULL handle is fine) and clear the handle. */
 void mp_xnn_delete(xnn_operator_t *op);
 /* The release of a kernel whose state is one mp_mem block holding an XNNPACK operator at

@@ -448,7 +448,7 @@ static mp_status pad_bind(mp_node *n, pad_state *s, const int64_t *pre, const in
                                                 out->data, n->pool); break;
     }
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "xnn_setup_constant_pad_nd failed (%d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "constant pad setup");
     s->rank = in->rank;
     memcpy(s->pre, pre, sizeof(int64_t) * (size_t)in->rank);
     memcpy(s->post, post, sizeof(int64_t) * (size_t)in->rank);
@@ -489,10 +489,9 @@ static mp_status pad_prepare(mp_node *n)
             xs = xnn_create_constant_pad_nd_x16(&v32, 0, &s->op);
         else
             xs = xnn_create_constant_pad_nd_x32(&v32, 0, &s->op);
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_create_constant_pad_nd failed (%d)",
-                                (int)xs);
+            return mp_node_xnn_fail(n, xs, "constant pad create");
         }
         s->op_es = es;
         memcpy(s->op_value, value, es);
@@ -554,7 +553,7 @@ static mp_status pad_run(mp_node *n)
             return st;
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
-            return mp_node_fail(n, MP_ERR_BACKEND, "xnn_run_operator failed (%d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "constant pad run");
         return MP_OK;
     }
     uint8_t value[8];

@@ -25,12 +25,6 @@ typedef struct pool_state {
     bool empty;
 } pool_state;
 
-static mp_status xnn_fail(mp_node *n, enum xnn_status xs, const char *what)
-{
-    return mp_node_fail(n, xs == xnn_status_out_of_memory ? MP_ERR_NOMEM : MP_ERR_BACKEND,
-                        "XNNPACK %s failed (status %d)", what, (int)xs);
-}
-
 static bool is_max(const mp_node *n)
 {
     return n->opcode == MP_OP_MAX_POOL_2D;
@@ -172,9 +166,9 @@ static mp_status pool_prepare(mp_node *n)
                 pad[0], pad[1], pad[2], pad[3], (uint32_t)o->filter_h, (uint32_t)o->filter_w,
                 (uint32_t)o->stride_h, (uint32_t)o->stride_w, channels, channels, channels, lo,
                 hi, flags, &s->op);
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return xnn_fail(n, xs, "pooling create");
+            return mp_node_xnn_fail(n, xs, "pooling create");
         }
         s->channels = channels;
         s->flags = flags;
@@ -187,7 +181,7 @@ static mp_status pool_prepare(mp_node *n)
         xs = xnn_setup_average_pooling2d_nhwc_f32(s->op, (size_t)s->batch, (size_t)s->in_h,
                                                   (size_t)s->in_w, in->data, out->data, n->pool);
     if (xs != xnn_status_success)
-        return xnn_fail(n, xs, "pooling setup");
+        return mp_node_xnn_fail(n, xs, "pooling setup");
     return MP_OK;
 }
 
@@ -222,7 +216,7 @@ static mp_status pool_run(mp_node *n)
     if (s->op) {
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
-            return xnn_fail(n, xs, "pooling run");
+            return mp_node_xnn_fail(n, xs, "pooling run");
     } else {
         pool_1x1(s, n->opt, n->in[0]->data, n->out[0]->data, (size_t)n->in[0]->dims[3]);
     }

@@ -81,10 +81,9 @@ static mp_status resize_prepare(mp_node *n)
     enum xnn_status xs;
     if (!s->op) {
         xs = xnn_create_resize_bilinear2d_nhwc_f32(channels, channels, channels, flags, &s->op);
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return mp_node_fail(n, MP_ERR_BACKEND,
-                                "xnn_create_resize_bilinear2d_nhwc_f32 failed (%d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "resize bilinear create");
         }
         s->channels = channels;
         s->flags = flags;
@@ -93,8 +92,7 @@ static mp_status resize_prepare(mp_node *n)
                                               (size_t)in->dims[2], (size_t)out->dims[1],
                                               (size_t)out->dims[2], in->data, out->data, n->pool);
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "xnn_setup_resize_bilinear2d_nhwc_f32 failed (%d)",
-                            (int)xs);
+        return mp_node_xnn_fail(n, xs, "resize bilinear setup");
     return MP_OK;
 }
 
@@ -107,7 +105,7 @@ static mp_status resize_run(mp_node *n)
         return mp_node_fail(n, MP_ERR_BACKEND, "run before prepare");
     enum xnn_status xs = xnn_run_operator(s->op, n->pool);
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "xnn_run_operator failed (%d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "resize bilinear run");
     return MP_OK;
 }
 

@@ -69,15 +69,15 @@ static mp_status softmax_prepare(mp_node *n)
     enum xnn_status xs;
     if (!s->op) {
         xs = xnn_create_softmax_nc_f32(s->channels, s->channels, s->channels, 0, &s->op);
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK create failed (status %d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "softmax create");
         }
         s->op_channels = s->channels;
     }
     xs = xnn_setup_softmax_nc_f32(s->op, s->rows, x, n->out[0]->data, n->pool);
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK setup failed (status %d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "softmax setup");
     return MP_OK;
 }
 
@@ -96,7 +96,7 @@ static mp_status softmax_run(mp_node *n)
     }
     enum xnn_status xs = xnn_run_operator(s->op, n->pool);
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK run failed (status %d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "softmax run");
     return MP_OK;
 }
 

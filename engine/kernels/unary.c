@@ -48,9 +48,9 @@ static mp_status unary_prepare(mp_node *n)
             mp_activation_range(act, &lo, &hi);
             xs = xnn_create_clamp_nc_f32(1, 1, 1, lo, hi, 0, &s->op);
         }
-        if (xs != xnn_status_success) {
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK create failed (status %d)", (int)xs);
+            return mp_node_xnn_fail(n, xs, "create");
         }
     }
     s->count = mp_tensor_elements(n->in[0]);
@@ -62,7 +62,7 @@ static mp_status unary_prepare(mp_node *n)
         xs = xnn_setup_clamp_nc_f32(s->op, s->count, n->in[0]->data, n->out[0]->data, n->pool);
     if (xs != xnn_status_success) {
         s->count = 0;
-        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK setup failed (status %d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "setup");
     }
     return MP_OK;
 }
@@ -84,7 +84,7 @@ static mp_status unary_run(mp_node *n)
         return MP_OK;
     enum xnn_status xs = xnn_run_operator(s->op, n->pool);
     if (xs != xnn_status_success)
-        return mp_node_fail(n, MP_ERR_BACKEND, "XNNPACK run failed (status %d)", (int)xs);
+        return mp_node_xnn_fail(n, xs, "run");
     return MP_OK;
 }
 

@@ -3,7 +3,11 @@
  * raw pointer) so that frees are attributed and recorded without a lookup table. */
 #include "mem.h"
 
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
@@ -15,6 +19,96 @@ _Static_assert((int)MP_MEM_CONST == (int)MP_KIND_CONST &&
                    (int)MP_MEM_ENGINE == (int)MP_KIND_ENGINE &&
                    (int)MP_MEM_KIND_COUNT == (int)MP_KIND_COUNT,
                "mp_mem_kind and the trace's kinds share one numbering");
+
+/* ---- allocation-failure injection (see mem.h) ---------------------------------------- */
+
+static pthread_once_t g_fail_once = PTHREAD_ONCE_INIT;
+static struct {
+    mp_mem_fail set;
+    bool active;  /* counting at all: a setting, or MP_FAIL_ALLOC=count */
+    bool report;  /* MP_FAIL_ALLOC=count: print the counts at exit */
+    atomic_uint_fast64_t count, bytes;
+    atomic_bool tripped; /* max_bytes reached: every later allocation fails */
+} g_fail;
+
+static void fail_report(void)
+{
+    fprintf(stderr, "mp_fail_alloc: count %" PRIu64 " bytes %" PRIu64 "\n", mp_mem_fail_count(),
+            mp_mem_fail_bytes());
+}
+
+static bool parse_u64(const char *s, uint64_t *v, const char **end)
+{
+    char *e;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long x = strtoull(s, &e, 10);
+    *v = (uint64_t)x;
+    *end = e;
+    return x > 0;
+}
+
+static void fail_init(void)
+{
+    const char *n = getenv("MP_FAIL_ALLOC"), *b = getenv("MP_FAIL_ALLOC_BYTES"), *e = "";
+    if (n && *n) {
+        if (strcmp(n, "count") == 0) {
+            g_fail.report = atexit(fail_report) == 0;
+        } else if (parse_u64(n, &g_fail.set.nth, &e) && (*e == 0 || strcmp(e, "+") == 0)) {
+            g_fail.set.and_later = *e == '+';
+        } else {
+            fprintf(stderr, "memprof: MP_FAIL_ALLOC='%s' ignored (N, N+ or count)\n", n);
+            g_fail.set.nth = 0;
+        }
+    }
+    if (b && *b && !(parse_u64(b, &g_fail.set.max_bytes, &e) && *e == 0)) {
+        fprintf(stderr, "memprof: MP_FAIL_ALLOC_BYTES='%s' ignored (a byte count)\n", b);
+        g_fail.set.max_bytes = 0;
+    }
+    g_fail.active = g_fail.report || g_fail.set.nth || g_fail.set.max_bytes;
+}
+
+void mp_mem_fail_set(const mp_mem_fail *f)
+{
+    pthread_once(&g_fail_once, fail_init); /* the environment, read now, is overridden */
+    g_fail.set = f ? *f : (mp_mem_fail){0};
+    g_fail.active = g_fail.report || g_fail.set.nth || g_fail.set.max_bytes;
+    atomic_store(&g_fail.count, 0);
+    atomic_store(&g_fail.bytes, 0);
+    atomic_store(&g_fail.tripped, false);
+}
+
+uint64_t mp_mem_fail_count(void)
+{
+    return atomic_load(&g_fail.count);
+}
+
+uint64_t mp_mem_fail_bytes(void)
+{
+    return atomic_load(&g_fail.bytes);
+}
+
+bool mp_mem_fail_now(size_t bytes)
+{
+    pthread_once(&g_fail_once, fail_init);
+    if (!g_fail.active)
+        return false;
+    uint64_t k = atomic_fetch_add(&g_fail.count, 1) + 1;
+    const mp_mem_fail *f = &g_fail.set;
+    if (f->nth && (k == f->nth || (f->and_later && k > f->nth)))
+        return true;
+    if (atomic_load(&g_fail.tripped))
+        return true;
+    uint64_t granted = atomic_fetch_add(&g_fail.bytes, bytes) + bytes;
+    if (f->max_bytes && granted > f->max_bytes) {
+        atomic_fetch_sub(&g_fail.bytes, bytes);
+        atomic_store(&g_fail.tripped, true);
+        return true;
+    }
+    return false;
+}
+
+/* ---- the allocator ------------------------------------------------------------------- */
 
 struct mp_mem {
     mp_mem_stats st;
@@ -48,8 +142,9 @@ static blk_hdr *hdr_of(const void *p)
 
 mp_mem *mp_mem_create(void)
 {
-    mp_mem *m = calloc(1, sizeof(mp_mem)); /* the accountant itself is not accounted */
-    if (m)
+    /* the accountant itself is not accounted (but failures are injected) */
+    mp_mem *m = mp_mem_fail_now(sizeof(mp_mem)) ? NULL : calloc(1, sizeof(mp_mem));
+    if (m && !mp_mem_fail_now(0))
         m->hpool = mp_hpool_create(); /* NULL: long-lived blocks from malloc */
     return m;
 }
@@ -173,12 +268,17 @@ static char *raw_alloc(mp_mem *m, size_t bytes, size_t align, mp_mem_kind kind, 
         return NULL;
     if (bytes > SIZE_MAX - align - sizeof(blk_hdr) || (m && m->max_alloc && bytes > m->max_alloc && kind != MP_MEM_STATIC))
         return NULL;
+    if (mp_mem_fail_now(bytes))
+        return NULL;
     int64_t held = 0;
     pool = pool && m && m->hpool;
     char *raw = pool ? mp_hpool_alloc(m->hpool, bytes + align + sizeof(blk_hdr), &held)
                      : malloc(bytes + align + sizeof(blk_hdr));
-    if (!raw)
+    if (!raw) {
+        if (m && held) /* the pool gave its spare back before the system refused a chunk */
+            m->slack_live += (size_t)held;
         return NULL;
+    }
     *slack = pool ? (size_t)held - bytes : align + sizeof(blk_hdr);
     uintptr_t u = ((uintptr_t)raw + sizeof(blk_hdr) + align - 1) & ~(uintptr_t)(align - 1);
     char *p = (char *)u;
@@ -384,8 +484,7 @@ int mp_mem_xnn_init(void)
                                                xa_free};
     if (done)
         return 0;
-    if (xnn_initialize(&alloc) != xnn_status_success)
-        return -1;
-    done = 1;
-    return 0;
+    enum xnn_status xs = xnn_initialize(&alloc);
+    done = xs == xnn_status_success;
+    return (int)xs;
 }

@@ -88,7 +88,8 @@ const mp_mem_stats *mp_mem_get_stats(const mp_mem *m);
 const char *mp_mem_kind_name(mp_mem_kind kind);
 
 /* XNNPACK is process-global: its allocator hook forwards to the mp_mem made current
- * here (and attributes to `op`). mp_mem_xnn_init() calls xnn_initialize once. */
+ * here (and attributes to `op`). mp_mem_xnn_init() calls xnn_initialize until it succeeds
+ * and returns its status (an enum xnn_status: 0 = success). */
 int mp_mem_xnn_init(void);
 void mp_mem_set_current(mp_mem *m, int32_t op);
 
@@ -99,5 +100,37 @@ void mp_mem_set_current(mp_mem *m, int32_t op);
  * deleted while redirected). Process-global, like the hook itself: one thread at a time. */
 struct xnn_allocator;
 void mp_mem_xnn_redirect(const struct xnn_allocator *to);
+
+/* ---- allocation-failure injection (tests only, never in normal use) ------------------
+ * Makes allocations fail on purpose, to test every out-of-memory path. What is counted:
+ * every mp_mem_alloc / _long / _calloc / _realloc (XNNPACK's allocations through the hook
+ * included), the allocator's own bookkeeping (mp_mem_create), and allocators outside this
+ * file that ask mp_mem_fail_now() first (the session's handle, the XNNPACK peer's capture
+ * and buffers). One process-wide count, in call order; a refused allocation counts too.
+ *
+ * Environment, read once, at the first counted allocation:
+ *   MP_FAIL_ALLOC=N        fail only the Nth allocation (1 = the first); later ones succeed
+ *   MP_FAIL_ALLOC=N+       fail the Nth allocation and every later one (memory stays out)
+ *   MP_FAIL_ALLOC=count    fail nothing; at exit print "mp_fail_alloc: count C bytes B" to
+ *                          stderr (C allocations, B bytes requested), the range to sweep
+ *   MP_FAIL_ALLOC_BYTES=B  fail the first allocation that would take the bytes granted so
+ *                          far past B, and every later one
+ * Both variables may be set together: an allocation fails when either says so.
+ * Unset or empty: nothing is injected and nothing is counted beyond one relaxed check.
+ * A malformed value is reported on stderr once and ignored. Tests call mp_mem_fail_set. */
+typedef struct mp_mem_fail {
+    uint64_t nth;        /* fail the nth allocation counted from now (1 = the next); 0 = none */
+    bool and_later;      /* and every allocation after it */
+    uint64_t max_bytes;  /* fail from the allocation that takes the bytes granted past this on;
+                          * 0 = no limit */
+} mp_mem_fail;
+/* Replace the environment's setting and restart both counts (NULL = inject nothing). */
+void mp_mem_fail_set(const mp_mem_fail *f);
+/* Allocations counted (and bytes granted) since the setting began. */
+uint64_t mp_mem_fail_count(void);
+uint64_t mp_mem_fail_bytes(void);
+/* Count an allocation of `bytes` made outside this file and say whether it must fail (the
+ * caller then behaves exactly as if its allocator had returned NULL). */
+bool mp_mem_fail_now(size_t bytes);
 
 #endif
