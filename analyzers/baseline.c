@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyzers/replay.h"
+#include "engine/safe_text.h"
 
 static const char *const fig_names[MP_FIG_COUNT] = {
     "peak", "static", "dynamic", "scratch", "io", "const", "kernel", "engine", "heap",
@@ -133,7 +134,7 @@ static mp_status tensor_peak(mp_source *src, uint64_t *peak, mp_error *err)
     int got = 0;
     while (st == MP_OK && (got = mp_source_next(src, &ev, err)) == 1) {
         if (!mp_replay_step(r, &ev, NULL)) {
-            st = mp_fail(err, MP_ERR_NOMEM, "out of memory");
+            st = mp_replay_fail(r, mp_source_name(src), "baseline", err);
             break;
         }
         uint64_t live = mp_replay_live(r, MP_KIND_STATIC) + mp_replay_live(r, MP_KIND_DYNAMIC) +
@@ -364,8 +365,10 @@ static mp_status parse_model(json_t *model, const char *name, mp_baseline *b, mp
     const char *k;
     json_t *v;
     json_object_foreach(in, k, v) {
+        char safe[256];
         if (!json_is_string(v))
-            return mp_fail(err, MP_ERR_FORMAT, "%s: input '%s' is not a string", name, k);
+            return mp_fail(err, MP_ERR_FORMAT, "%s: input '%s' is not a string", name,
+                           mp_safe_text(safe, sizeof safe, k));
         if (!mp_baseline_add_input(b, k, json_string_value(v)))
             return mp_fail(err, MP_ERR_NOMEM, "out of memory");
     }
@@ -394,12 +397,16 @@ static mp_status parse_root(json_t *root, const char *name, mp_baseline *b, mp_e
     const char *k;
     json_t *v;
     json_object_foreach(figs, k, v) {
+        char safe[256];
         int f = mp_figure_parse(k);
-        if (f < 0)
-            continue; /* a figure of a later version: not compared */
+        /* A figure of a later version is not compared; a machine-dependent one is never
+         * written to a baseline (a file holding one was edited): not read either, so that
+         * a baseline reads back from the file it writes as it was. */
+        if (f < 0 || mp_figure_machine_dependent(f))
+            continue;
         if (!get_u64(v, &b->fig[f]))
             return mp_fail(err, MP_ERR_FORMAT, "%s: figure '%s' is not a non-negative integer",
-                           name, k);
+                           name, mp_safe_text(safe, sizeof safe, k));
         b->has[f] = true;
     }
     json_t *tens = json_object_get(root, "tensors");
@@ -411,9 +418,10 @@ static mp_status parse_root(json_t *root, const char *name, mp_baseline *b, mp_e
         return mp_fail(err, MP_ERR_NOMEM, "out of memory");
     json_object_foreach(tens, k, v) {
         mp_baseline_tensor *t = &b->tensors[b->n_tensors];
+        char safe[256];
         if (!get_u64(v, &t->bytes))
             return mp_fail(err, MP_ERR_FORMAT, "%s: tensor '%s' is not a non-negative integer",
-                           name, k);
+                           name, mp_safe_text(safe, sizeof safe, k));
         if (!(t->name = dup_str(k)))
             return mp_fail(err, MP_ERR_NOMEM, "out of memory");
         b->n_tensors++;
@@ -432,8 +440,11 @@ mp_status mp_baseline_parse(const char *text, size_t n, const char *name, mp_bas
     memset(out, 0, sizeof *out);
     json_error_t je;
     json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return mp_fail(err, MP_ERR_FORMAT, "%s: line %d: %s", name, je.line, je.text);
+    if (!root) { /* jansson's text quotes the input: escaped to stay on one line */
+        char safe[MP_SAFE_TEXT_SIZE(JSON_ERROR_TEXT_LENGTH)];
+        return mp_fail(err, MP_ERR_FORMAT, "%s: line %d: %s", name, je.line,
+                       mp_safe_text(safe, sizeof safe, je.text));
+    }
     mp_status st = parse_root(root, name, out, err);
     json_decref(root);
     if (st != MP_OK)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "grow.h"
 #include "replay.h"
 
@@ -223,6 +224,7 @@ typedef struct ph_change {
 /* ---- the walk ----------------------------------------------------------------------- */
 
 typedef struct walk {
+    const char *src_name;    /* for messages */
     const mp_trace_meta *meta;
     int32_t n_tensors, n_ops;
     const mp_profile_options *opt;
@@ -719,23 +721,27 @@ static bool push_op(walk *w, int32_t op, uint64_t t)
     return true;
 }
 
-static void pop_op(walk *w, int32_t op, uint64_t t)
+/* An operator's step ends at time t. False when its steps' times add up beyond MP_SUM_MAX
+ * (times that go back make steps overlap). */
+static bool pop_op(walk *w, int32_t op, uint64_t t)
 {
     size_t k = w->n_stack;
     while (k > 0 && w->op_stack[k - 1] != op)
         k--;
     if (k == 0)
-        return;
+        return true;
     w->n_stack = k - 1;
     if (!valid_op(w, op))
-        return;
+        return true;
     mp_op_report *o = &w->p->ops[op];
     uint64_t ns = t > w->op_t0[k - 1] ? t - w->op_t0[k - 1] : 0;
-    o->time_ns += ns;
+    if (!mp_sum_add(&o->time_ns, ns))
+        return false;
     if (ns < o->min_ns)
         o->min_ns = ns; /* UINT64_MAX until the first timed step */
     if (ns > o->max_ns)
         o->max_ns = ns;
+    return true;
 }
 
 /* Live bytes of one kind owned by an operator: update and keep the maximum. */
@@ -789,7 +795,7 @@ static mp_status step_event(walk *w, const mp_event *ev, uint64_t i, mp_error *e
     mp_replay_change c;
     int32_t running = mp_replay_where(w->r)->op; /* before the event */
     if (!mp_replay_step(w->r, ev, &c))
-        return mp_fail(err, MP_ERR_NOMEM, "profile: out of memory at event %" PRIu64, i);
+        return mp_replay_fail(w->r, w->src_name, "profile", err);
     const mp_replay_pos *pos = mp_replay_where(w->r);
     if (pos->op >= 0)
         op_running(w, i, pos->phase_kind);
@@ -863,7 +869,9 @@ static mp_status step_event(walk *w, const mp_event *ev, uint64_t i, mp_error *e
             window_op_begin(w, ev->op);
         break;
     case MP_REPLAY_OP_END:
-        pop_op(w, ev->op, ev->t_ns);
+        if (!pop_op(w, ev->op, ev->t_ns))
+            return mp_fail(err, MP_ERR_FORMAT, "%s: event %" PRIu64 ": the times of operator "
+                           "%" PRId32 " add up to more than 2^63-1", w->src_name, i, ev->op);
         break;
     case MP_REPLAY_RSS:
         w->rss = ev->bytes;
@@ -913,8 +921,9 @@ static mp_status finish(walk *w, mp_error *err)
     return MP_OK;
 }
 
-/* Lifetimes, operator outputs and the reference arena, from the walk's final state. */
-static void conclude(walk *w)
+/* Lifetimes, operator outputs and the reference arena, from the walk's final state.
+ * MP_ERR_FORMAT when a sum would pass MP_SUM_MAX. */
+static mp_status conclude(walk *w, mp_error *err)
 {
     mp_profile *p = w->p;
     for (int32_t t = 0; t < w->n_tensors; t++) {
@@ -950,8 +959,10 @@ static void conclude(walk *w)
             r->min_ns = 0;
         r->name = op->name;
         for (int32_t j = 0; op->outputs && j < op->n_outputs; j++)
-            if (valid_tensor(w, op->outputs[j]))
-                r->output_bytes += p->lifetimes[op->outputs[j]].bytes;
+            if (valid_tensor(w, op->outputs[j]) &&
+                !mp_sum_add(&r->output_bytes, p->lifetimes[op->outputs[j]].bytes))
+                return mp_fail(err, MP_ERR_FORMAT, "%s: the outputs of operator %" PRId32
+                               " add up to more than 2^63-1 bytes", w->src_name, o);
     }
     /* arenas in order of allocation */
     for (size_t i = 1; i < p->n_arenas; i++) {
@@ -966,6 +977,7 @@ static void conclude(walk *w)
         if (p->arenas[i].in_reference_run)
             p->reference_arena = (int64_t)i; /* the newest one live in the run */
     qsort(p->unused, p->n_unused_listed, sizeof *p->unused, cmp_unused);
+    return MP_OK;
 }
 
 static void walk_free(walk *w)
@@ -988,6 +1000,7 @@ static mp_status walk_init(walk *w, mp_source *src, const mp_profile_options *op
 {
     memset(w, 0, sizeof *w);
     const mp_trace_meta *m = mp_source_meta(src);
+    w->src_name = mp_source_name(src);
     w->meta = m;
     w->n_tensors = (m && m->n_tensors > 0 && m->tensors) ? m->n_tensors : 0;
     w->n_ops = (m && m->n_ops > 0 && m->ops) ? m->n_ops : 0;
@@ -1081,7 +1094,7 @@ static mp_status pass(mp_source *src, mp_profile *p, const mp_profile_options *o
         p->n_steps = w.steps;
         tl_finish(&w.by_event, &p->by_event, p->n_rss > 0);
         tl_finish(&w.by_step, &p->by_step, p->n_rss > 0);
-        conclude(&w);
+        st = conclude(&w, err);
     }
     walk_free(&w);
     return st;

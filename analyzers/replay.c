@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "grow.h"
 
 typedef struct arena_rec {
     mp_replay_arena a;
     size_t cap;        /* capacity of a.slots */
+    uint64_t slot_bytes; /* bytes of all its slots (checked: at most MP_SUM_MAX) */
     int32_t *slot_of;  /* tensor -> index in a.slots, -1 = none (NULL until the first plan) */
 } arena_rec;
 
@@ -33,6 +35,7 @@ struct mp_replay {
 
     uint64_t live[MP_KIND_COUNT];
     uint64_t heap;
+    uint64_t slot_total;   /* bytes of the slots of all live arenas */
 
     mp_replay_pos pos;
     uint64_t phase_begin_ns;
@@ -42,6 +45,7 @@ struct mp_replay {
 
     uint64_t n_anomalies;
     char anomaly[200];
+    char malformed[200];   /* why the last failed step failed, "" = out of memory */
 };
 
 /* ---- hash table ---------------------------------------------------------------------- */
@@ -139,6 +143,34 @@ static void anomaly(mp_replay *r, mp_replay_change *chg, const char *fmt, ...)
     chg->anomaly = true;
 }
 
+static bool too_big(mp_replay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A step refused because a sum would pass MP_SUM_MAX: describe it and fail. */
+static bool too_big(mp_replay *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->malformed, sizeof r->malformed, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* Live bytes of kind change from old to now (a block's size): checked, then applied. The
+ * heap and the slots of live arenas together stay within MP_SUM_MAX, so that any sum of
+ * live blocks and slots an analysis makes (a tensor's homes, say) does too. */
+static bool live_change(mp_replay *r, const mp_event *ev, int kind, uint64_t old, uint64_t now)
+{
+    uint64_t live = r->live[kind], heap = r->heap, all = r->heap + r->slot_total;
+    if (!mp_sum_replace(&live, old, now) ||
+        (kind != MP_KIND_CONST &&
+         (!mp_sum_replace(&heap, old, now) || !mp_sum_replace(&all, old, now))))
+        return too_big(r, "%s of %" PRIu64 " bytes (block %" PRIu64 ") makes the live bytes "
+                       "exceed 2^63-1", mp_ev_type_name(ev->type), ev->bytes, ev->id);
+    r->live[kind] = live;
+    r->heap = heap;
+    return true;
+}
+
 static bool is_arena_block(uint8_t kind, int32_t tensor, int32_t op)
 {
     return kind == MP_KIND_STATIC && tensor < 0 && op < 0;
@@ -162,6 +194,7 @@ static bool arena_add(mp_replay *r, size_t i)
 static void arena_kill(mp_replay *r, int32_t idx, mp_replay_change *chg)
 {
     arena_rec *ar = &r->arenas[idx];
+    r->slot_total -= ar->slot_bytes;
     free(r->dead);
     r->dead = ar->a.slots;
     chg->dead_slots = ar->a.slots;
@@ -210,12 +243,17 @@ static bool do_alloc(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         anomaly(r, chg, "allocation of block %" PRIu64 ", which is already live", ev->id);
         return true;
     }
-    if (!tab_reserve(r))
+    if (!live_change(r, ev, ev->kind, 0, ev->bytes) || !tab_reserve(r)) {
+        if (!r->malformed[0])
+            live_change(r, ev, ev->kind, ev->bytes, 0); /* out of memory: undo */
         return false;
+    }
     bool arena = is_arena_block(ev->kind, ev->tensor, ev->op);
     /* Grow the arena table first so that a failure leaves the state unchanged. */
-    if (arena && !mp_grow((void **)&r->arenas, &r->cap_arenas, r->n_arenas, sizeof *r->arenas, 4))
+    if (arena && !mp_grow((void **)&r->arenas, &r->cap_arenas, r->n_arenas, sizeof *r->arenas, 4)) {
+        live_change(r, ev, ev->kind, ev->bytes, 0); /* undo */
         return false;
+    }
     mp_replay_block b = {
         .id = ev->id,
         .bytes = ev->bytes,
@@ -229,9 +267,6 @@ static bool do_alloc(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
     r->count++;
     if (arena)
         arena_add(r, tab_find(r, ev->id)); /* cannot fail: room reserved above */
-    r->live[b.kind] += b.bytes;
-    if (b.kind != MP_KIND_CONST)
-        r->heap += b.bytes;
     chg->what = MP_REPLAY_ALLOC;
     chg->block = r->tab[tab_find(r, ev->id)];
     return true;
@@ -269,9 +304,8 @@ static bool do_realloc(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
     }
     mp_replay_block *b = &r->tab[i];
     uint64_t old = b->bytes;
-    r->live[b->kind] = r->live[b->kind] - old + ev->bytes;
-    if (b->kind != MP_KIND_CONST)
-        r->heap = r->heap - old + ev->bytes;
+    if (!live_change(r, ev, b->kind, old, ev->bytes))
+        return false;
     b->bytes = ev->bytes;
     if (b->arena >= 0)
         r->arenas[b->arena].a.bytes = ev->bytes;
@@ -298,6 +332,10 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         anomaly(r, chg, "plan of tensor %" PRId32 ", out of range", ev->tensor);
         return true;
     }
+    uint64_t end;
+    if (__builtin_add_overflow(ev->aux, ev->bytes, &end) || end > MP_SUM_MAX)
+        return too_big(r, "plan of %" PRIu64 " bytes at offset %" PRIu64 " ends beyond 2^63-1",
+                       ev->bytes, ev->aux);
     if (r->tab[i].arena < 0 && !arena_add(r, i))
         return false;
     arena_rec *ar = &r->arenas[r->tab[i].arena];
@@ -309,6 +347,7 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
             ar->slot_of[t] = -1;
     }
     size_t at = SIZE_MAX;
+    uint64_t slot_bytes = ar->slot_bytes;
     if (scratch) { /* an operator's scratch: few per arena, found by its operator */
         for (size_t s = 0; s < ar->a.n_slots; s++)
             if (ar->a.slots[s].tensor == -1 && ar->a.slots[s].op_first == ev->op)
@@ -321,6 +360,11 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
             if (ar->a.slots[s].tensor == ev->tensor)
                 at = s;
     }
+    uint64_t old = at == SIZE_MAX ? 0 : ar->a.slots[at].bytes;
+    uint64_t all = r->heap + r->slot_total;
+    if (!mp_sum_replace(&slot_bytes, old, ev->bytes) || !mp_sum_replace(&all, old, ev->bytes))
+        return too_big(r, "plan of %" PRIu64 " bytes (arena %" PRIu64 ") makes the live and "
+                       "planned bytes exceed 2^63-1", ev->bytes, ev->id);
     if (at == SIZE_MAX) {
         if (!mp_grow((void **)&ar->a.slots, &ar->cap, ar->a.n_slots, sizeof *ar->a.slots, 16))
             return false;
@@ -341,6 +385,8 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         .kind = scratch ? MP_KIND_SCRATCH : MP_KIND_STATIC,
     };
     ar->a.slots[at] = s;
+    ar->slot_bytes = slot_bytes;
+    r->slot_total = r->slot_total - old + ev->bytes;
     chg->what = MP_REPLAY_PLAN;
     chg->arena_id = ev->id;
     chg->slot = s;
@@ -363,6 +409,7 @@ bool mp_replay_step(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         chg = &local;
     memset(chg, 0, sizeof *chg);
     mp_replay_pos saved = r->pos;
+    r->malformed[0] = '\0';
     r->pos.event = (r->pos.event == SIZE_MAX) ? 0 : r->pos.event + 1;
     r->pos.t_ns = ev->t_ns;
     bool ok = true;
@@ -440,6 +487,15 @@ bool mp_replay_step(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         memset(chg, 0, sizeof *chg);
     }
     return ok;
+}
+
+mp_status mp_replay_fail(const mp_replay *r, const char *source, const char *who,
+                         mp_error *err)
+{
+    size_t at = r->pos.event == SIZE_MAX ? 0 : r->pos.event + 1; /* the step not applied */
+    if (r->malformed[0])
+        return mp_fail(err, MP_ERR_FORMAT, "%s: event %zu: %s", source, at, r->malformed);
+    return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory at event %zu", who, at);
 }
 
 bool mp_replay_finish(mp_replay *r, mp_replay_change *chg)

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/status.h"
 #include "engine/trace.h"
 
 /* A live heap block (or mapped const region). */
@@ -120,6 +121,13 @@ void mp_replay_destroy(mp_replay *r);
  * an owner-less STATIC block, is accepted as is (the table's size counts; the block becomes
  * an arena). Operators still open at a PHASE_END are closed. */
 bool mp_replay_step(mp_replay *r, const mp_event *ev, mp_replay_change *chg);
+/* Byte counts are checked (analyzers/checked.h): a step also fails, without being applied,
+ * when it would make the live bytes of a kind or of the heap, a plan's end (offset + bytes)
+ * or the bytes of an arena's slots exceed 2^63-1: such a trace is malformed.
+ * After a failed step: MP_ERR_FORMAT "SOURCE: event N: what" for that, else MP_ERR_NOMEM
+ * "WHO: out of memory at event N" (N: the index of the event not applied). */
+mp_status mp_replay_fail(const mp_replay *r, const char *source, const char *who,
+                         mp_error *err);
 /* At the end of the trace: close a phase left open (at the last event's time), reporting
  * it in *chg (what = MP_REPLAY_PHASE_END) and returning true; false when none was open. */
 bool mp_replay_finish(mp_replay *r, mp_replay_change *chg);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "grow.h"
 #include "replay.h"
 
@@ -280,25 +281,32 @@ static mp_summary_run *run_entry(mp_summary *s, size_t *cap, run_index *ix, uint
     return e;
 }
 
-static void phase_ended(mp_summary *s, const run_index *ix, const mp_replay_phase *ph)
+/* A phase's time into its kind's sum (and its run's, a part of it); NULL, or what would add
+ * up beyond MP_SUM_MAX (times that go back make phases overlap). */
+static const char *phase_ended(mp_summary *s, const run_index *ix, const mp_replay_phase *ph)
 {
     if (ph->kind < 0 || ph->kind >= MP_PHASE_KIND_COUNT)
-        return;
+        return NULL;
     uint64_t ns = ph->end_ns > ph->begin_ns ? ph->end_ns - ph->begin_ns : 0;
-    s->phase_ns[ph->kind] += ns;
+    if (!mp_sum_add(&s->phase_ns[ph->kind], ns))
+        return "the phase times";
     s->phase_count[ph->kind]++;
     if (ph->kind == MP_PHASE_RUN) {
         size_t at = run_find(ix, ph->run);
         if (at != SIZE_MAX)
             s->runs[at].t_ns += ns;
     }
+    return NULL;
 }
 
 /* Allocation counts of one memory change (heap kinds only) into a run and the balance. */
-static void count_change(mp_summary *s, mp_summary_run *run, const mp_replay_change *c)
+/* Allocation counts of one memory change (heap kinds only) into a run and the balance.
+ * NULL, or what would add up beyond MP_SUM_MAX (then nothing is counted). A run's sums are
+ * parts of the whole trace's, so checking these checks them. */
+static const char *count_change(mp_summary *s, mp_summary_run *run, const mp_replay_change *c)
 {
     if (c->block.kind == MP_KIND_CONST)
-        return;
+        return NULL;
     uint64_t grow = 0, shrink = 0;
     if (c->what == MP_REPLAY_ALLOC) {
         s->n_alloc++;
@@ -313,8 +321,10 @@ static void count_change(mp_summary *s, mp_summary_run *run, const mp_replay_cha
         s->n_free++;
         shrink = c->block.bytes;
     }
-    s->bytes_alloc += grow;
-    s->bytes_freed += shrink;
+    if (!mp_sum_add(&s->bytes_alloc, grow))
+        return "the bytes allocated";
+    if (!mp_sum_add(&s->bytes_freed, shrink))
+        return "the bytes freed";
     if (run) {
         if (c->what == MP_REPLAY_FREE)
             run->n_free++;
@@ -323,6 +333,7 @@ static void count_change(mp_summary *s, mp_summary_run *run, const mp_replay_cha
         run->bytes_alloc += grow;
         run->bytes_freed += shrink;
     }
+    return NULL;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -392,26 +403,30 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
 
     for (; (got = mp_source_next(src, &event, err)) > 0; i++) {
         if (!walk_step(&w, ev, &c)) {
-            st = mp_fail(err, MP_ERR_NOMEM, "summary: out of memory at event %zu", i);
+            st = mp_replay_fail(w.r, mp_source_name(src), "summary", err);
             break;
         }
+        const char *too_big = NULL;
         if (c.phase_ended) {
-            phase_ended(s, &ix, &c.ended);
+            too_big = phase_ended(s, &ix, &c.ended);
             cur = SIZE_MAX;
         }
         switch (c.what) {
         case MP_REPLAY_ALLOC:
         case MP_REPLAY_REALLOC:
         case MP_REPLAY_FREE:
-            count_change(s, cur == SIZE_MAX ? NULL : &s->runs[cur], &c);
+            if (!too_big)
+                too_big = count_change(s, cur == SIZE_MAX ? NULL : &s->runs[cur], &c);
             break;
         case MP_REPLAY_COPY:
             if (ev->aux == MP_COPY_IN) {
                 s->n_copy_in++;
-                s->bytes_copy_in += ev->bytes;
+                if (!mp_sum_add(&s->bytes_copy_in, ev->bytes))
+                    too_big = "the bytes copied in";
             } else if (ev->aux == MP_COPY_OUT) {
                 s->n_copy_out++;
-                s->bytes_copy_out += ev->bytes;
+                if (!mp_sum_add(&s->bytes_copy_out, ev->bytes))
+                    too_big = "the bytes copied out";
             }
             break;
         case MP_REPLAY_PHASE_BEGIN:
@@ -425,6 +440,11 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
             }
             break;
         default:
+            break;
+        }
+        if (too_big) {
+            st = mp_fail(err, MP_ERR_FORMAT, "%s: event %zu: %s add up to more than 2^63-1",
+                         mp_source_name(src), i, too_big);
             break;
         }
         uint64_t heap = mp_replay_heap(w.r);
@@ -448,8 +468,12 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
         st = err ? err->status : MP_ERR_FORMAT;
     s->n_events = i;
     if (st == MP_OK) {
+        const char *too_big = NULL;
         if (mp_replay_finish(w.r, &c))
-            phase_ended(s, &ix, &c.ended);
+            too_big = phase_ended(s, &ix, &c.ended);
+        if (too_big)
+            st = mp_fail(err, MP_ERR_FORMAT, "%s: event %zu: %s add up to more than 2^63-1",
+                         mp_source_name(src), i - 1, too_big);
         for (int k = 0; k < MP_KIND_COUNT; k++) {
             s->live_end_kind[k] = mp_replay_live(w.r, k);
         }

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safe_text.h"
 #include "trace_format.h"
 
 /* ---- the header's values, read from jansson trees --------------------------------------- */
@@ -34,15 +35,17 @@ typedef struct loader {
 
 static mp_status bad(loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A format error naming the file. */
+/* A format error naming the file. Messages quote the file's own bytes (jansson's "near
+ * '...'", a member name): those are escaped, so that a message stays on one line. */
 static mp_status bad(loader *ld, const char *fmt, ...)
 {
-    char msg[400];
+    char msg[400], safe[MP_SAFE_TEXT_SIZE(400)];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return mp_fail(ld->err, MP_ERR_FORMAT, "%s: %s", ld->path, msg);
+    return mp_fail(ld->err, MP_ERR_FORMAT, "%s: %s", ld->path,
+                   mp_safe_text(safe, sizeof safe, msg));
 }
 
 static mp_status nomem(loader *ld)
@@ -442,15 +445,16 @@ static mp_status io_failure(mp_trace_reader *r)
                    strerror(r->read_errno));
 }
 
-/* A format error naming the file. */
+/* A format error naming the file (escaped as bad() does). */
 static mp_status fail(mp_trace_reader *r, const char *fmt, ...)
 {
-    char msg[400];
+    char msg[400], safe[MP_SAFE_TEXT_SIZE(400)];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return mp_fail(&r->failure, MP_ERR_FORMAT, "%s: %s", r->path, msg);
+    return mp_fail(&r->failure, MP_ERR_FORMAT, "%s: %s", r->path,
+                   mp_safe_text(safe, sizeof safe, msg));
 }
 
 /* A syntax error at the current position (or the read error that caused it). */

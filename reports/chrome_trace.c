@@ -255,8 +255,7 @@ mp_status mp_report_chrome(mp_source *src, FILE *f, mp_error *err)
         n++;
         last_t = ev.t_ns;
         if (!mp_replay_step(r, &ev, &chg)) {
-            st = mp_fail(err, MP_ERR_NOMEM, "chrome trace: out of memory at event %" PRIu64,
-                         n - 1);
+            st = mp_replay_fail(r, mp_source_name(src), "chrome trace", err);
             break;
         }
         if (!on_change(&w, &ev, &chg, r)) {

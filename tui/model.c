@@ -447,7 +447,7 @@ mp_status mp_tui_model_build(mp_source *src, const mp_tui_options *opt, mp_tui_m
     int got;
     while ((got = mp_source_next(src, &e, err)) == 1) {
         if (!build_step(m, &bd, &e)) {
-            st = nomem(err);
+            st = mp_replay_fail(bd.r, mp_source_name(src), "tui", err);
             goto fail;
         }
     }

@@ -203,8 +203,36 @@ expect 4 "$mp" report type.json -o out.txt; has err "'bytes'"; has err "event 0"
 for f in json html chrome; do expect 4 "$mp" report trunc.json --format "$f" -o "out.$f"; done
 expect 4 "$mp" report mlp.json trunc.json -o out.txt; has err "trunc.json"
 expect 3 "$mp" report mlp.json -o no/such/dir/out.txt
+# byte counts beyond 2^63-1: two slots of 2^62 bytes in one arena (event 3), and blocks of
+# 2^62 bytes allocated and freed twice (allocated in all: 2^63 at event 3); every format
+# refuses them as malformed, naming the event, and writes nothing
+huge_trace() { # EVENTS... (after a run phase begins)
+  printf '{"format":"memprof-trace","version":2,\n"meta":{"model":"hand","mode":"auto",'
+  printf '"planner":"best","threads":1,"process_heap_peak":-1,"allocator_overhead":-1,\n'
+  printf '"tensors":[{"name":"a","dtype":0,"const":false},{"name":"b","dtype":0,"const":false}],\n'
+  printf '"ops":[{"name":"ADD","inputs":[0],"outputs":[1]}],"inputs":[0],"outputs":[1]},\n'
+  printf '"event_fields":["type","t_ns","phase","kind","tensor","op","op_last","bytes","id","aux","align_log2"],\n'
+  printf '"events":[\n[5,1,0,0,-1,-1,-1,0,1,4,0]'
+  printf ',\n%s' "$@"
+  printf ']}\n'
+}
+huge_trace '[0,2,0,1,-1,-1,-1,64,7,0,6]' '[3,3,0,1,0,0,0,4611686018427387904,7,0,0]' \
+  '[3,4,0,1,1,0,0,4611686018427387904,7,0,0]' > huge_plan.json
+huge_trace '[0,2,0,2,0,-1,-1,4611686018427387904,1,0,6]' '[1,3,0,2,0,-1,-1,4611686018427387904,1,0,6]' \
+  '[0,4,0,2,0,-1,-1,4611686018427387904,2,0,6]' '[1,5,0,2,0,-1,-1,4611686018427387904,2,0,6]' \
+  > huge_alloc.json
+for f in text json svg html chrome; do
+  expect 4 "$mp" report huge_plan.json --format "$f" -o "huge.$f"
+  has err "huge_plan.json: event 3: "; has err "2^63-1"
+  [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "huge_plan.json: message over several lines"
+done
+for f in text json svg html; do
+  expect 4 "$mp" report huge_alloc.json --format "$f" -o "huge.$f"
+  has err "huge_alloc.json: event 3: the bytes allocated add up to more than 2^63-1"
+done
+expect 4 "$mp" report huge_plan.json mlp.json -o huge.txt; has err "huge_plan.json: event 3"
 extra=$(find . -mindepth 1 ! -name mlp.json ! -name trunc.json ! -name cut.json ! -name version.json \
-        ! -name type.json)
+        ! -name type.json ! -name huge_plan.json ! -name huge_alloc.json)
 [ -z "$extra" ] || fail "refused reports left files: $extra"
 cd "$tmp" || exit 1
 

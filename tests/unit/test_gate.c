@@ -314,14 +314,35 @@ static void test_file_round_trip(void **state)
     mp_trace_destroy(tr);
 }
 
+typedef struct bad_file {
+    const char *text, *says;
+} bad_file;
+
+/* Each text is refused as malformed, in one line naming the file and saying `says`, and
+ * leaves an empty baseline. */
+static void expect_refusals(const bad_file *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        mp_baseline r;
+        mp_error err = {0};
+        assert_int_equal(mp_baseline_parse(bad[i].text, strlen(bad[i].text), "f.json", &r, &err),
+                         MP_ERR_FORMAT);
+        if (!strstr(err.msg, bad[i].says) || !strstr(err.msg, "f.json"))
+            fail_msg("case %zu: '%s' does not say '%s'", i, err.msg, bad[i].says);
+        for (const char *c = err.msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+                fail_msg("case %zu: control byte 0x%02x in '%s'", i, (unsigned char)*c, err.msg);
+        assert_int_equal(r.n_tensors, 0);
+        mp_baseline_free(&r);
+    }
+}
+
 static void test_file_errors(void **state)
 {
     (void)state;
     mp_baseline r;
     mp_error err = {0};
-    struct {
-        const char *text, *says;
-    } bad[] = {
+    const bad_file bad[] = {
         {"{", "line"},
         {"[]", "not a JSON object"},
         {"{\"format\":\"memprof-trace\",\"version\":1}", "not a memprof baseline"},
@@ -335,14 +356,7 @@ static void test_file_errors(void **state)
         {"{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":\"m\",\"mode\":\"auto\","
          "\"planner\":\"best\"},\"figures\":{}}", "'tensors'"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(mp_baseline_parse(bad[i].text, strlen(bad[i].text), "f.json", &r, &err),
-                         MP_ERR_FORMAT);
-        if (!strstr(err.msg, bad[i].says) || !strstr(err.msg, "f.json"))
-            fail_msg("case %zu: '%s' does not say '%s'", i, err.msg, bad[i].says);
-        assert_int_equal(r.n_tensors, 0);
-        mp_baseline_free(&r);
-    }
+    expect_refusals(bad, sizeof bad / sizeof bad[0]);
     /* an unknown figure (of a later version) is ignored */
     const char *later = "{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":\"m\","
                         "\"mode\":\"auto\",\"planner\":\"best\"},\"figures\":{\"peak\":5,"
@@ -352,6 +366,47 @@ static void test_file_errors(void **state)
     assert_false(r.has[MP_FIG_STATIC]);
     mp_baseline_free(&r);
     assert_int_equal(mp_baseline_read(mp_test_tmp_path("absent.json"), &r, &err), MP_ERR_IO);
+}
+
+/* Messages that quote the file (jansson's "near '...'", a member name) stay on one line:
+ * raw newlines, control bytes and invalid UTF-8 are escaped. */
+static void test_file_errors_one_line(void **state)
+{
+    (void)state;
+    const bad_file bad[] = {
+        {"{\"format\":\"memprof-\\\nbaseline\"}", "near '\"memprof-\\\\n'"},
+        {"{\"format\":\"memprof-baseline\",\n\x1b[2J}", "near '\\x1b'"},
+        {"{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":\"m\","
+         "\"mode\":\"auto\",\"planner\":\"best\"},\"figures\":{},"
+         "\"tensors\":{\"a\\nb\\u0007\\u0085\":-1}}", "tensor 'a\\nb\\x07\\xc2\\x85'"},
+    };
+    expect_refusals(bad, sizeof bad / sizeof bad[0]);
+}
+
+/* A machine-dependent figure is never written to a baseline file: one in a file (edited by
+ * hand) is not read either, so that the baseline reads back from its own file unchanged. */
+static void test_file_machine_figures_ignored(void **state)
+{
+    (void)state;
+    const char *text = "{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":"
+                       "\"m\",\"mode\":\"auto\",\"planner\":\"best\"},\"figures\":{\"peak\":5,"
+                       "\"kernel\":7,\"heap\":9},\"tensors\":{}}";
+    mp_baseline a, b;
+    mp_error err = {0};
+    assert_int_equal(mp_baseline_parse(text, strlen(text), "f", &a, &err), MP_OK);
+    assert_true(a.has[MP_FIG_PEAK]);
+    assert_false(a.has[MP_FIG_KERNEL]);
+    assert_false(a.has[MP_FIG_HEAP]);
+    char *again = mp_baseline_to_json(&a);
+    assert_non_null(again);
+    assert_int_equal(mp_baseline_parse(again, strlen(again), "g", &b, &err), MP_OK);
+    for (int f = 0; f < MP_FIG_COUNT; f++) {
+        assert_int_equal(a.has[f], b.has[f]);
+        assert_int_equal(a.fig[f], b.fig[f]);
+    }
+    free(again);
+    mp_baseline_free(&a);
+    mp_baseline_free(&b);
 }
 
 /* ---- the gate ------------------------------------------------------------------------------ */
@@ -824,6 +879,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_file_kind),
         cmocka_unit_test(test_file_round_trip),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_file_errors_one_line),
+        cmocka_unit_test(test_file_machine_figures_ignored),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_tolerance),
         cmocka_unit_test(test_baseline_regression),

@@ -15,11 +15,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyzers/baseline.h"
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
 #include "engine/model/reference_input.h"
 #include "engine/session.h"
 #include "engine/trace.h"
+#include "reports/chrome_trace.h"
 #include "reports/json_profile.h"
 #include "reports/text_profile.h"
 #include "trace_builder.h"
@@ -1065,6 +1067,45 @@ static void test_shared_invariants(void **state)
     }
 }
 
+/* Byte counts that add up beyond 2^63-1 (signed overflow in the arena sweeps, allocated
+ * sums wrapping to "16.0 EiB" before): the trace is refused as malformed, in one line
+ * naming the event, by the profile, the baseline and the Chrome trace alike. */
+static void test_overflowing_sizes_refused(void **state)
+{
+    (void)state;
+    for (int which = 0; which < MP_TB_OVERFLOW_CASES; which++) {
+        mp_tb b = new_builder();
+        size_t at = mp_tb_overflow(&b, which);
+        char want[64];
+        snprintf(want, sizeof want, "trace: event %zu: ", at);
+        mp_source *src = mp_source_of_trace(b.tr);
+        assert_non_null(src);
+        mp_profile p;
+        mp_error err = {0};
+        assert_int_equal(mp_profile_compute(src, NULL, &p, &err), MP_ERR_FORMAT);
+        if (!strstr(err.msg, want) || !strstr(err.msg, "2^63-1") || strchr(err.msg, '\n'))
+            fail_msg("case %d: '%s' does not say '%s...2^63-1'", which, err.msg, want);
+        mp_baseline bl;
+        memset(&err, 0, sizeof err);
+        assert_int_equal(mp_baseline_compute(src, &bl, &err), MP_ERR_FORMAT);
+        assert_non_null(strstr(err.msg, want));
+        mp_baseline_free(&bl);
+        FILE *f = fopen("/dev/null", "w");
+        assert_non_null(f);
+        memset(&err, 0, sizeof err);
+        mp_status st = mp_report_chrome(src, f, &err);
+        fclose(f);
+        if (which == 2) { /* allocated in all: the Chrome trace keeps no such sum */
+            assert_int_equal(st, MP_OK);
+        } else {
+            assert_int_equal(st, MP_ERR_FORMAT);
+            assert_non_null(strstr(err.msg, want));
+        }
+        mp_source_close(src);
+        mp_trace_destroy(b.tr);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1080,6 +1121,7 @@ int main(void)
         cmocka_unit_test(test_empty_trace),
         cmocka_unit_test(test_zoo_invariants),
         cmocka_unit_test(test_shared_invariants),
+        cmocka_unit_test(test_overflowing_sizes_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -506,6 +506,35 @@ static void test_bad_headers(void **state)
 
 /* Every prefix of a saved trace: refused (or, when only whitespace is missing, read), never
  * a crash or a read past the data (ASan builds check that). */
+/* jansson's message quotes the bytes near the error: a raw newline, control byte or invalid
+ * UTF-8 there is escaped, so that the message stays on one line and prints safely. */
+static void test_error_quotes_raw_bytes_escaped(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *to, *want;
+    } cases[] = {
+        {"\"model\":\"m\\\n\"", "near '\"m\\\\n'"},     /* an escaped newline */
+        {"\"model\":\"m\\\x1b[2J\"", "near '\"m\\\\x1b'"}, /* a terminal escape */
+        {"\"model\":[1,\n\x01]", "near '\\x01'"},          /* a control byte */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = mp_test_valid_trace_with("\"model\":\"m.tflite\"", cases[i].to);
+        expect_text(text, MP_ERR_FORMAT, cases[i].want, 0);
+        const char *path = mp_test_tmp_path("raw.json");
+        mp_test_write_text(path, text);
+        mp_source *src = NULL;
+        mp_error err = {0};
+        assert_int_equal(mp_source_open(path, &src, &err), MP_ERR_FORMAT);
+        for (const char *c = err.msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f ||
+                (unsigned char)*c >= 0x80)
+                fail_msg("raw byte 0x%02x in \"%s\"", (unsigned char)*c, err.msg);
+        unlink(path);
+        free(text);
+    }
+}
+
 static void test_every_truncation(void **state)
 {
     (void)state;
@@ -714,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_truncated_member),
         cmocka_unit_test(test_bad_events),
         cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_error_quotes_raw_bytes_escaped),
         cmocka_unit_test(test_every_truncation),
         cmocka_unit_test(test_summary_from_file_equals_loaded),
     };

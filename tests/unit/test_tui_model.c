@@ -559,6 +559,38 @@ static void test_empty(void **state)
     mp_trace_destroy(tr);
 }
 
+/* Live or planned bytes beyond 2^63-1 (analyzers/checked.h): the index is not built, and the
+ * error names the event in one line. The sum of everything ever allocated (case 2) is not
+ * a figure of the timeline: that trace is shown. */
+static void test_overflowing_sizes_refused(void **state)
+{
+    (void)state;
+    for (int which = 0; which < MP_TB_OVERFLOW_CASES; which++) {
+        mp_tb b = mp_tb_create(0, 1);
+        mp_tb_small_model(&b, "zoo:by_hand");
+        size_t at = mp_tb_overflow(&b, which);
+        mp_source *src = mp_source_of_trace(b.tr);
+        assert_non_null(src);
+        mp_tui_model *m = NULL;
+        mp_error err = {0};
+        mp_status st = mp_tui_model_build(src, NULL, &m, &err);
+        if (which == 2) {
+            assert_int_equal(st, MP_OK);
+            assert_int_equal(mp_tui_peak_heap(m), (uint64_t)1 << 62);
+            mp_tui_model_free(m);
+        } else {
+            char want[64];
+            snprintf(want, sizeof want, "trace: event %zu: ", at);
+            assert_int_equal(st, MP_ERR_FORMAT);
+            assert_null(m);
+            if (!strstr(err.msg, want) || !strstr(err.msg, "2^63-1") || strchr(err.msg, '\n'))
+                fail_msg("case %d: '%s' does not say '%s...2^63-1'", which, err.msg, want);
+        }
+        mp_source_close(src);
+        mp_trace_destroy(b.tr);
+    }
+}
+
 /* A real session of a zoo model: the peak and what is alive there agree with the summary. */
 static void check_zoo(const char *name, mp_memory_mode mode, int runs)
 {
@@ -651,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_columns),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_overflowing_sizes_refused),
         cmocka_unit_test(test_zoo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,3 +95,37 @@ void mp_tb_small_model(mp_tb *b, const char *model)
     m->process_heap_peak = -1;
     m->allocator_overhead = -1;
 }
+
+size_t mp_tb_overflow(mp_tb *b, int which)
+{
+    const uint64_t big = (uint64_t)1 << 62;
+    size_t at = SIZE_MAX;
+    mp_tb_phase(b, MP_PHASE_RUN, 1);
+    mp_tb_op(b, MP_EV_OP_BEGIN, 0);
+    switch (which) {
+    case 0:
+        mp_tb_alloc(b, 1, 64, MP_KIND_STATIC, -1, -1);
+        mp_tb_plan(b, 1, 1, 0, big, 0, 1);
+        at = mp_tb_plan(b, 1, 2, 0, big, 1, 2);
+        break;
+    case 1:
+        mp_tb_alloc(b, 1, 64, MP_KIND_STATIC, -1, -1);
+        at = mp_tb_plan(b, 1, 1, ((uint64_t)1 << 63) - 10, 20, 0, 1);
+        break;
+    case 2:
+        mp_tb_alloc(b, 1, big, MP_KIND_DYNAMIC, 1, 0);
+        mp_tb_free(b, 1, big, MP_KIND_DYNAMIC, 1, 0);
+        at = mp_tb_alloc(b, 2, big, MP_KIND_DYNAMIC, 1, 0);
+        mp_tb_free(b, 2, big, MP_KIND_DYNAMIC, 1, 0);
+        mp_tb_alloc(b, 3, big, MP_KIND_DYNAMIC, 1, 0);
+        mp_tb_free(b, 3, big, MP_KIND_DYNAMIC, 1, 0);
+        break;
+    default:
+        mp_tb_alloc(b, 1, big, MP_KIND_DYNAMIC, 1, 0);
+        at = mp_tb_alloc(b, 2, big, MP_KIND_DYNAMIC, 2, 0);
+        break;
+    }
+    mp_tb_op(b, MP_EV_OP_END, 0);
+    mp_tb_end(b);
+    return at;
+}

@@ -41,4 +41,15 @@ size_t mp_tb_rss(mp_tb *b, uint64_t rss, uint64_t hwm);
  * planner greedy, 1 thread. */
 void mp_tb_small_model(mp_tb *b, const char *model);
 
+/* Sessions of the small model whose byte counts add up beyond 2^63-1, which every analysis
+ * must refuse as malformed (analyzers/checked.h); returns the index of the event at fault:
+ *   0  two slots of 2^62 bytes planned in one arena (the arena's slots: 2^63 bytes)
+ *   1  a slot of 20 bytes at offset 2^63-10 (it ends beyond 2^63-1)
+ *   2  three blocks of 2^62 bytes, each freed before the next (allocated in all: 2^63 at
+ *      the second)
+ *   3  two live blocks of 2^62 bytes (the heap: 2^63)
+ * All inside a run phase, with the run's operator 0 running. */
+#define MP_TB_OVERFLOW_CASES 4
+size_t mp_tb_overflow(mp_tb *b, int which);
+
 #endif
