@@ -101,6 +101,19 @@ sweep "" 1 "bench $mn --peer xnnpack" "$mp" bench $mn --peer xnnpack --runs 2 --
 sweep "+" 3 "bench $mn --peer xnnpack (and later)" "$mp" bench $mn --peer xnnpack --runs 2 \
   --warmup 0 -o @O/bench.txt
 
+# the system's own limit (not under a sanitizer, which reserves terabytes of address space):
+# XNNPACK's runtime used to crash in xnn_setup_runtime around 70 MB, and reported out of
+# memory as "unsupported" (exit 5) elsewhere
+if ! ldd "$mp" 2>/dev/null | grep -q 'lib[a-z]*san'; then
+  for kb in 30000 45000 55000 60000 65000 70000 72000 75000 78000 90000; do
+    rm -rf "$tmp/o"; mkdir -p "$tmp/o"
+    (ulimit -v $kb; exec "$mp" plan zoo:mobilenet_v2 --peer xnnpack -o "$tmp/o/plan.txt") \
+      >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "plan zoo:mobilenet_v2 --peer xnnpack under ulimit -v $kb" "./plan.txt"
+  done
+fi
+
 # a byte budget instead of a count: the run stops where it is spent
 rm -rf "$tmp/o"; mkdir -p "$tmp/o"
 for b in 1000 100000 420000; do

@@ -645,12 +645,57 @@ static void test_attribution(void **state)
     mp_session_destroy(s);
 }
 
+/* Out of memory at every allocation of the peer's creation (the engine's failure injection,
+ * engine/memory/mem.h), once and from then on: creation either succeeds (a failure XNNPACK's
+ * unchecked planner tables met in the peer's reserve) and then runs and agrees with the
+ * engine, or says out of memory (MP_ERR_NOMEM, no peer); never another status, a crash or,
+ * under ASan, a leak. The session beside it is untouched and still runs. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    mp_error err;
+    mp_session *s = open_session("zoo:mnist_mlp", NULL, 0, 1, &err);
+    assert_non_null(s);
+    mp_xnn_peer *p = NULL;
+    mp_mem_fail_set(&(mp_mem_fail){.max_bytes = UINT64_MAX}); /* count only */
+    assert_int_equal(mp_xnn_peer_create(s, NULL, &p, &err), MP_OK);
+    uint64_t total = mp_mem_fail_count();
+    mp_mem_fail_set(NULL);
+    mp_xnn_peer_destroy(p, NULL);
+    assert_true(total > 10);
+    int nomem = 0;
+    for (int later = 0; later < 2; later++)
+        for (uint64_t n = 1; n <= total; n++) {
+            p = NULL;
+            err = (mp_error){0};
+            mp_mem_fail_set(&(mp_mem_fail){.nth = n, .and_later = later});
+            mp_status st = mp_xnn_peer_create(s, NULL, &p, &err);
+            mp_mem_fail_set(NULL);
+            if (st == MP_OK) {
+                feed_reference(s, p);
+                assert_int_equal(mp_xnn_peer_run(p, &err), MP_OK);
+                assert_int_equal(mp_session_run(s, &err), MP_OK);
+                compare_outputs(s, p, "mnist_mlp after an allocation failure");
+                mp_xnn_peer_destroy(p, NULL);
+                continue;
+            }
+            if (st != MP_ERR_NOMEM || p || !strstr(err.msg, "out of memory"))
+                fail_msg("allocation %llu%s: status %s, '%s'", (unsigned long long)n,
+                         later ? "+" : "", mp_status_name(st), err.msg);
+            nomem++;
+        }
+    assert_true(nomem > (int)total); /* most failures are fatal */
+    assert_int_equal(mp_session_run(s, &err), MP_OK);
+    mp_session_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zoo),          cmocka_unit_test(test_zoo_threads),
         cmocka_unit_test(test_all_ops),      cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_attribution),  cmocka_unit_test(test_shared_models),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
