@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../engine_limits.h"
 #include "flatbuf.h"
 
 /* Schema version this reader understands (the "3" in the TFL3 identifier). */
@@ -496,6 +497,16 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
                            i, nm, k, s, k, ti->shape[k]);
         ti->signature[k] = s;
     }
+    /* The declared size, against MP_MAX_TENSOR_BYTES (strings have no fixed size). */
+    size_t elements, esize = mp_dtype_size(ti->dtype);
+    bool counted = mp_shape_elements(ti->rank, ti->shape, &elements);
+    unsigned long long declared = ti->dtype == MP_DT_INT4 ? elements / 2 + (elements & 1)
+                                                          : (unsigned long long)elements * esize;
+    if (ti->dtype != MP_DT_STRING &&
+        (!counted || (esize > 0 && elements > MP_MAX_TENSOR_BYTES / esize) ||
+         declared > MP_MAX_TENSOR_BYTES))
+        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' is larger than memprof's limit of %llu bytes per tensor (MP_MAX_TENSOR_BYTES)",
+                       i, nm, (unsigned long long)MP_MAX_TENSOR_BYTES);
 
     /* Quantization parameters. */
     if (q.present) {
@@ -571,10 +582,8 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
     if (bytes == 0)
         return MP_OK;
 
-    size_t elements;
-    if (!mp_shape_elements(ti->rank, ti->shape, &elements))
+    if (!counted)
         return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': element count overflows", i, nm);
-    size_t esize = mp_dtype_size(ti->dtype);
     if (ti->dtype == MP_DT_STRING) {
         st = check_string_data(r, i, nm, data, bytes, elements);
         if (st != MP_OK)
@@ -1046,6 +1055,12 @@ static mp_status parse(rd *r)
      * file size; the INT32_MAX check only matters for files over 8 GB. */
     if (tensors.n > INT32_MAX || operators.n > INT32_MAX)
         return rd_fail(r, MP_ERR_FORMAT, "subgraph 0 has too many tensors or operators");
+    if (operators.n > MP_MAX_OPS)
+        return rd_fail(r, MP_ERR_FORMAT, "subgraph 0 has %u operators, above memprof's limit of %d (MP_MAX_OPS)",
+                       operators.n, MP_MAX_OPS);
+    if (tensors.n > MP_MAX_TENSORS)
+        return rd_fail(r, MP_ERR_FORMAT, "subgraph 0 has %u tensors, above memprof's limit of %d (MP_MAX_TENSORS)",
+                       tensors.n, MP_MAX_TENSORS);
     m->subgraph_name = arena_strdup(r->im, sg_name ? sg_name : "", sg_name_len);
     if (!m->subgraph_name)
         return rd_nomem(r);
