@@ -148,11 +148,10 @@ int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k)
     }
     const char *file = in->files[k];
     if (file) {
-        FILE *f = fopen(file, "rb");
-        if (!f) {
-            fprintf(stderr, "memprof: cannot read %s: %s\n", file, strerror(errno));
-            return MP_EXIT_IO;
-        }
+        FILE *f = NULL;
+        mp_error err = {0};
+        if (mp_file_in_open(file, &f, &err) != MP_OK)
+            return mp_report_error(&err);
         size_t got = fread(b->p, 1, t->bytes, f);
         int extra = fgetc(f);
         fclose(f);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine/files.h"
 #include "engine/session.h"
 #include "engine/status.h"
 
@@ -94,17 +95,34 @@ void mp_trace_rss_sample(mp_trace *tr);
 /* Monotonic clock in nanoseconds. */
 uint64_t mp_now_ns(void);
 
-/* An output file written atomically: into a temporary file next to it, renamed over path
- * by mp_out_commit, removed by mp_out_abort, so that a failure never leaves a partial file.
- * A NULL path or "-" is stdout. */
+/* An output file, written as engine/files.c does (atomically for regular files and new
+ * paths, in place for devices and FIFOs, stdout for NULL or "-"): a failure never leaves a
+ * partial file, and a path never has its device node, FIFO or symlink replaced. The "why"
+ * texts are the reason only: callers print "cannot write PATH: WHY". */
 typedef struct mp_out {
     FILE *f;
-    char *tmp;          /* NULL for stdout */
-    const char *path;
+    mp_file_out fo;
 } mp_out;
 bool mp_out_open(mp_out *o, const char *path, char *why, size_t n);
 bool mp_out_commit(mp_out *o, char *why, size_t n);
 void mp_out_abort(mp_out *o);
+
+/* The files a command reads and writes, so that no output overwrites an input (compared by
+ * device and inode, symlinks followed; by resolved path when not there yet) and no two
+ * outputs are one file. zoo: models and NULL paths are skipped. */
+#define MP_CLI_FILES_MAX 80
+typedef struct mp_cli_files {
+    const char *in[MP_CLI_FILES_MAX], *out[MP_CLI_FILES_MAX];
+    int n_in, n_out;
+    const char *out_dir; /* --output-dir: the files it writes are checked too */
+} mp_cli_files;
+void mp_cli_files_in(mp_cli_files *f, const char *path);
+void mp_cli_files_out(mp_cli_files *f, const char *path);
+/* The FILEs of --input NAME=FILE specs. */
+void mp_cli_files_inputs(mp_cli_files *f, const char *const *specs, int n);
+/* 0; or the usage error (printed as cmd's, exit 2) naming the output and the input; or,
+ * when an output's folder cannot be written, that error (exit 3), before any work. */
+int mp_cli_files_check(const char *cmd, const mp_cli_files *f);
 
 /* Write `bytes` to `path` atomically (temp file + rename): no partial file on failure. */
 bool mp_write_file_atomic(const char *path, const void *bytes, size_t size, char *why, size_t n);

@@ -143,7 +143,11 @@ static int parse(int argc, char **argv, bench_args *a)
     if (a->peer && a->m.at == MP_SHAPE_AT_EACH_RUN)
         return mp_usage_error("bench", "--peer xnnpack needs fixed shapes: XNNPACK's runtime "
                                        "is built for one shape (not --shape-at each-run)");
-    return 0;
+    mp_cli_files f = {0};
+    mp_cli_files_in(&f, a->model);
+    mp_cli_files_inputs(&f, a->m.inputs, a->m.n_inputs);
+    mp_cli_files_out(&f, a->out_path);
+    return mp_cli_files_check("bench", &f);
 }
 
 /* One contestant: a memory mode of ours, or the peer. */

@@ -165,7 +165,13 @@ static int parse(int argc, char **argv, check_args *a)
     if (!a->n_limits && !a->baseline && !a->save)
         return mp_usage_error("check", "nothing to check: give --max-peak, --max, --baseline "
                                        "or --save-baseline");
-    return 0;
+    mp_cli_files f = {0};
+    mp_cli_files_in(&f, a->subject);
+    mp_cli_files_in(&f, a->baseline);
+    mp_cli_files_inputs(&f, a->m.inputs, a->m.n_inputs);
+    mp_cli_files_out(&f, a->save);
+    mp_cli_files_out(&f, a->junit);
+    return mp_cli_files_check("check", &f);
 }
 
 /* ---- a model: load, prepare, run, recorded --------------------------------------------- */

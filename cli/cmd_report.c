@@ -98,7 +98,11 @@ static int parse(int argc, char **argv, report_args *a)
         return mp_usage_error("report", "no TRACE.json given");
     if (a->n_traces == 2 && a->fmt != MP_FMT_TEXT && a->fmt != MP_FMT_JSON)
         return mp_usage_error("report", "two traces are compared as text or json only");
-    return 0;
+    mp_cli_files f = {0};
+    for (int t = 0; t < a->n_traces; t++)
+        mp_cli_files_in(&f, a->traces[t]);
+    mp_cli_files_out(&f, a->out);
+    return mp_cli_files_check("report", &f);
 }
 
 static int diff(const report_args *a, mp_source *src[2])

@@ -162,7 +162,12 @@ static int parse(int argc, char **argv, run_args *a)
                                      : a->format == MP_FMT_HTML ? "html" : "chrome");
     if (a->report_path && a->format < 0)
         a->format = MP_FMT_TEXT;
-    return 0;
+    mp_cli_files f = {.out_dir = a->outdir};
+    mp_cli_files_in(&f, a->model);
+    mp_cli_files_inputs(&f, a->m.inputs, a->m.n_inputs);
+    mp_cli_files_out(&f, a->trace_path);
+    mp_cli_files_out(&f, a->report_path);
+    return mp_cli_files_check("run", &f);
 }
 
 static double value_at(const mp_tensor *t, size_t i)

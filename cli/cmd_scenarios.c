@@ -130,7 +130,11 @@ static int parse(int argc, char **argv, sc_args *a)
     if (a->m.n_shapes == 0)
         return mp_usage_error("scenarios", "give at least one --shape NAME=DIMS (the shape "
                                            "the cases change to)");
-    return 0;
+    mp_cli_files f = {0};
+    mp_cli_files_in(&f, a->model);
+    mp_cli_files_inputs(&f, a->m.inputs, a->m.n_inputs);
+    mp_cli_files_out(&f, a->out_path);
+    return mp_cli_files_check("scenarios", &f);
 }
 
 static const char *const k_calls[N_CASES] = {

@@ -102,8 +102,8 @@ static bool is_trace(const char *path)
         return true;
     if (n >= 7 && strcmp(path + n - 7, ".tflite") == 0)
         return false;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = NULL;
+    if (mp_file_in_open(path, &f, NULL) != MP_OK)
         return false; /* the model loader reports it */
     int c;
     while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\r' || c == '\t')

@@ -1,4 +1,6 @@
-/* memprof: entry point. Dispatches to one subcommand per cli/cmd_*.c file. */
+/* memprof: entry point. Dispatches to one subcommand per cli/cmd_*.c file, removes output
+ * temporaries when interrupted, and makes a lost standard output an error (exit 3). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +36,26 @@ static void usage(FILE *f)
                "6 impossible shape, 7 runtime failure (out of memory, backend).\n");
 }
 
-int main(int argc, char **argv)
+/* Everything printed reached standard output (a full disk or a closed file shows only
+ * now, when the buffer is flushed): else the command failed whatever it returned. */
+static int finish_stdout(int rc)
+{
+    errno = 0;
+    bool lost = fflush(stdout) != 0;
+    int e = errno;
+    if (ferror(stdout))
+        lost = true;
+    if (fclose(stdout) != 0 && !lost) {
+        lost = true;
+        e = errno;
+    }
+    if (!lost)
+        return rc;
+    fprintf(stderr, "memprof: cannot write standard output: %s\n", strerror(e ? e : EIO));
+    return rc == MP_EXIT_OK || rc == MP_EXIT_GATE ? MP_EXIT_IO : rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -53,4 +74,10 @@ int main(int argc, char **argv)
             return k_cmds[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "memprof: unknown command '%s'\nTry 'memprof --help'.\n", argv[1]);
     return MP_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    mp_file_install_signal_cleanup();
+    return finish_stdout(dispatch(argc, argv));
 }

@@ -2,6 +2,8 @@
  * and atomic file writes. */
 #include "cli.h"
 
+#include "engine/files.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,65 +88,47 @@ uint64_t mp_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The command line's side of engine/files.c: the reason of its "cannot write PATH: REASON"
+ * as the "why" text the commands print after their own "cannot write PATH: ". */
+static void reason_of(const mp_error *err, const char *path, char *why, size_t n)
+{
+    const char *m = err->msg, *pre = "cannot write ";
+    if (!path)
+        path = "standard output";
+    size_t pl = strlen(pre), l = path ? strlen(path) : 0;
+    if (path && strncmp(m, pre, pl) == 0 && strncmp(m + pl, path, l) == 0 && strncmp(m + pl + l, ": ", 2) == 0)
+        m += pl + l + 2;
+    snprintf(why, n, "%s", m);
+}
+
 bool mp_out_open(mp_out *o, const char *path, char *why, size_t n)
 {
-    memset(o, 0, sizeof *o);
-    if (!path || strcmp(path, "-") == 0) {
-        o->f = stdout;
-        return true;
-    }
-    size_t len = strlen(path);
-    o->tmp = malloc(len + 32);
-    if (!o->tmp) {
-        snprintf(why, n, "out of memory");
+    mp_error err = {0};
+    if (mp_file_out_open(&o->fo, path, &err) != MP_OK) {
+        o->f = NULL;
+        reason_of(&err, path, why, n);
         return false;
     }
-    snprintf(o->tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
-    o->path = path;
-    o->f = fopen(o->tmp, "wb");
-    if (!o->f) {
-        snprintf(why, n, "%s", strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        return false;
-    }
+    o->f = o->fo.f;
     return true;
 }
 
 bool mp_out_commit(mp_out *o, char *why, size_t n)
 {
-    if (!o->tmp) { /* stdout */
-        bool ok = fflush(o->f) == 0 && !ferror(o->f);
-        if (!ok)
-            snprintf(why, n, "%s", strerror(errno ? errno : EIO));
-        o->f = NULL;
-        return ok;
-    }
-    bool ok = !ferror(o->f);
-    errno = 0;
-    if (fclose(o->f) != 0)
-        ok = false;
+    mp_error err = {0};
+    const char *path = o->fo.name;
     o->f = NULL;
-    if (ok && rename(o->tmp, o->path) != 0)
-        ok = false;
-    if (!ok) {
-        snprintf(why, n, "%s", strerror(errno ? errno : EIO));
-        unlink(o->tmp);
+    if (mp_file_out_commit(&o->fo, &err) != MP_OK) {
+        reason_of(&err, path, why, n);
+        return false;
     }
-    free(o->tmp);
-    o->tmp = NULL;
-    return ok;
+    return true;
 }
 
 void mp_out_abort(mp_out *o)
 {
-    if (o->tmp) {
-        if (o->f)
-            fclose(o->f);
-        unlink(o->tmp);
-        free(o->tmp);
-    }
-    memset(o, 0, sizeof *o);
+    mp_file_out_abort(&o->fo);
+    o->f = NULL;
 }
 
 bool mp_write_file_atomic(const char *path, const void *bytes, size_t size, char *why, size_t n)
@@ -158,4 +142,73 @@ bool mp_write_file_atomic(const char *path, const void *bytes, size_t size, char
         return false;
     }
     return mp_out_commit(&o, why, n);
+}
+
+/* ---- outputs that would overwrite inputs -------------------------------------------- */
+
+void mp_cli_files_in(mp_cli_files *f, const char *path)
+{
+    if (path && strncmp(path, "zoo:", 4) != 0 && f->n_in < MP_CLI_FILES_MAX)
+        f->in[f->n_in++] = path;
+}
+
+void mp_cli_files_out(mp_cli_files *f, const char *path)
+{
+    if (path && f->n_out < MP_CLI_FILES_MAX)
+        f->out[f->n_out++] = path;
+}
+
+void mp_cli_files_inputs(mp_cli_files *f, const char *const *specs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(specs[i], '=');
+        mp_cli_files_in(f, eq ? eq + 1 : specs[i]);
+    }
+}
+
+/* The files --output-dir writes (cmd_run.c's write_outputs: output_J.bin and outputs.json):
+ * does `in` name one of them? */
+static bool in_output_dir(const char *dir, const char *in)
+{
+    const char *slash = strrchr(in, '/');
+    const char *base = slash ? slash + 1 : in;
+    unsigned j;
+    char tail;
+    if (strcmp(base, "outputs.json") != 0 && !(sscanf(base, "output_%u.bi%c", &j, &tail) == 2 && tail == 'n'))
+        return false;
+    size_t n = strlen(dir) + strlen(base) + 2;
+    char *p = malloc(n);
+    if (!p)
+        return false;
+    snprintf(p, n, "%s/%s", dir, base);
+    bool same = mp_file_same(in, p);
+    free(p);
+    return same;
+}
+
+int mp_cli_files_check(const char *cmd, const mp_cli_files *f)
+{
+    for (int o = 0; o < f->n_out; o++) {
+        for (int i = 0; i < f->n_in; i++)
+            if (mp_file_same(f->in[i], f->out[o]))
+                return mp_usage_error(cmd, "output %s is the input %s: refusing to overwrite it",
+                                      f->out[o], f->in[i]);
+        for (int p = 0; p < o; p++)
+            if (mp_file_same(f->out[p], f->out[o]))
+                return mp_usage_error(cmd, "%s and %s name the same output file", f->out[p],
+                                      f->out[o]);
+    }
+    if (f->out_dir)
+        for (int i = 0; i < f->n_in; i++)
+            if (in_output_dir(f->out_dir, f->in[i]))
+                return mp_usage_error(cmd, "--output-dir %s would overwrite the input %s",
+                                      f->out_dir, f->in[i]);
+    /* an output that cannot be written is found now, not after the model has run */
+    mp_error err = {0};
+    for (int o = 0; o < f->n_out; o++)
+        if (mp_file_out_check(f->out[o], false, &err) != MP_OK)
+            return mp_report_error(&err);
+    if (f->out_dir && mp_file_out_check(f->out_dir, true, &err) != MP_OK)
+        return mp_report_error(&err);
+    return 0;
 }

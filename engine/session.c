@@ -187,10 +187,11 @@ static mp_status fail_unsupported(const mp_model *m, mp_error *err)
 }
 
 /* The graph must be in single-assignment execution order: every tensor an operator reads is a
- * constant, a model input, a variable (state) tensor or the output of an earlier operator,
- * and every tensor is written
- * at most once (never a constant or a model input). Kernels size their work from their own
- * outputs' shapes, so a tensor with two writers could be overrun by the first one. */
+ * constant, a model input, the output of an earlier operator, or a variable tensor in an
+ * input where the operator keeps its state (mp_op_state_input); every tensor is written at
+ * most once (never a constant or a model input). Kernels size their work from their own
+ * outputs' shapes, so a tensor with two writers could be overrun by the first one, and a
+ * tensor read before it is written would be read with a shape its writer changes later. */
 static mp_status check_dataflow(mp_session *s, const mp_model *m, mp_error *err)
 {
     enum { NONE = -1, MODEL_INPUT = -2 };
@@ -208,11 +209,13 @@ static mp_status check_dataflow(mp_session *s, const mp_model *m, mp_error *err)
         const char *name = mp_op_name(op->opcode);
         for (int32_t j = 0; j < op->n_inputs && st == MP_OK; j++) {
             int32_t t = op->inputs[j];
-            if (t >= 0 && !m->tensors[t].data && !m->tensors[t].is_variable && writer[t] == NONE)
+            bool state = m->tensors[t >= 0 ? t : 0].is_variable && mp_op_state_input(op->opcode, j);
+            if (t >= 0 && !m->tensors[t].data && !state && writer[t] == NONE)
                 st = mp_fail(err, MP_ERR_FORMAT,
                              "%s: operator #%d %s reads tensor %d '%s', which is not a constant, "
-                             "not a model input, and not written by an earlier operator",
-                             m->path, i, name, t, m->tensors[t].name);
+                             "not a model input, %snot written by an earlier operator",
+                             m->path, i, name, t, m->tensors[t].name,
+                             m->tensors[t].is_variable ? "not state this operator keeps, and " : "and ");
         }
         for (int32_t j = 0; j < op->n_outputs && st == MP_OK; j++) {
             int32_t t = op->outputs[j];
@@ -462,6 +465,58 @@ static uint64_t node_versions(const mp_session *s, const mp_node *n)
     return v + s->nrt[n->index].scratch_version;
 }
 
+/* A kernel sizes its work from its tensors' shapes, and the memory managers sized its
+ * outputs and scratch from the shapes infer gave them: before the kernel is set up (and so
+ * before it runs), its inputs must still give exactly those output shapes and no more
+ * scratch, else it would write past a buffer sized for other shapes. */
+static mp_status check_node_shapes(mp_session *s, int32_t i, mp_error *err)
+{
+    mp_node *n = &s->nodes[i];
+    enum { MAX_OUT = 8 };
+    if (n->n_out > MAX_OUT) {
+        mp_node_fail(n, MP_ERR_UNSUPPORTED, "more than %d outputs", MAX_OUT);
+        *err = s->node_err;
+        return MP_ERR_UNSUPPORTED;
+    }
+    int32_t rank[MAX_OUT], dims[MAX_OUT][MP_MAX_RANK];
+    for (int32_t j = 0; j < n->n_out; j++) {
+        rank[j] = n->out[j]->rank;
+        memcpy(dims[j], n->out[j]->dims, sizeof dims[j]);
+    }
+    size_t scratch = n->scratch_bytes;
+    s->node_err.msg[0] = 0;
+    mp_status st = s->nrt[i].kernel->infer(n);
+    int32_t bad = -1;
+    for (int32_t j = 0; j < n->n_out && st == MP_OK && bad < 0; j++)
+        if (n->out[j]->rank != rank[j] ||
+            memcmp(n->out[j]->dims, dims[j], sizeof(int32_t) * (size_t)rank[j]) != 0)
+            bad = j;
+    char now[96] = "", was[96] = "";
+    if (bad >= 0) {
+        mp_shape_str(n->out[bad]->rank, n->out[bad]->dims, now, sizeof now);
+        mp_shape_str(rank[bad], dims[bad], was, sizeof was);
+    }
+    size_t want = n->scratch_bytes;
+    for (int32_t j = 0; j < n->n_out; j++) /* infer changes nothing here */
+        mp_tensor_set_shape(n->out[j], rank[j], dims[j]);
+    n->scratch_bytes = scratch;
+    if (st == MP_ERR_DEFERRED)
+        return MP_OK; /* checked when it runs: infer again then */
+    if (st != MP_OK) {
+        *err = s->node_err;
+        return st;
+    }
+    if (bad >= 0)
+        st = mp_node_fail(n, MP_ERR_SHAPE, "output '%s' is %s, but its inputs now make it %s",
+                          n->out[bad]->info->name, was, now);
+    else if (want > scratch)
+        st = mp_node_fail(n, MP_ERR_SHAPE, "needs %zu bytes of scratch, %zu were planned", want,
+                          scratch);
+    if (st != MP_OK)
+        *err = s->node_err;
+    return st;
+}
+
 /* Kernel prepare when the node's tensors changed since its last prepare. */
 static mp_status prepare_node(mp_session *s, int32_t i, mp_error *err)
 {
@@ -470,6 +525,9 @@ static mp_status prepare_node(mp_session *s, int32_t i, mp_error *err)
     uint64_t v = node_versions(s, n);
     if (r->created && v == r->seen)
         return MP_OK;
+    mp_status cs = check_node_shapes(s, i, err);
+    if (cs != MP_OK)
+        return cs;
     mp_mem_set_current(s->mem, i);
     mp_status st = r->kernel->prepare ? r->kernel->prepare(n) : MP_OK;
     if (st != MP_OK) {

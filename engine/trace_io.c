@@ -44,8 +44,9 @@
  *   integer fields. Object keys are unique (a repeated key is an error).
  * - Readers accept versions 1..MP_TRACE_VERSION and ignore members they do not know.
  *
- * Saving is atomic: the trace goes to "<path>.tmp.XXXXXX" in the same folder, which is
- * renamed over path only when everything has been written and synced. Saving refuses a
+ * Saving goes through engine/files.c: atomic for a regular file or a new path (a temporary
+ * in the same folder, renamed over path only when everything has been written and synced),
+ * in place for a device or FIFO, never replacing a symlink or device node. Saving refuses a
  * trace that reading would refuse (an index or code out of range), so every saved file
  * reads back, with exactly the events and metadata that were saved. */
 #include "trace.h"
@@ -58,6 +59,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "trace_format.h"
 #include "trace_reader.h"
 
@@ -267,31 +269,11 @@ mp_status mp_trace_save(const mp_trace *tr, const char *path, mp_error *err)
     if (!check_trace(tr, why, sizeof why))
         return mp_fail(err, MP_ERR_ARG, "cannot save trace to %s: %s", path, why);
 
-    size_t len = strlen(path);
-    char *tmp = malloc(len + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return mp_fail(err, MP_ERR_NOMEM, "cannot save trace to %s: out of memory", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return mp_fail(err, MP_ERR_IO, "cannot write %s: %s", path, strerror(e));
-    }
-    /* mkstemp makes the file private (0600); a saved trace is an ordinary file. Should
-     * that fail, the trace is still saved, only private. */
-    (void)fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return mp_fail(err, MP_ERR_IO, "cannot write %s: %s", path, strerror(e));
-    }
-
+    mp_file_out out;
+    mp_status st = mp_file_out_open(&out, path, err);
+    if (st != MP_OK)
+        return st;
+    FILE *f = out.f;
     fprintf(f, "{\"format\":\"%s\",\"version\":%d,\n", MP_TRACE_FORMAT, MP_TRACE_VERSION);
     write_meta(f, mp_trace_get_meta(tr), mp_trace_truncated(tr));
     fputs(",\n\"event_fields\":[", f);
@@ -301,25 +283,7 @@ mp_status mp_trace_save(const mp_trace *tr, const char *path, mp_error *err)
     write_events(f, mp_trace_events(tr), mp_trace_count(tr));
     fputs("]}\n", f);
 
-    /* Keep the errno of the first call that failed (EIO when it left none). */
-    int e = 0;
-    if (ferror(f))
-        e = errno ? errno : EIO;
-    if (fflush(f) != 0 && !e)
-        e = errno ? errno : EIO;
-    if (!e && fsync(fileno(f)) != 0)
-        e = errno ? errno : EIO;
-    if (fclose(f) != 0 && !e)
-        e = errno ? errno : EIO;
-    if (!e && rename(tmp, path) != 0)
-        e = errno ? errno : EIO;
-    if (e) {
-        unlink(tmp);
-        free(tmp);
-        return mp_fail(err, MP_ERR_IO, "cannot write %s: %s", path, strerror(e));
-    }
-    free(tmp);
-    return MP_OK;
+    return mp_file_out_commit(&out, err);
 }
 
 /* ---- reading -------------------------------------------------------------------------- */

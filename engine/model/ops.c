@@ -170,3 +170,22 @@ const char *mp_op_name(int code)
 {
     return (code >= 0 && code < MP_OP_CODE_COUNT) ? k_names[code] : 0;
 }
+
+bool mp_op_state_input(int code, int input)
+{
+    switch (code) {
+    case MP_OP_LSTM:
+    case MP_OP_UNIDIRECTIONAL_SEQUENCE_LSTM:
+        return input == 18 || input == 19; /* activation state, cell state */
+    case MP_OP_BIDIRECTIONAL_SEQUENCE_LSTM:
+        return input >= 35 && input <= 38; /* forward and backward activation and cell */
+    case MP_OP_RNN:
+    case MP_OP_UNIDIRECTIONAL_SEQUENCE_RNN:
+    case MP_OP_SVDF:
+        return input == 4; /* hidden state (SVDF: activation state) */
+    case MP_OP_BIDIRECTIONAL_SEQUENCE_RNN:
+        return input == 4 || input == 8; /* forward and backward hidden state */
+    default:
+        return false;
+    }
+}

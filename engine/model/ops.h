@@ -2,6 +2,8 @@
 #ifndef MP_OPS_H
 #define MP_OPS_H
 
+#include <stdbool.h>
+
 typedef enum mp_op_code {
     MP_OP_ADD = 0,
     MP_OP_AVERAGE_POOL_2D = 1,
@@ -170,5 +172,10 @@ typedef enum mp_op_code {
 
 /* Schema name of a builtin code ("ADD"), or NULL when the code is not known. */
 const char *mp_op_name(int code);
+
+/* Whether input `input` of a `code` operator is state the operator keeps across runs (an
+ * is_variable tensor it reads before anything writes it, as TensorFlow Lite's recurrent
+ * kernels do: LSTM's activation and cell state, an RNN's hidden state, SVDF's state). */
+bool mp_op_state_input(int code, int input);
 
 #endif

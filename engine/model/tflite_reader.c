@@ -1131,7 +1131,8 @@ mp_status mp_model_load_file(const char *path, mp_model **out, mp_error *err)
     *out = NULL;
     if (!path)
         return mp_fail(err, MP_ERR_ARG, "no model path given");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Non-blocking: a FIFO without writer must not hang the open (it is refused below). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return mp_fail(err, MP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;

@@ -64,7 +64,7 @@ enum { OPCODE_DEPRECATED_BUILTIN_CODE = 0, OPCODE_VERSION = 2, OPCODE_BUILTIN_CO
 enum { SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3,
        SUBGRAPH_NAME = 4 };
 enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3,
-       TENSOR_QUANTIZATION = 4, TENSOR_SHAPE_SIGNATURE = 7 };
+       TENSOR_QUANTIZATION = 4, TENSOR_IS_VARIABLE = 5, TENSOR_SHAPE_SIGNATURE = 7 };
 enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_QUANTIZED_DIMENSION = 6 };
 enum { BUFFER_DATA = 0 };
 enum { OPERATOR_OPCODE_INDEX = 0, OPERATOR_INPUTS = 1, OPERATOR_OUTPUTS = 2,
@@ -87,6 +87,7 @@ typedef struct tfw_tensor {
     int32_t dims[MP_MAX_RANK];
     bool has_signature;
     int32_t signature[MP_MAX_RANK];
+    bool is_variable;
     int buffer;
     int q_count;       /* 0: no quantization table */
     float *q_scale;
@@ -305,6 +306,14 @@ int mp_tfw_tensor_quant(mp_tfw *w, int tensor, int count, const float *scale,
     t->q_zero_point = z;
     t->q_count = count;
     t->q_dim = quantized_dimension;
+    return tensor;
+}
+
+int mp_tfw_tensor_variable(mp_tfw *w, int tensor)
+{
+    if (tensor < 0 || tensor >= w->n_tensors)
+        return fail(w, MP_ERR_ARG, "is_variable for tensor %d: no such tensor", tensor);
+    w->tensors[tensor].is_variable = true;
     return tensor;
 }
 
@@ -735,6 +744,7 @@ static size_t write_tensor(fbb *b, const tfw_tensor *x)
     tb_ref(&t, TENSOR_NAME);
     if (x->q_count > 0)
         tb_ref(&t, TENSOR_QUANTIZATION);
+    tb_u8(&t, TENSOR_IS_VARIABLE, x->is_variable, 0);
     if (x->has_signature)
         tb_ref(&t, TENSOR_SHAPE_SIGNATURE);
     size_t at = tb_write(b, &t);

@@ -66,6 +66,9 @@ int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, co
  * SHAPE out_type INT32, everything else 0/false. */
 mp_op_options mp_tfw_options_default(void);
 
+/* Flag a tensor is_variable (state an operator keeps across runs). Returns its index. */
+int mp_tfw_tensor_variable(mp_tfw *w, int tensor);
+
 /* Set the subgraph inputs and outputs (replacing any earlier call). Returns 0, or -1. */
 int mp_tfw_io(mp_tfw *w, int n_in, const int32_t *ins, int n_out, const int32_t *outs);
 

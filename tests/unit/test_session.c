@@ -259,6 +259,22 @@ static void test_tensor_size_limit(void **state)
     mp_session_destroy(s);
 }
 
+/* Finish the model w describes (and free w), load it into a new session, return the load's
+ * status. */
+static mp_status load_written(mp_tfw *w, const char *label, mp_error *err)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, err), MP_OK);
+    mp_tfw_free(w);
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(NULL, &s, err), MP_OK);
+    mp_status st = mp_session_load_memory(s, bytes, size, label, err);
+    mp_session_destroy(s);
+    free(bytes);
+    return st;
+}
+
 /* Two ADDs over [1,4]: `first` = a + a writes tensor 1; the second reads `second_in` and
  * writes `second_out`. Returns the session's load status. */
 static mp_status load_two_adds(int32_t second_in, int32_t second_out, mp_error *err)
@@ -276,18 +292,60 @@ static mp_status load_two_adds(int32_t second_in, int32_t second_out, mp_error *
     mp_tfw_op(w, MP_OP_ADD, 2, in2, 1, out2, &o);
     const int32_t gin[1] = {a}, gout[1] = {second_out};
     mp_tfw_io(w, 1, gin, 1, gout);
-    void *bytes = NULL;
-    size_t size = 0;
-    assert_int_equal(mp_tfw_finish(w, &bytes, &size, err), MP_OK);
-    mp_tfw_free(w);
     (void)c;
     (void)d;
-    mp_session *s = NULL;
-    assert_int_equal(mp_session_create(NULL, &s, err), MP_OK);
-    mp_status st = mp_session_load_memory(s, bytes, size, "adds.tflite", err);
-    mp_session_destroy(s);
-    free(bytes);
-    return st;
+    return load_written(w, "adds.tflite", err);
+}
+
+/* A FULLY_CONNECTED reading an is_variable tensor `state` [1,8] that no operator wrote
+ * before it; with `written_after`, an ADD of the [rows,8] input writes it after the FC (the
+ * FC was then shaped for [1,8] and would read [rows,8]). Returns the load status. */
+static mp_status load_variable_read(bool written_after, int32_t rows, mp_error *err)
+{
+    mp_tfw *w = mp_tfw_create();
+    float wt[4 * 8] = {0}, bias[4] = {0};
+    int bw = mp_tfw_buffer(w, wt, sizeof wt), bb = mp_tfw_buffer(w, bias, sizeof bias);
+    const int32_t dx[2] = {rows, 8}, dv[2] = {1, 8}, dw[2] = {4, 8}, db[1] = {4}, dz[2] = {1, 4};
+    int32_t x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 2, dx, 0, NULL);
+    int32_t v = mp_tfw_tensor_variable(w, mp_tfw_tensor(w, "state", MP_DT_FLOAT32, 2, dv, 0, NULL));
+    int32_t wi = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, dw, bw, NULL);
+    int32_t bi = mp_tfw_tensor(w, "b", MP_DT_FLOAT32, 1, db, bb, NULL);
+    int32_t z = mp_tfw_tensor(w, "z", MP_DT_FLOAT32, 2, dz, 0, NULL);
+    int32_t y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, dx, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    const int32_t fc_in[3] = {v, wi, bi}, add_in[2] = {x, x};
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, fc_in, 1, &z, &o);
+    mp_tfw_op(w, MP_OP_ADD, 2, add_in, 1, written_after ? &v : &y, &o);
+    const int32_t gout[2] = {z, written_after ? v : y};
+    mp_tfw_io(w, 1, &x, 2, gout);
+    return load_written(w, "variable.tflite", err);
+}
+
+/* An is_variable tensor is exempt from "written before read" only where the operator keeps
+ * state (issue 21: such a model got past the check, and the FC kernel then wrote past its
+ * output buffer). */
+static void test_variable_reads(void **state)
+{
+    (void)state;
+    mp_error err = {0};
+    assert_int_equal(load_variable_read(false, 1, &err), MP_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "'state'"));
+    assert_non_null(strstr(err.msg, "not state this operator keeps"));
+    assert_int_equal(load_variable_read(true, 4, &err), MP_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "FULLY_CONNECTED"));
+    /* the state inputs of TensorFlow Lite's recurrent kernels (lstm.cc: activation state 18,
+     * cell state 19; bidirectional_sequence_lstm.cc 35..38; basic_rnn.cc and svdf.cc: 4;
+     * bidirectional_sequence_rnn.cc: 4 and 8), and nothing else */
+    assert_true(mp_op_state_input(MP_OP_LSTM, 18) && mp_op_state_input(MP_OP_LSTM, 19));
+    assert_false(mp_op_state_input(MP_OP_LSTM, 0) || mp_op_state_input(MP_OP_LSTM, 17));
+    assert_true(mp_op_state_input(MP_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 19));
+    for (int i = 35; i <= 38; i++)
+        assert_true(mp_op_state_input(MP_OP_BIDIRECTIONAL_SEQUENCE_LSTM, i));
+    assert_false(mp_op_state_input(MP_OP_BIDIRECTIONAL_SEQUENCE_LSTM, 18));
+    assert_true(mp_op_state_input(MP_OP_RNN, 4) && mp_op_state_input(MP_OP_SVDF, 4));
+    assert_true(mp_op_state_input(MP_OP_BIDIRECTIONAL_SEQUENCE_RNN, 8));
+    assert_false(mp_op_state_input(MP_OP_FULLY_CONNECTED, 0));
+    assert_false(mp_op_state_input(MP_OP_ADD, 1));
 }
 
 /* Graphs that are not single-assignment in execution order are refused before any kernel
@@ -382,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_misuse_is_refused),
         cmocka_unit_test(test_tensor_size_limit),
         cmocka_unit_test(test_dataflow_is_checked),
+        cmocka_unit_test(test_variable_reads),
         cmocka_unit_test(test_caller_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
