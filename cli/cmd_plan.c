@@ -118,7 +118,10 @@ static int parse(int argc, char **argv, plan_args *a)
     }
     if (!a->model)
         return mp_usage_error("plan", "no MODEL given");
-    return 0;
+    mp_cli_files f = {0};
+    mp_cli_files_in(&f, a->model);
+    mp_cli_files_out(&f, a->out);
+    return mp_cli_files_check("plan", &f);
 }
 
 /* ---- planning ------------------------------------------------------------------------------ */

@@ -95,6 +95,7 @@ expect 2 "$mp" check t.json --max-peak 1GiB --save-baseline b.json --junit ./b.j
 cp m.tflite m.orig
 expect 2 "$mp" run m.tflite --trace m.tflite
 expect 2 "$mp" bench m.tflite -o m.tflite
+expect 2 "$mp" plan m.tflite -o m.tflite
 expect 2 "$mp" scenarios m.tflite --shape input=2,784 -o m.tflite
 "$mp" run m.tflite --output-dir od >/dev/null || fail "run --output-dir od"
 expect 2 "$mp" run m.tflite --input 0=od/output_0.bin --output-dir od; has err "would overwrite the input"
@@ -162,6 +163,16 @@ for sig in INT TERM; do
   else
     echo "SKIP (partly): the export finished before SIG$sig could be sent"
   fi
+done
+
+# ---- 3. shapes whose sizes overflow are refused (exit 6), never run as something else -----
+for dims in 65536,65536,65536,65536 2147483647,2147483647,2147483647,2147483647 \
+            65536,65536,65536,16384; do
+  for c in run bench scenarios plan tui; do
+    expect 6 "$mp" $c $mn --shape input=$dims
+    has err "too large"
+  done
+  expect 6 "$mp" run $mn --shape input=1,28,28,1 --shape input=$dims --shape-at each-run --runs 2
 done
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
