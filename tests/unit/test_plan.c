@@ -615,6 +615,92 @@ static void test_large_graph(void **state)
     free(off);
 }
 
+/* ---- long graphs ------------------------------------------------------------------------ */
+
+/* n buffers over `branches` interleaved chains: buffer i is made at step i and read by the
+ * next buffer of its chain (step i + branches); with several chains, every 8th buffer of a
+ * chain lives 8 times longer (a skip). One chain is a plain chain: each buffer alive for
+ * two steps.
+ * Sizes cycle through 64, 128 and 192 bytes times the chain's number plus one. */
+static void long_graph(mp_plan_buf *bufs, int32_t n, int32_t branches)
+{
+    for (int32_t i = 0; i < n; i++) {
+        int32_t chain = i % branches;
+        int32_t len = branches > 1 && (i / branches) % 8 == 0 ? 8 * branches : branches;
+        bufs[i] = B((uint64_t)(64 * (1 + i % 3) * (1 + chain)), i, i + len);
+    }
+}
+
+static int cmp_by_offset(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The plan of a long_graph checked step by step without mp_plan_check: at each step the
+ * buffers alive (each starts at its own index) sorted by offset must not overlap, and the
+ * total must hold each one and be at least the bytes alive at every step. */
+static void assert_long_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
+                             const uint64_t *off, uint64_t total, const char *name)
+{
+    int32_t *live = malloc(sizeof(int32_t) * (size_t)n);
+    uint64_t *spans = malloc(sizeof(uint64_t) * 2 * (size_t)n);
+    assert_non_null(live);
+    assert_non_null(spans);
+    int32_t nl = 0, steps = bufs[n - 1].last + 1;
+    for (int32_t s = 0; s < steps; s++) {
+        int32_t kept = 0;
+        for (int32_t k = 0; k < nl; k++)
+            if (bufs[live[k]].last >= s)
+                live[kept++] = live[k];
+        nl = kept;
+        if (s < n)
+            live[nl++] = s;
+        uint64_t bytes = 0;
+        for (int32_t k = 0; k < nl; k++) {
+            uint64_t size = (bufs[live[k]].size + align - 1) / align * align;
+            spans[2 * k] = off[live[k]];
+            spans[2 * k + 1] = off[live[k]] + size;
+            bytes += size;
+            if (off[live[k]] % align != 0 || spans[2 * k + 1] > total)
+                fail_msg("%s: buffer %d at %llu out of place", name, (int)live[k],
+                         (unsigned long long)off[live[k]]);
+        }
+        if (bytes > total)
+            fail_msg("%s: %llu bytes alive at step %d, total %llu", name,
+                     (unsigned long long)bytes, (int)s, (unsigned long long)total);
+        qsort(spans, (size_t)nl, 2 * sizeof(uint64_t), cmp_by_offset);
+        for (int32_t k = 1; k < nl; k++)
+            if (spans[2 * k] < spans[2 * k - 1])
+                fail_msg("%s: buffers overlap at step %d", name, (int)s);
+    }
+    free(live);
+    free(spans);
+}
+
+/* Every planner on a chain of 100000 buffers and on 16 chains of 50000 in all: valid plans
+ * at or above the bytes alive at each step (invariants only, never times). */
+static void test_long_graphs(void **state)
+{
+    (void)state;
+    static const int32_t shapes[][2] = {{100000, 1}, {50000, 16}};
+    for (int g = 0; g < 2; g++) {
+        int32_t n = shapes[g][0];
+        mp_plan_buf *bufs = malloc(sizeof(mp_plan_buf) * (size_t)n);
+        uint64_t *off = malloc(sizeof(uint64_t) * (size_t)n);
+        assert_non_null(bufs);
+        assert_non_null(off);
+        long_graph(bufs, n, shapes[g][1]);
+        for (const mp_planner *const *p = mp_planner_list(); *p; p++) {
+            uint64_t total = 12345;
+            assert_int_equal((*p)->plan(bufs, n, 64, off, &total, NULL), MP_OK);
+            assert_long_plan(bufs, n, 64, off, total, (*p)->name);
+        }
+        free(bufs);
+        free(off);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -636,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_working_memory),
         cmocka_unit_test(test_random_properties),
         cmocka_unit_test(test_large_graph),
+        cmocka_unit_test(test_long_graphs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
