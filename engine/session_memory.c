@@ -572,6 +572,17 @@ mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n
     if (!v)
         return mp_fail(err, MP_ERR_NOMEM, "out of memory listing the plan's buffers");
     const mp_model *m = s->model;
+    /* the first operator writing each tensor (-1: none) */
+    int32_t *producer = malloc(sizeof(int32_t) * ((size_t)s->n_tensors + 1));
+    if (!producer) {
+        free(v);
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory listing the plan's buffers");
+    }
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        producer[t] = -1;
+    for (int32_t i = s->n_nodes - 1; i >= 0; i--)
+        for (int32_t j = 0; j < s->nodes[i].n_out; j++)
+            producer[s->nodes[i].out[j]->index] = i;
     int32_t k = 0;
     for (int32_t t = 0; t < s->n_tensors; t++) {
         if (!in_static_plan(s, t))
@@ -581,11 +592,9 @@ mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n
                              s->trt[t].model_output};
         for (int32_t j = 0; j < m->n_inputs; j++)
             it->io |= m->inputs[j] == t;
-        for (int32_t i = 0; i < s->n_nodes && it->op < 0; i++)
-            for (int32_t j = 0; j < s->nodes[i].n_out; j++)
-                if (s->nodes[i].out[j]->index == t)
-                    it->op = i;
+        it->op = producer[t];
     }
+    free(producer);
     for (int32_t i = 0; i < s->n_nodes; i++)
         if (scratch_planned(s, i))
             v[k++] = (mp_plan_item){-1, i, s->nodes[i].scratch_bytes, i, i, false};
