@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyzers/replay.h"
+#include "engine/files.h"
 #include "engine/safe_text.h"
 
 static const char *const fig_names[MP_FIG_COUNT] = {
@@ -455,9 +456,10 @@ mp_status mp_baseline_parse(const char *text, size_t n, const char *name, mp_bas
 mp_status mp_baseline_read(const char *path, mp_baseline *out, mp_error *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mp_fail(err, MP_ERR_IO, "cannot read %s", path);
+    FILE *f = NULL;
+    mp_status ost = mp_file_in_open(path, &f, err); /* a FIFO without writer: no hang */
+    if (ost != MP_OK)
+        return ost;
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     mp_status st = MP_OK;
@@ -608,8 +610,8 @@ void mp_sha256_hex(const void *data, size_t n, char out[65])
 
 bool mp_sha256_file(const char *path, char out[65])
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = NULL;
+    if (mp_file_in_open(path, &f, NULL) != MP_OK)
         return false;
     sha_ctx c;
     sha_init(&c);
@@ -635,8 +637,8 @@ bool mp_baseline_set_sha256(mp_baseline *b, const char hex[65])
 
 mp_file_kind mp_file_kind_of(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f = NULL;
+    if (mp_file_in_open(path, &f, NULL) != MP_OK)
         return MP_FILE_UNREADABLE;
     char head[257];
     size_t n = fread(head, 1, sizeof head - 1, f);

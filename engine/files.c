@@ -112,6 +112,13 @@ static char *follow_links(const char *path)
     return NULL;
 }
 
+void mp_file_set_blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
 /* ---- outputs -------------------------------------------------------------------------- */
 
 static mp_status out_fail(mp_file_out *o, mp_error *err, const char *path, const char *why)
@@ -141,9 +148,7 @@ static mp_status open_in_place(mp_file_out *o, const char *path, const struct st
             return out_fail(o, err, path, "a FIFO with no reader");
         return out_fail(o, err, path, strerror(errno));
     }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    mp_file_set_blocking(fd);
     return stream_of(o, fd, path, err);
 }
 
@@ -317,9 +322,7 @@ mp_status mp_file_in_open(const char *path, FILE **out, mp_error *err)
     }
     /* Reads from here on wait for data as usual; a FIFO whose writer never came reads as
      * empty instead of blocking the open forever. */
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    mp_file_set_blocking(fd);
     FILE *f = fdopen(fd, "rb");
     if (!f) {
         int e = errno;

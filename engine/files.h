@@ -44,6 +44,10 @@ void mp_file_install_signal_cleanup(void);
  * With `dir`, path is a folder to write files into (it may be created by the caller). */
 mp_status mp_file_out_check(const char *path, bool dir, mp_error *err);
 
+/* Make reads and writes on fd wait again (after an open with O_NONBLOCK, which is how a FIFO
+ * without a writer or reader is opened without hanging). */
+void mp_file_set_blocking(int fd);
+
 /* Open an input for reading without blocking on a FIFO that has no writer: regular files,
  * FIFOs and character devices are accepted (a FIFO without writer reads as empty),
  * directories and other kinds are refused (MP_ERR_IO, naming the path). */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "safe_text.h"
 #include "trace_format.h"
 
@@ -1093,9 +1094,11 @@ mp_status mp_trace_reader_open(const char *path, mp_trace_reader **out, mp_error
     if (!path || !out)
         return mp_fail(err, MP_ERR_ARG, "mp_trace_reader_open: no path or no result pointer");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* non-blocking: a FIFO without writer reads as empty instead of hanging the open */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return mp_fail(err, MP_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    mp_file_set_blocking(fd);
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         close(fd);

@@ -107,7 +107,11 @@ mkfifo in-pipe
 expect 3 timeout 20 "$mp" run in-pipe; has err "in-pipe: not a regular file"
 expect 4 timeout 20 "$mp" run $mn --input 0=in-pipe; has err "in-pipe: input 'input'"
 code() { timeout 20 "$@" >/dev/null 2>&1; echo $?; }
+[ "$(code "$mp" report in-pipe)" -ne 124 ] || fail "report on a FIFO without writer hangs"
 [ "$(code "$mp" tui in-pipe)" -ne 124 ] || fail "tui on a FIFO without writer hangs"
+[ "$(code "$mp" check in-pipe --max-peak 1GiB)" -ne 124 ] || fail "check on a FIFO without writer hangs"
+[ "$(code "$mp" check $mn --baseline in-pipe)" -ne 124 ] || fail "check --baseline FIFO hangs"
+[ "$(code "$mp" diff in-pipe t.json)" -ne 124 ] || fail "diff on a FIFO without writer hangs"
 # a FIFO with a writer is read
 # (the writer's open waits for the test's own reader on fd 3, so the 3136 bytes are in the
 # FIFO, and the writer gone, before memprof opens it)
