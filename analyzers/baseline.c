@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "analyzers/replay.h"
-#include "engine/files.h"
-#include "engine/safe_text.h"
+#include "trace/files.h"
+#include "trace/safe_text.h"
 
 static const char *const fig_names[MP_FIG_COUNT] = {
     "peak", "static", "dynamic", "scratch", "io", "const", "kernel", "engine", "heap",

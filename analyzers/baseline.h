@@ -27,7 +27,7 @@
 
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
-#include "engine/status.h"
+#include "trace/status.h"
 
 #define MP_BASELINE_FORMAT "memprof-baseline"
 #define MP_BASELINE_VERSION 1

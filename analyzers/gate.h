@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "analyzers/baseline.h"
-#include "engine/status.h"
+#include "trace/status.h"
 
 /* How much a figure may exceed its baseline: a percentage of it, or bytes. */
 typedef struct mp_tolerance {

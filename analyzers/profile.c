@@ -14,16 +14,16 @@
  *  - blocks alive during no operator step (compared with the last event at which some
  *    operator was running).
  * Everything kept is sized by the model, max_points, max_arenas or max_unused. */
-#include "profile.h"
+#include "analyzers/profile.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked.h"
-#include "grow.h"
-#include "replay.h"
+#include "analyzers/checked.h"
+#include "analyzers/grow.h"
+#include "analyzers/replay.h"
 
 /* ---- names -------------------------------------------------------------------------- */
 

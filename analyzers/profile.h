@@ -22,8 +22,8 @@
 
 #include "analyzers/source.h"
 #include "analyzers/summary.h"
-#include "engine/status.h"
-#include "engine/trace.h"
+#include "trace/status.h"
+#include "trace/trace.h"
 
 /* ---- timeline ------------------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  * so no tombstones pile up over millions of events). Live arenas sit in a small array; each
  * block that is an arena knows its index there, and each arena maps tensor -> slot through
  * an index array (when the number of tensors is known), so every event costs O(1). */
-#include "replay.h"
+#include "analyzers/replay.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked.h"
-#include "grow.h"
+#include "analyzers/checked.h"
+#include "analyzers/grow.h"
 
 typedef struct arena_rec {
     mp_replay_arena a;

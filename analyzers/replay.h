@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/status.h"
-#include "engine/trace.h"
+#include "trace/status.h"
+#include "trace/trace.h"
 
 /* A live heap block (or mapped const region). */
 typedef struct mp_replay_block {

@@ -1,11 +1,11 @@
 /* Event sources (source.h): a trace in memory, or a saved trace file read as a stream
  * through the engine's trace reader (engine/trace_reader.h, which owns the format). */
-#include "source.h"
+#include "analyzers/source.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "engine/trace_reader.h"
+#include "trace/trace_reader.h"
 
 struct mp_source {
     const mp_trace *tr;     /* memory source; NULL for a file source */

@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "engine/status.h"
-#include "engine/trace.h"
+#include "trace/status.h"
+#include "trace/trace.h"
 
 typedef struct mp_source mp_source;
 

@@ -6,15 +6,15 @@
  * to the two remarkable moments (the heap peak, the duplication peak) and lists what is
  * alive / held twice there; this avoids snapshotting the whole state each time a running
  * maximum grows. */
-#include "summary.h"
+#include "analyzers/summary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked.h"
-#include "grow.h"
-#include "replay.h"
+#include "analyzers/checked.h"
+#include "analyzers/grow.h"
+#include "analyzers/replay.h"
 
 /* ---- tensor homes (for duplicated bytes) ----------------------------------------------- */
 

@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "analyzers/source.h"
-#include "engine/status.h"
-#include "engine/trace.h"
+#include "trace/status.h"
+#include "trace/trace.h"
 
 /* A moment in the trace. */
 typedef struct mp_summary_when {

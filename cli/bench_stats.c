@@ -1,5 +1,5 @@
 /* Summary statistics of timings: see bench_stats.h. */
-#include "bench_stats.h"
+#include "cli/bench_stats.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* The call orders A-E as shape changes at three points, and the caller's input buffers:
  * see call_orders.h. */
-#include "call_orders.h"
+#include "cli/call_orders.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 typedef enum mp_shape_at { MP_SHAPE_AT_PREPARE = 0, MP_SHAPE_AT_RUN, MP_SHAPE_AT_EACH_RUN } mp_shape_at;
 

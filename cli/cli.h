@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "engine/files.h"
+#include "trace/files.h"
 #include "engine/session.h"
-#include "engine/status.h"
+#include "trace/status.h"
 
 /* Documented exit codes (README "Exit codes"). */
 enum {

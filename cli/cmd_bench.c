@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "analyzers/summary.h"
-#include "bench_stats.h"
-#include "call_orders.h"
-#include "cli.h"
-#include "model_opts.h"
+#include "cli/bench_stats.h"
+#include "cli/call_orders.h"
+#include "cli/cli.h"
+#include "cli/model_opts.h"
 #include "peers/xnnpack_runtime.h"
 #include "reports/units.h"
 

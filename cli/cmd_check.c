@@ -12,15 +12,15 @@
 #include "analyzers/gate.h"
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
-#include "call_orders.h"
-#include "cli.h"
-#include "model_opts.h"
+#include "cli/call_orders.h"
+#include "cli/cli.h"
+#include "cli/model_opts.h"
 #include "engine/memory/plan.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
 #include "reports/junit.h"
 #include "reports/text_gate.h"
-#include "sizes.h"
+#include "cli/sizes.h"
 
 #define MAX_ARGS 64
 #define CHECK_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS)

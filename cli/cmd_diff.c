@@ -10,7 +10,7 @@
 #include "analyzers/gate.h"
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
-#include "cli.h"
+#include "cli/cli.h"
 #include "reports/text_gate.h"
 #include "reports/text_profile.h"
 

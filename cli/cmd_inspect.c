@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "engine/kernels/kernel.h"
 #include "engine/model/model.h"
 

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "analyzers/profile.h"
-#include "cli.h"
-#include "model_opts.h"
+#include "cli/cli.h"
+#include "cli/model_opts.h"
 #include "engine/memory/plan.h"
 #include "engine/session.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 #include "peers/xnnpack_runtime.h"
 #include "reports/svg_charts.h"
 #include "reports/units.h"

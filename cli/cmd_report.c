@@ -7,7 +7,7 @@
 
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
-#include "cli.h"
+#include "cli/cli.h"
 #include "reports/json_profile.h"
 #include "reports/text_profile.h"
 

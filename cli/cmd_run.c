@@ -12,14 +12,14 @@
 
 #include "analyzers/source.h"
 #include "analyzers/summary.h"
-#include "bench_stats.h"
-#include "call_orders.h"
-#include "cli.h"
-#include "model_opts.h"
+#include "cli/bench_stats.h"
+#include "cli/call_orders.h"
+#include "cli/cli.h"
+#include "cli/model_opts.h"
 #include "engine/memory/plan.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
-#include "heap_probe.h"
+#include "cli/heap_probe.h"
 #include "reports/text_summary.h"
 
 #define RUN_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "analyzers/summary.h"
-#include "bench_stats.h"
-#include "call_orders.h"
-#include "cli.h"
-#include "model_opts.h"
+#include "cli/bench_stats.h"
+#include "cli/call_orders.h"
+#include "cli/cli.h"
+#include "cli/model_opts.h"
 #include "reports/units.h"
 
 #define SCENARIO_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS | \

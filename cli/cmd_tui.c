@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "analyzers/source.h"
-#include "call_orders.h"
-#include "cli.h"
-#include "model_opts.h"
+#include "cli/call_orders.h"
+#include "cli/cli.h"
+#include "cli/model_opts.h"
 #include "engine/session.h"
 #include "tui/model.h"
 #include "tui/screen.h"

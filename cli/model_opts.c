@@ -1,9 +1,9 @@
 /* The model-running options shared by the commands (see model_opts.h). */
-#include "model_opts.h"
+#include "cli/model_opts.h"
 
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 /* Which of MP_OPT_* names o, or 0. */
 static unsigned which(unsigned accept, const char *o)

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "call_orders.h"
+#include "cli/call_orders.h"
 #include "engine/session.h"
 
 #define MP_MODEL_OPTS_MAX 64 /* --shape and --input given at most this often each */

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "engine/trace.h"
+#include "cli/cli.h"
+#include "trace/trace.h"
 
 /* The value in kB of "Key:" in the status text, in bytes; false when absent. */
 static bool field_kb(const char *text, const char *key, uint64_t *out)

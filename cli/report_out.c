@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "analyzers/profile.h"
-#include "cli.h"
+#include "cli/cli.h"
 #include "reports/chrome_trace.h"
 #include "reports/html_report.h"
 #include "reports/json_profile.h"

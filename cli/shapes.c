@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 int mp_cli_resolve_input(mp_session *s, const char *cmd, const char *arg, const char **value,
                          const char *flag)

@@ -1,5 +1,5 @@
 /* Byte sizes and tolerances on the command line (see sizes.h). */
-#include "sizes.h"
+#include "cli/sizes.h"
 
 #include <ctype.h>
 #include <stdlib.h>

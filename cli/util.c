@@ -1,8 +1,8 @@
 /* Helpers shared by the subcommands: exit codes, error printing, argument parsing, clock,
  * and atomic file writes. */
-#include "cli.h"
+#include "cli/cli.h"
 
-#include "engine/files.h"
+#include "trace/files.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -10,14 +10,14 @@
  * known only while running is "deferred": its infer, storage and setup happen inside the
  * run. Every tensor carries a version, bumped when its shape or storage changes; an operator
  * is set up again (kernel prepare) only when the versions it last saw have changed. */
-#include "session.h"
+#include "engine/session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xnnpack.h>
 
-#include "session_internal.h"
+#include "engine/session_internal.h"
 
 const size_t MP_INPUT_SLACK = XNN_EXTRA_BYTES;
 

@@ -16,11 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph/tensor.h"
-#include "memory/mem.h"
-#include "model/model.h"
-#include "status.h"
-#include "trace.h"
+#include "engine/graph/tensor.h"
+#include "engine/memory/mem.h"
+#include "engine/model/model.h"
+#include "trace/status.h"
+#include "trace/trace.h"
 
 typedef struct mp_session mp_session;
 

@@ -4,9 +4,9 @@
 #ifndef MP_SESSION_INTERNAL_H
 #define MP_SESSION_INTERNAL_H
 
-#include "kernels/kernel.h"
-#include "memory/plan.h"
-#include "session.h"
+#include "engine/kernels/kernel.h"
+#include "engine/memory/plan.h"
+#include "engine/session.h"
 
 typedef struct node_rt {
     const mp_kernel *kernel;

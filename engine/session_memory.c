@@ -18,7 +18,7 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "session_internal.h"
+#include "engine/session_internal.h"
 
 /* Each slot is aligned to a cache line (MP_SLOT_ALIGN), which is also what XNNPACK prefers. */
 #define SLOT_ALIGN MP_SLOT_ALIGN

@@ -4,10 +4,10 @@
  * depthwise convolution, fully connected), as papers count a model's "multiply-adds";
  * element-wise operators, pooling and softmax add one operation per element and are left
  * out on purpose. */
-#include "session_internal.h"
+#include "engine/session_internal.h"
 
-#include "graph/tensor.h"
-#include "model/ops.h"
+#include "engine/graph/tensor.h"
+#include "engine/model/ops.h"
 
 uint64_t mp_session_op_macs(const mp_session *s, int32_t op)
 {

@@ -1,6 +1,6 @@
 /* Capture of XNNPACK's allocations for a peer runtime (see xnn_capture.h): header-tagged
  * blocks on a live list, totals, peak and per-phase counts. */
-#include "xnn_capture.h"
+#include "peers/xnn_capture.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "engine/kernels/kernel.h"
-#include "xnnpack_internal.h"
+#include "peers/xnnpack_internal.h"
 
 typedef struct builder {
     mp_xnn_peer *p;

@@ -6,8 +6,8 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
-#include "xnn_capture.h"
-#include "xnnpack_runtime.h"
+#include "peers/xnn_capture.h"
+#include "peers/xnnpack_runtime.h"
 
 typedef struct peer_io {
     int32_t tensor;     /* model tensor index */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "engine/kernels/kernel.h"
-#include "xnnpack_internal.h"
+#include "peers/xnnpack_internal.h"
 
 static void free_peer(mp_xnn_peer *p)
 {

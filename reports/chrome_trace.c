@@ -1,7 +1,7 @@
 /* Chrome Trace Event Format output (see chrome_trace.h): one streaming replay over the
  * events, slices written when they end (so each knows its duration), counters when a live
  * figure changes. */
-#include "chrome_trace.h"
+#include "reports/chrome_trace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 
 #include "analyzers/grow.h"
 #include "analyzers/replay.h"
-#include "svg_util.h"
+#include "reports/svg_util.h"
 
 #define PID 1
 #define TID 1

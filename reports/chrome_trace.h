@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "analyzers/source.h"
-#include "engine/status.h"
+#include "trace/status.h"
 
 /* Write the events of src (rewound: every pass starts at the first event) to f.
  * MP_ERR_FORMAT / MP_ERR_IO from the source, MP_ERR_NOMEM, MP_ERR_IO when writing f

@@ -1,15 +1,15 @@
 /* The self-contained HTML report (see html_report.h): layout only, every figure comes from
  * the profile; charts from svg_charts.c, escaping from svg_util.c. */
-#include "html_report.h"
+#include "reports/html_report.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "svg_charts.h"
-#include "svg_util.h"
-#include "units.h"
+#include "reports/svg_charts.h"
+#include "reports/svg_util.h"
+#include "reports/units.h"
 
 static const char css[] =
     ":root{--fg:#222;--fg2:#5f5f5f;--line:#e4e4e0;--accent:#0072B2;--bad:#B2182B;"

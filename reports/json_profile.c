@@ -1,7 +1,7 @@
 /* JSON of a profile and of a diff (see json_profile.h; fields documented in the README).
  * Every value goes through put()/push(), which remember a failed allocation, so a document
  * is either complete or not returned at all. */
-#include "json_profile.h"
+#include "reports/json_profile.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "analyzers/profile.h"
-#include "engine/status.h"
+#include "trace/status.h"
 
 #define MP_REPORT_FORMAT "memprof-report"
 #define MP_REPORT_VERSION 1

@@ -1,13 +1,13 @@
 /* JUnit XML of memprof check (see junit.h). Text goes through mp_xml_text (svg_util.h),
  * which escapes markup and replaces control characters and invalid UTF-8. */
-#include "junit.h"
+#include "reports/junit.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "svg_util.h"
-#include "text_gate.h"
-#include "units.h"
+#include "reports/svg_util.h"
+#include "reports/text_gate.h"
+#include "reports/units.h"
 
 /* The testcase name of a check: "peak <= limit", "static vs baseline". */
 static void case_name(char *buf, size_t n, const mp_gate_check *c)

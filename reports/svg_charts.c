@@ -1,6 +1,6 @@
 /* SVG charts of a profile (see svg_charts.h): timeline, lifetimes, arena layout, and the
  * standalone documents. Layout only; all text goes through mp_xml_text. */
-#include "svg_charts.h"
+#include "reports/svg_charts.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svg_util.h"
-#include "units.h"
+#include "reports/svg_util.h"
+#include "reports/units.h"
 
 /* ---- layout constants ----------------------------------------------------------------------- */
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "analyzers/profile.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 
 /* Width of every chart, in px (height depends on the content). */
 #define MP_SVG_WIDTH 960

@@ -1,10 +1,10 @@
 /* Text escaping, colours and axis ticks shared by the picture renderers (see svg_util.h). */
-#include "svg_util.h"
+#include "reports/svg_util.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
 
-#include "engine/trace.h"
+#include "trace/trace.h"
 
 size_t mp_utf8_next(const char *str, uint32_t *cp)
 {

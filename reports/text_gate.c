@@ -1,11 +1,11 @@
 /* The text of memprof check and of memprof diff on baselines (see text_gate.h). Lines go
  * through mp_text_line (units.h): names made safe, cut at 80 columns. */
-#include "text_gate.h"
+#include "reports/text_gate.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "units.h"
+#include "reports/units.h"
 
 #define out(...) mp_text_line(__VA_ARGS__)
 

@@ -1,14 +1,14 @@
 /* The text report of a profile and of two profiles compared (see text_profile.h): layout
  * only, every figure comes from mp_profile / mp_profile_diff. Lines go through
  * mp_text_line (units.h), which makes names safe and cuts at 80 columns. */
-#include "text_profile.h"
+#include "reports/text_profile.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "text_summary.h"
-#include "units.h"
+#include "reports/text_summary.h"
+#include "reports/units.h"
 
 #define out(...) mp_text_line(__VA_ARGS__)
 #define LABEL "%-22s"

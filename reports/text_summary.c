@@ -2,13 +2,13 @@
  * mp_summary. Each line goes through out() (mp_text_line, units.h), which replaces control
  * characters (names come from model files) and cuts what would pass 80 columns, so the
  * report always fits. */
-#include "text_summary.h"
+#include "reports/text_summary.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 
-#include "units.h"
+#include "reports/units.h"
 
 #define COLS MP_TEXT_COLS
 #define LABEL "%-22s" /* the label column */

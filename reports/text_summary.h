@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "analyzers/summary.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 
 /* How many items of "largest alive at peak" and of "duplicated" are printed. */
 #define MP_REPORT_SUMMARY_TOP 8

@@ -1,5 +1,5 @@
 /* Human units and text-report lines (see units.h). */
-#include "units.h"
+#include "reports/units.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "engine/session.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 
 static int die(const mp_error *err, const char *what)
 {

@@ -24,8 +24,8 @@
 
 #include "analyzers/source.h"
 #include "analyzers/summary.h"
-#include "engine/status.h"
-#include "engine/trace.h"
+#include "trace/status.h"
+#include "trace/trace.h"
 
 typedef struct mp_tui_model mp_tui_model;
 

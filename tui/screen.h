@@ -5,7 +5,7 @@
 #ifndef MP_TUI_SCREEN_H
 #define MP_TUI_SCREEN_H
 
-#include "engine/status.h"
+#include "trace/status.h"
 #include "tui/model.h"
 
 /* The keys, one line each (NULL-terminated): printed by `memprof tui --help` and shown by

@@ -1,5 +1,5 @@
 /* Runtime tensor helpers: element counts, shape updates, shape formatting. */
-#include "tensor.h"
+#include "engine/graph/tensor.h"
 
 #include <stdio.h>
 #include <string.h>

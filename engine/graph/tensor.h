@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/model.h"
+#include "engine/model/model.h"
 
 typedef struct mp_tensor {
     int32_t index;

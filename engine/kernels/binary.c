@@ -11,7 +11,7 @@
  * sign of the divisor (like Python's %), a zero divisor is an error at run time (as in
  * TFLite) rather than a crash. Overflow wraps (two's complement) instead of being undefined:
  * INT_MIN / -1 gives INT_MIN and INT_MIN mod -1 gives 0. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <string.h>

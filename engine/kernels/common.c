@@ -1,6 +1,6 @@
 /* Helpers shared by all kernels: the kernel registry, operator-naming errors, fused
  * activations, and float32 views of (possibly quantized) constant weights. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <stdarg.h>

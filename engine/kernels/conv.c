@@ -11,7 +11,7 @@
  * XNNPACK at the first prepare. Later prepares only call xnn_setup_* unless something the
  * operator was created with changed (channel grouping, or explicit SAME padding, see below),
  * and run is xnn_run_operator alone. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <xnnpack.h>

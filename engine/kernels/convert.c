@@ -11,7 +11,7 @@
  * float16 into float32: real = scale * (q - zero_point). float16 and per-tensor 8-bit
  * activations run on XNNPACK's convert operators (vectorized, threaded); int16, per-channel
  * and constant inputs in plain C. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <stdint.h>

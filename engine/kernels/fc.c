@@ -7,7 +7,7 @@
  * later prepares only bind the batch size and pointers, and run is xnn_run_operator alone.
  * Weights or bias computed at run time (rare) cannot be packed ahead: those nodes use a plain
  * C loop instead. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <xnnpack.h>

@@ -22,10 +22,10 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
-#include "../graph/tensor.h"
-#include "../memory/mem.h"
-#include "../model/model.h"
-#include "../status.h"
+#include "engine/graph/tensor.h"
+#include "engine/memory/mem.h"
+#include "engine/model/model.h"
+#include "trace/status.h"
 
 typedef struct mp_node {
     int32_t index;              /* operator index in execution order */

@@ -6,7 +6,7 @@
  * EXPAND_DIMS's axis, paddings, block shapes, crops) come back MP_ERR_DEFERRED while those
  * values are unknown. PAD uses XNNPACK's constant_pad_nd (single pass, multi-threaded) when
  * it can, plain C otherwise. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <stdint.h>
 #include <stdio.h>

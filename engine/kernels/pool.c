@@ -7,7 +7,7 @@
  * the whole input is run by XNNPACK as a global average pool.
  * XNNPACK refuses 1x1 windows ("meaningless"), but TFLite models use them to subsample:
  * those run as a plain C strided copy. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <string.h>

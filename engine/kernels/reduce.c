@@ -8,7 +8,7 @@
  * kept / reduced runs of dimensions first, so the common NHWC spatial mean (axes {1,2})
  * becomes [N kept][H*W reduced][C kept]: contiguous per-channel additions into the output
  * row, which the compiler vectorizes. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <string.h>

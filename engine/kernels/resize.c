@@ -7,7 +7,7 @@
  *   half_pixel_centers       in = (out + 0.5) * scale - 0.5      no flag (XNNPACK's default)
  * The output size comes from input 1 (int32 [2] = {height, width}); when it is computed while
  * running, infer returns MP_ERR_DEFERRED. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <string.h>
 #include <xnnpack.h>

@@ -7,7 +7,7 @@
  * (end is then a size relative to begin). Masks and the ellipsis expand the sparse
  * specification into one (start, step, count) per input dimension, like NumPy's x[1:-1:2, ...,
  * None, 3]; indices are clamped, negative ones count from the end. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <stdint.h>
 #include <stdio.h>

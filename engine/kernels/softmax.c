@@ -7,7 +7,7 @@
  * function, since subtracting the row's max of beta * x only cancels out. The XNNPACK
  * operator is created for a channel count (the last dimension) and re-created only when that
  * changes; a change of the leading dimensions or of the pointers needs only setup. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <xnnpack.h>

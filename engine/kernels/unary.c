@@ -4,7 +4,7 @@
  * created with one channel so a shape change needs only a new setup (the tensor is one
  * contiguous run of elements). XNNPACK has no f32 tanh, so TANH is tanhf in C, exactly what
  * TensorFlow Lite's reference kernel computes. */
-#include "kernel.h"
+#include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <xnnpack.h>

@@ -1,5 +1,5 @@
 /* Transparent-huge-page pool of long-lived blocks (see huge_pool.h). */
-#include "huge_pool.h"
+#include "engine/memory/huge_pool.h"
 
 #include <stdint.h>
 #include <stdlib.h>

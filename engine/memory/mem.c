@@ -1,7 +1,7 @@
 /* Implementation of the engine's single allocation interface (see mem.h).
  * Each block carries a small header (requested size, kind, owner, block id, offset to the
  * raw pointer) so that frees are attributed and recorded without a lookup table. */
-#include "mem.h"
+#include "engine/memory/mem.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "../trace.h"
-#include "huge_pool.h"
+#include "trace/trace.h"
+#include "engine/memory/huge_pool.h"
 
 _Static_assert((int)MP_MEM_CONST == (int)MP_KIND_CONST &&
                    (int)MP_MEM_ENGINE == (int)MP_KIND_ENGINE &&

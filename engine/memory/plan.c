@@ -4,7 +4,7 @@
  * A buffer with last < first is malformed: the lower bound counts it as never alive and
  * mp_plan_check rejects it. Working memory comes from mp_mem_alloc with no accountant;
  * should it fail, the lower bound and the check fall back to slower loops that need none. */
-#include "plan.h"
+#include "engine/memory/plan.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planners.h"
+#include "engine/memory/planners.h"
 
 /* ---- registry --------------------------------------------------------------------------- */
 

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../status.h"
-#include "mem.h"
+#include "trace/status.h"
+#include "engine/memory/mem.h"
 
 typedef struct mp_plan_buf {
     uint64_t size;   /* bytes (0 allowed: takes no space) */

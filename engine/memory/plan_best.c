@@ -15,8 +15,8 @@
 #include <assert.h>
 #include <string.h>
 
-#include "plan.h"
-#include "planners.h"
+#include "engine/memory/plan.h"
+#include "engine/memory/planners.h"
 
 /* The caps' phrases below spell these numbers out. */
 _Static_assert(MP_SEARCH_BUDGET_BEST == 500000 && MP_SEARCH_BUDGET_DEEP == 10000000 &&

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "plan_slots.h"
-#include "planners.h"
+#include "engine/memory/plan.h"
+#include "engine/memory/plan_slots.h"
+#include "engine/memory/planners.h"
 
 typedef struct br_step {
     uint64_t breadth;

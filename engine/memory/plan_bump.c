@@ -3,8 +3,8 @@
  * mp_plan_naive(). A baseline for the other planners (and what a runtime without a planner
  * costs). Buffers of size 0 take no space (their offset is the running sum). O(n), and it
  * needs no working memory. */
-#include "plan.h"
-#include "planners.h"
+#include "engine/memory/plan.h"
+#include "engine/memory/planners.h"
 
 static mp_status bump_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                            uint64_t *offsets, uint64_t *total, mp_mem *mem)

@@ -7,9 +7,9 @@
  * Buffers of size 0 take offset 0 and no space. O(n log n + P log n) for P pairs of
  * buffers alive together: each placement finds its placed neighbours in the tree of
  * plan_slots.h. */
-#include "plan.h"
-#include "plan_slots.h"
-#include "planners.h"
+#include "engine/memory/plan.h"
+#include "engine/memory/plan_slots.h"
+#include "engine/memory/planners.h"
 
 /* In order of first use (ties: larger first, then lower index). */
 static int ff_item_cmp(const void *a, const void *b)

@@ -7,9 +7,9 @@
  * Sizes are rounded up to the alignment, so every offset is a multiple of it. Buffers of
  * size 0 take offset 0 and no space. O(n log n + P log n) for P pairs of buffers alive
  * together: each placement finds its placed neighbours in the tree of plan_slots.h. */
-#include "plan.h"
-#include "plan_slots.h"
-#include "planners.h"
+#include "engine/memory/plan.h"
+#include "engine/memory/plan_slots.h"
+#include "engine/memory/planners.h"
 
 static mp_status greedy_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                              uint64_t *offsets, uint64_t *total, mp_mem *mem)

@@ -40,9 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "plan_slots.h"
-#include "planners.h"
+#include "engine/memory/plan.h"
+#include "engine/memory/plan_slots.h"
+#include "engine/memory/planners.h"
 
 /* Problems up to this many buffers (of nonzero size) get the exact search first. */
 #define SR_EXACT_MAX 32

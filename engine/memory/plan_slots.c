@@ -2,7 +2,7 @@
  * order of first step that find the placed buffers alive with a new one (and the waiting
  * ones alive at a step), the first-fit and best-fit scans over them, and the one-at-a-time
  * driver of greedy and firstfit. */
-#include "plan_slots.h"
+#include "engine/memory/plan_slots.h"
 
 #include <stdlib.h>
 #include <string.h>

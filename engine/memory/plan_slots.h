@@ -25,9 +25,9 @@
 
 #include <stdint.h>
 
-#include "../status.h"
-#include "mem.h"
-#include "plan.h"
+#include "trace/status.h"
+#include "engine/memory/mem.h"
+#include "engine/memory/plan.h"
 
 /* A placed buffer's bytes [off, end). */
 typedef struct mp_plan_iv {

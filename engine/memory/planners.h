@@ -5,7 +5,7 @@
 #ifndef MP_PLANNERS_H
 #define MP_PLANNERS_H
 
-#include "plan.h"
+#include "engine/memory/plan.h"
 
 /* Name of the planner mp_planner_default() returns. */
 #define MP_PLANNER_DEFAULT "best"

@@ -1,5 +1,10 @@
 /* TensorFlow Lite dtypes: element sizes, names, and shape element counts. */
-#include "model.h"
+#include "engine/model/model.h"
+
+#include "trace/trace.h"
+
+/* A saved trace holds dtype codes 0..MP_TRACE_DTYPE_COUNT-1: every mp_dtype must fit. */
+_Static_assert(MP_DT_COUNT == MP_TRACE_DTYPE_COUNT, "the trace floor's dtype count is the engine's");
 
 size_t mp_dtype_size(mp_dtype dt)
 {

@@ -2,7 +2,7 @@
  *
  * Every position is a size_t byte index into [0, size). A check is always written as
  * "need `len` bytes at `pos`": pos <= size && len <= size - pos, which cannot overflow. */
-#include "flatbuf.h"
+#include "engine/model/flatbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../status.h"
-#include "ops.h"
+#include "trace/status.h"
+#include "engine/model/ops.h"
 
 #define MP_MAX_RANK 8
 

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "zoo.h"
+#include "engine/model/model.h"
+#include "engine/model/zoo.h"
 
 mp_status mp_model_open(const char *spec, mp_model **out, mp_error *err)
 {

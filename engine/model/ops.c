@@ -1,5 +1,5 @@
 /* Names of the TensorFlow Lite builtin operators, indexed by code. */
-#include "ops.h"
+#include "engine/model/ops.h"
 
 static const char *const k_names[MP_OP_CODE_COUNT] = {
     "ADD",

@@ -1,5 +1,5 @@
 /* The oracle's input formula: b = (i*7 + 3 + 13*k) % 256, then per dtype (see header). */
-#include "reference_input.h"
+#include "engine/model/reference_input.h"
 
 #include <stdint.h>
 

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "model.h"
+#include "engine/model/model.h"
 
 /* Fill n elements of input number k (subgraph input order). Returns false for dtypes the
  * formula does not define (dst untouched). */

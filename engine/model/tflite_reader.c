@@ -17,7 +17,7 @@
  *
  * All bookkeeping (tensor and operator tables, names, index arrays) lives in a small
  * arena owned by the model, so every error path just frees the whole model. */
-#include "model.h"
+#include "engine/model/model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,8 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../engine_limits.h"
-#include "flatbuf.h"
+#include "engine/engine_limits.h"
+#include "engine/model/flatbuf.h"
 
 /* Schema version this reader understands (the "3" in the TFL3 identifier). */
 #define TFL_SCHEMA_VERSION 3

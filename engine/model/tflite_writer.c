@@ -11,7 +11,7 @@
  * This serializer writes top-down: a table is written with placeholder offsets, its
  * children follow, and each placeholder is patched once its child's position is known.
  * A union field takes two ids: id N holds the uint8 type, id N+1 the table offset. */
-#include "tflite_writer.h"
+#include "engine/model/tflite_writer.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../status.h"
-#include "model.h"
+#include "trace/status.h"
+#include "engine/model/model.h"
 
 typedef struct mp_tfw mp_tfw;
 

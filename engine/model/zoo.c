@@ -8,7 +8,7 @@
  * them. Weights are uniform with variance gain^2 / fan_in (He init, gain^2 = 2, before a ReLU;
  * Glorot/LeCun-like, gain^2 = 1, before linear outputs), biases small, so activations keep
  * a roughly constant scale through the network. */
-#include "zoo.h"
+#include "engine/model/zoo.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "tflite_writer.h"
+#include "engine/model/model.h"
+#include "engine/model/tflite_writer.h"
 
 /* ---- configuration and the zoo table -------------------------------------------------- */
 

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "../status.h"
+#include "trace/status.h"
 
 typedef struct mp_zoo_entry {
     const char *name;          /* "mobilenet_v2" */

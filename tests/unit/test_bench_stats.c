@@ -2,11 +2,11 @@
  * median (odd and even counts), min, max and geometric mean against values worked out by
  * hand, the empty set, a 0 ns sample, ratios, and the JSON form's fields. The module is
  * part of the memprof executable, so this test compiles its source in. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 
-#include "../../cli/bench_stats.c"
+#include "cli/bench_stats.c"
 
 static void test_odd(void **state)
 {

@@ -4,7 +4,7 @@
  * replay. SVG and HTML outputs are checked with xmllint (well-formed XML; HTML through its
  * HTML parser too), skipped with a message when xmllint is absent; Chrome traces are parsed
  * with jansson and checked against figures worked out by hand next to the events. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 #include "reports/chrome_trace.h"
 #include "reports/html_report.h"
 #include "reports/svg_charts.h"

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/files.h"
-#include "testutil.h"
+#include "trace/files.h"
+#include "tests/util/testutil.h"
 
 static int setup(void **state)
 {

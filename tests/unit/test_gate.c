@@ -11,7 +11,7 @@
  *
  * Run as `test_gate --write-mlp HIDDEN FILE` it writes that MLP as a .tflite file (for the
  * command-line test tests/cli/test_check.sh) instead of running the tests. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +23,11 @@
 #include "engine/model/reference_input.h"
 #include "engine/model/tflite_writer.h"
 #include "engine/session.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 #include "reports/junit.h"
 #include "reports/text_gate.h"
-#include "trace_builder.h"
-#include "trace_fixtures.h"
+#include "tests/util/trace_builder.h"
+#include "tests/util/trace_fixtures.h"
 
 #include "cli/sizes.c"
 

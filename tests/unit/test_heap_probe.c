@@ -3,7 +3,7 @@
  * its requested size, frees restore the count, the peak follows, pointers keep their
  * alignment, and threads allocating at once keep the counters exact.
  * Sanitizer builds have no interposer: the test is then skipped (exit 77). */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <errno.h>
 #include <malloc.h>

@@ -2,7 +2,7 @@
  * blocks that use it (mp_mem_alloc_long): blocks are aligned and disjoint, chunks are taken
  * and given back when the arithmetic of their sizes says, the accounting of bytes is the
  * same with the pool as without, and the memory is advised for huge pages. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * cases, a naive broadcasting reference over many shapes, every fused activation, integer
  * semantics (truncating DIV, Python-style FLOOR_MOD, wrap-around, division by zero), shape
  * errors, reruns, shape changes and a 2-thread pool. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <limits.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 static const int32_t k_ops[] = {MP_OP_ADD, MP_OP_SUB, MP_OP_MUL, MP_OP_DIV, MP_OP_FLOOR_MOD};
 

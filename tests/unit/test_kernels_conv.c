@@ -1,7 +1,7 @@
 /* Tests of the CONV_2D and DEPTHWISE_CONV_2D kernels against hand-computed values and a
  * naive reference convolution (TFLite semantics: SAME/VALID padding, strides, dilations,
  * groups, depth multipliers, bias, every fused activation, hybrid int8/uint8 filters). */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 /* ---- reference ------------------------------------------------------------------------ */
 
 typedef struct conv_params {

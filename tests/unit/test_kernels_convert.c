@@ -1,14 +1,14 @@
 /* Tests of the conversion kernels: CAST between every pair of supported dtypes (against
  * plain C conversions of in-range values, plus saturation of out-of-range floats) and
  * DEQUANTIZE of int8 / uint8 / int16 (per-tensor and per-channel) and float16. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 static void expect_f32(const float *got, const float *want, size_t n)
 {

@@ -1,7 +1,7 @@
 /* Tests of the FULLY_CONNECTED kernel against hand-computed values and a naive reference:
  * inputs of several ranks, keep_num_dims, bias present or omitted, every fused activation,
  * hybrid int8/uint8 weights, weights computed at run time, shape changes, threads, errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 /* y[b][o] = act(bias[o] + sum_i x[b][i] * w[o][i]) in double */
 static void ref_fc(const float *x, const float *w, const float *bias, float *y, size_t batch,
                    size_t in_c, size_t out_c, int act)

@@ -1,14 +1,14 @@
 /* Tests of the layout kernels (RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD, PADV2,
  * SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND) against plain references written from the TensorFlow
  * op definitions, plus hand-computed cases, several dtypes, deferred shapes and errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * naive reference with TFLite semantics (SAME padding: the average is over the valid pixels
  * only, the maximum ignores padding), strides below, equal to and above the window, 1x1 and
  * global windows, every fused activation, shape changes, threads, errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 /* ---- reference -------------------------------------------------------------------------- */
 

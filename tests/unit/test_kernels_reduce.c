@@ -1,14 +1,14 @@
 /* Tests of the MEAN kernel: hand-computed NHWC spatial means, a double-precision reference
  * over many shapes and axis sets (negative, duplicated, all, none, rank 8), keep_dims both
  * ways, axes deferred until their value is known, errors, reruns and a 2-thread pool. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <pthreadpool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 static uint32_t g_seed = 99;
 static float rndf(float lo, float hi)

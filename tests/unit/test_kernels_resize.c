@@ -1,7 +1,7 @@
 /* Tests of RESIZE_BILINEAR against a plain reference of TensorFlow Lite's formula in its
  * three modes (legacy, align_corners, half_pixel_centers), hand-computed 2x2 cases, deferred
  * and changing output sizes, two threads, and errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <float.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 enum { LEGACY, ALIGN, HALF };
 

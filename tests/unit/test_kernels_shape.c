@@ -2,13 +2,13 @@
  * reference written from NumPy's indexing rules (x[1:-1:2], x[::-1], x[..., None, 0], ...),
  * each index expression converted to begin/end/strides and masks the way the TensorFlow
  * converter does; plus hand-computed cases, offset, deferred values and errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 static void expect_shape(const mp_tensor *t, int32_t rank, const int32_t *dims)
 {

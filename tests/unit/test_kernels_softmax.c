@@ -2,14 +2,14 @@
  * ranks 1..4 (beta == 1 straight through XNNPACK; other betas, including 0 and negative,
  * through XNNPACK on beta * x in the operator's scratch), channel-count changes between runs
  * (operator re-created), reruns, 2 threads, errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <pthreadpool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 static uint32_t g_seed = 4242;
 static float rndf(float lo, float hi)

@@ -2,14 +2,14 @@
  * hand-computed values, a naive reference over several shapes (lengths that are not
  * multiples of vector widths, scalars, empty tensors), reruns with new data, shape
  * changes, a 2-thread pool, and dtype errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <pthreadpool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 static const int32_t k_ops[] = {MP_OP_LOGISTIC, MP_OP_TANH, MP_OP_RELU, MP_OP_RELU6,
                                 MP_OP_RELU_N1_TO_1};

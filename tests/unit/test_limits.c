@@ -2,7 +2,7 @@
  * limit are read, one past it are refused with MP_ERR_FORMAT and a one-line message naming
  * the limit, and memprof itself exits 4 on such a file. Every shared model is within the
  * limits. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Tests of the engine's allocation interface: alignment, per-kind accounting, balance, and
  * the allocation-failure injection (mp_mem_fail_set). */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdint.h>
 #include <string.h>

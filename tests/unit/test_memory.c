@@ -11,7 +11,7 @@
  * tfsupport_dilated_conv, dynamic mode's peak, the keep_stale_arena debug switch's
  * duplicated bytes, plan invariants and mode equivalence on every shared model that runs,
  * and a saved trace read back. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@
 #include "engine/model/ops.h"
 #include "engine/model/reference_input.h"
 #include "engine/session.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 #include "reports/text_summary.h"
 
 /* Slot alignment of the static planner and the bytes every arena and every dynamic buffer

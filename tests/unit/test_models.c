@@ -3,7 +3,7 @@
  * error names that operator; quantized models are refused (memprof runs float32 graphs);
  * the three malformed models are refused with the right status. Expectations come from
  * ../shared/models/MODELS.md, not from memprof's output. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <dirent.h>
 #include <math.h>

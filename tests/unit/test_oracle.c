@@ -2,7 +2,7 @@
  * that has a folder in ../shared/oracle (Arm NN's reference backend) must reproduce the
  * oracle outputs within a relative tolerance of 1e-4. Also checks that our reference input
  * formula reproduces the oracle's input files byte for byte. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <dirent.h>
 #include <jansson.h>

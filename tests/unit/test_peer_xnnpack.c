@@ -16,7 +16,7 @@
  * an output read by another operator), refusals built here (TANH, fused TANH), and every
  * model in ../shared/models (skipped with a message when absent). The memory table per
  * shared float model is printed for quoting. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Tests of the memory planners (plan.h): hand-computed plans, the lower bound, the naive
  * total, the validity check, the registry, and a randomized property test of every planner. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * definition in testutil, independent of mp_plan_check), at least the live-set lower bound
  * (by its definition too), and the default planner never worse than any published one. Skips the
  * shared half with a message when ../shared is absent. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * brute force over offsets; and randomized properties (valid plans, never below the lower
  * bound, never above the heuristics, deterministic). Two brute forces, over offsets and
  * over orders, confirm the optima. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdint.h>
 #include <stdio.h>

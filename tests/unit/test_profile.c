@@ -7,7 +7,7 @@
  * kinds add up to its heap, its peak is the summary's, arenas are at least their lower
  * bound, planned lifetimes repeat the PLAN events (read from the trace by this file), the
  * JSON parses with the documented fields and the text fits in 80 columns. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -20,11 +20,11 @@
 #include "analyzers/source.h"
 #include "engine/model/reference_input.h"
 #include "engine/session.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 #include "reports/chrome_trace.h"
 #include "reports/json_profile.h"
 #include "reports/text_profile.h"
-#include "trace_builder.h"
+#include "tests/util/trace_builder.h"
 
 /* ---- building traces by hand ------------------------------------------------------------ */
 

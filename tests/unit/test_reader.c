@@ -3,7 +3,7 @@
  * mutated files (truncated, byte-flipped, indices patched out of range) and hand-built
  * FlatBuffers never crash the reader: each load either fails cleanly or yields a model
  * whose every index is in range. Run under ASan/UBSan for the "never crash" half. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <dirent.h>
 #include <math.h>

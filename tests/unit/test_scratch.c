@@ -2,7 +2,7 @@
  * writes beta * x into its scratch) are planned in the arena beside the tensors for one
  * operator, or apart in one block, or allocated for the step in dynamic mode; the figures
  * are derived by hand below, and the outputs checked against a double-precision softmax. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdlib.h>

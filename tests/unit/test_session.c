@@ -1,7 +1,7 @@
 /* The session call sequence: shape changes before and after prepare give the same numbers as
  * a session prepared for that shape from the start; runs without a shape change allocate
  * nothing; shapes outside a signature and misuse are refused with clear errors. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * that were saved, in any valid JSON layout, rewinds, counts, refuses malformed files event
  * by event with messages naming the file, event, line and field, survives every truncation
  * of a file, and gives the same summary as the trace loaded in memory. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -14,8 +14,8 @@
 #include "analyzers/source.h"
 #include "analyzers/summary.h"
 #include "engine/session.h"
-#include "engine/trace.h"
-#include "trace_fixtures.h"
+#include "trace/trace.h"
+#include "tests/util/trace_fixtures.h"
 
 /* ---- random traces ------------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* Tests of the replay core, the summary analyzer and its text report, on traces built by hand
  * (every expected figure is worked out in the comments next to the events). */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "analyzers/replay.h"
 #include "analyzers/summary.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 #include "reports/text_summary.h"
 #include "reports/units.h"
 

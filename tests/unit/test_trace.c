@@ -1,6 +1,6 @@
 /* Tests of the trace: the in-memory recorder (engine/trace.c) and saving and reading it as
  * JSON (engine/trace_io.c), including every kind of malformed file the reader must refuse. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <jansson.h>
 #include <signal.h>
@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/trace.h"
-#include "trace_fixtures.h"
+#include "trace/trace.h"
+#include "tests/util/trace_fixtures.h"
 
 static mp_event make_event(int type, uint64_t t_ns, uint64_t bytes, int32_t tensor, int32_t op)
 {

@@ -4,7 +4,7 @@
  * the chart columns (exact and from buckets), every figure worked out in the comments; the
  * same answers whatever the checkpoint interval, from memory or from a saved file; and on
  * real sessions of zoo models, the peak and what is alive there against the summary. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +14,9 @@
 #include "analyzers/summary.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
-#include "engine/trace.h"
+#include "trace/trace.h"
 #include "tui/model.h"
-#include "trace_builder.h"
+#include "tests/util/trace_builder.h"
 
 /* ---- the hand-built trace --------------------------------------------------------------- */
 

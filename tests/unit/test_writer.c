@@ -2,7 +2,7 @@
  * field must round-trip), the raw FlatBuffer layout checked with a small walker of our own
  * (identifier, root, extended operator codes, 16-byte aligned buffer data), and the errors
  * the writer reports for bad calls. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>

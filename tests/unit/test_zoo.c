@@ -3,7 +3,7 @@
  * are derived here from the published architecture tables, independently of zoo.c. The graph
  * is checked to be well formed (topological order, shapes consistent with every conv, pool and
  * reshape), the weights finite and scaled, the MLP evaluated in plain C, and builds repeatable. */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Kernel test harness implementation (see kernel_harness.h). */
-#include "kernel_harness.h"
+#include "tests/util/kernel_harness.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 void kh_init(kh_case *c, int32_t opcode, pthreadpool_t pool)
 {

@@ -1,5 +1,5 @@
 /* Implementation of the shared test helpers (see testutil.h). */
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <dirent.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* A trace built event by event by hand (see trace_builder.h). */
-#include "trace_builder.h"
+#include "tests/util/trace_builder.h"
 
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/trace.h"
+#include "trace/trace.h"
 
 typedef struct mp_tb {
     mp_trace *tr;

@@ -1,12 +1,12 @@
 /* Fixtures shared by the tests of saved traces (see trace_fixtures.h). */
-#include "trace_fixtures.h"
+#include "tests/util/trace_fixtures.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "tests/util/testutil.h"
 
 const char mp_test_valid_trace[] =
     "{\"format\":\"memprof-trace\",\"version\":1,\n"

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "engine/trace.h"
+#include "trace/trace.h"
 
 /* A small valid saved trace (version 1: 2 tensors, 1 operator, 3 events, one per line). */
 extern const char mp_test_valid_trace[];

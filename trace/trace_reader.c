@@ -8,7 +8,7 @@
  * are accumulated digit by digit, every field is checked against its range (trace_format.c)
  * and stored. When "events" comes before a member the reader needs (any member order is
  * valid JSON), opening skips the events, reads the rest, and seeks back. */
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.h"
-#include "safe_text.h"
-#include "trace_format.h"
+#include "trace/files.h"
+#include "trace/safe_text.h"
+#include "trace/trace_format.h"
 
 /* ---- the header's values, read from jansson trees --------------------------------------- */
 

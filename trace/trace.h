@@ -16,7 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "trace/status.h"
+
+/* Tensor dtype codes a trace may hold (TensorFlow Lite's TensorType, INT4 the last the engine
+ * knows): the engine checks at build time that its mp_dtype fits (engine/model/dtype.c). */
+#define MP_TRACE_DTYPE_COUNT 18
 
 /* Name and version of the saved format (trace_io.c). Readers accept versions <= current. */
 #define MP_TRACE_FORMAT "memprof-trace"
@@ -80,7 +84,7 @@ typedef struct mp_event {
 /* What the trace knows about the model, so that analyzers need no model file. */
 typedef struct mp_trace_tensor {
     char *name;
-    int32_t dtype;     /* mp_dtype */
+    int32_t dtype;     /* mp_dtype: a TensorFlow Lite TensorType code, 0..MP_TRACE_DTYPE_COUNT-1 */
     bool is_const;
 } mp_trace_tensor;
 

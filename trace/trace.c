@@ -6,7 +6,7 @@
  * mremap) rather than taken from malloc, so that a heap measurement of the process (the
  * "unaccounted" check of memprof run) does not see the recorder growing; its pages become
  * resident only as events fill them. */
-#include "trace.h"
+#include "trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>

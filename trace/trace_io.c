@@ -22,7 +22,7 @@
  *   while recording, so the events are only a prefix of the session. This writer writes it
  *   only when true. File sources report it (mp_source_truncated); mp_trace_load marks the
  *   trace it returns (mp_trace_truncated).
- * - dtype is the mp_dtype (TensorFlow Lite TensorType) code, 0..MP_DT_COUNT-1.
+ * - dtype is the mp_dtype (TensorFlow Lite TensorType) code, 0..MP_TRACE_DTYPE_COUNT-1.
  * - Tensor indices (op inputs and outputs, events' "tensor") are -1 (none / omitted) or
  *   0..n-1 into "tensors"; the graph's "inputs" and "outputs" are 0..n-1. Operator indices
  *   (events' "op" and "op_last") are -1 (none) or 0..n-1 into "ops".
@@ -49,7 +49,7 @@
  * in place for a device or FIFO, never replacing a symlink or device node. Saving refuses a
  * trace that reading would refuse (an index or code out of range), so every saved file
  * reads back, with exactly the events and metadata that were saved. */
-#include "trace.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -59,9 +59,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.h"
-#include "trace_format.h"
-#include "trace_reader.h"
+#include "trace/files.h"
+#include "trace/trace_format.h"
+#include "trace/trace_reader.h"
 
 /* ---- saving --------------------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "status.h"
+#include "trace/status.h"
 
 /* An output being written. Regular files and new paths go to a private temporary
  * ("TARGET.tmp.XXXXXX", created with O_EXCL in the target's folder, mode of the file it

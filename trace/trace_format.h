@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* The event fields, in the order this writer saves them. */
 enum {

@@ -1,5 +1,5 @@
 /* Error recording helpers for mp_status / mp_error. */
-#include "status.h"
+#include "trace/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Input text made safe for one-line messages (safe_text.h). */
-#include "safe_text.h"
+#include "trace/safe_text.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "status.h"
-#include "trace.h"
+#include "trace/status.h"
+#include "trace/trace.h"
 
 typedef struct mp_trace_reader mp_trace_reader;
 

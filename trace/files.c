@@ -1,6 +1,6 @@
 /* Files named by the user, opened safely (see files.h): outputs that never destroy what their
  * path names, inputs that never block, temporaries removed on signals, output-is-input. */
-#include "files.h"
+#include "trace/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -160,14 +160,17 @@ static mp_status open_replacing(mp_file_out *o, const char *path, const struct s
         return out_fail(o, err, path, "out of memory");
     memcpy(o->tmp, o->target, len);
     memcpy(o->tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    /* Listed before it exists: mkostemp writes each name it tries into the buffer before
+     * creating that file, so a signal at any moment finds the name of what may exist. */
+    o->slot = tmp_register(o->tmp);
     int fd = mkostemp(o->tmp, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
+        tmp_unregister(o->slot);
         free(o->tmp);
         o->tmp = NULL;
         return out_fail(o, err, path, strerror(e));
     }
-    o->slot = tmp_register(o->tmp);
     /* mkstemp makes the file private (0600): give it the mode of the file it replaces, or
      * what a new file would get. Should that fail, the output is still written, private. */
     mode_t mode;

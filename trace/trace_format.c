@@ -1,10 +1,8 @@
 /* The saved trace format's rules (trace_format.h), shared by the writer and the reader. */
-#include "trace_format.h"
+#include "trace/trace_format.h"
 
 #include <inttypes.h>
 #include <stdio.h>
-
-#include "model/model.h"
 
 const char *const mp_tf_field_names[MP_TF_COUNT] = {
     "type", "t_ns", "phase", "kind", "tensor", "op", "op_last", "bytes", "id", "aux",
@@ -83,9 +81,9 @@ bool mp_tf_check_meta(const mp_trace_meta *m, char *why, size_t n)
         return false;
     }
     for (int32_t i = 0; i < m->n_tensors; i++) {
-        if (m->tensors[i].dtype < 0 || m->tensors[i].dtype >= MP_DT_COUNT) {
+        if (m->tensors[i].dtype < 0 || m->tensors[i].dtype >= MP_TRACE_DTYPE_COUNT) {
             snprintf(why, n, "meta.tensors[%d].dtype is %d, outside 0..%d", (int)i,
-                     (int)m->tensors[i].dtype, MP_DT_COUNT - 1);
+                     (int)m->tensors[i].dtype, MP_TRACE_DTYPE_COUNT - 1);
             return false;
         }
     }
