@@ -1,6 +1,7 @@
-/* Status codes and error messages shared by every engine module.
- * Public engine functions return an mp_status and write a human-readable message
- * (naming the file, tensor or operator at fault) into an mp_error supplied by the caller. */
+/* Status codes and error messages: part of the trace floor (trace/), shared by the engine,
+ * the analyzers, the reports, the TUI and the cli. Public functions return an mp_status and
+ * write a human-readable message (naming the file, tensor or operator at fault) into an
+ * mp_error supplied by the caller. */
 #ifndef MP_STATUS_H
 #define MP_STATUS_H
 

@@ -4,28 +4,28 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-const char *const mp_tf_field_names[MP_TF_COUNT] = {
+const char *const mp_tfmt_field_names[MP_TFMT_COUNT] = {
     "type", "t_ns", "phase", "kind", "tensor", "op", "op_last", "bytes", "id", "aux",
     "align_log2"};
 
-void mp_tf_field_ranges(const mp_trace_meta *m, int version, mp_tf_range r[MP_TF_COUNT])
+void mp_tfmt_field_ranges(const mp_trace_meta *m, int version, mp_tfmt_range r[MP_TFMT_COUNT])
 {
-    for (int f = 0; f < MP_TF_COUNT; f++)
-        r[f] = (mp_tf_range){0, INT64_MAX}; /* t_ns, bytes, id, aux */
-    r[MP_TF_TYPE].hi = MP_EV_TYPE_COUNT - 1;
+    for (int f = 0; f < MP_TFMT_COUNT; f++)
+        r[f] = (mp_tfmt_range){0, INT64_MAX}; /* t_ns, bytes, id, aux */
+    r[MP_TFMT_TYPE].hi = MP_EV_TYPE_COUNT - 1;
     if (version < 2)
-        r[MP_TF_TYPE].hi = MP_EV_RSS - 1; /* rss samples came with version 2 */
-    r[MP_TF_PHASE] = (mp_tf_range){-1, (int64_t)UINT32_MAX - 1};
-    r[MP_TF_KIND].hi = MP_KIND_COUNT - 1;
-    r[MP_TF_TENSOR] = (mp_tf_range){-1, (int64_t)m->n_tensors - 1};
-    r[MP_TF_OP] = (mp_tf_range){-1, (int64_t)m->n_ops - 1};
-    r[MP_TF_OP_LAST] = r[MP_TF_OP];
-    r[MP_TF_ALIGN].hi = 63;
+        r[MP_TFMT_TYPE].hi = MP_EV_RSS - 1; /* rss samples came with version 2 */
+    r[MP_TFMT_PHASE] = (mp_tfmt_range){-1, (int64_t)UINT32_MAX - 1};
+    r[MP_TFMT_KIND].hi = MP_KIND_COUNT - 1;
+    r[MP_TFMT_TENSOR] = (mp_tfmt_range){-1, (int64_t)m->n_tensors - 1};
+    r[MP_TFMT_OP] = (mp_tfmt_range){-1, (int64_t)m->n_ops - 1};
+    r[MP_TFMT_OP_LAST] = r[MP_TFMT_OP];
+    r[MP_TFMT_ALIGN].hi = 63;
 }
 
 /* Checks beyond each field's own range, on fields whose meaning depends on the type.
  * Writes the problem into why and returns false. */
-bool mp_tf_check_event_aux(const mp_event *e, char *why, size_t n)
+bool mp_tfmt_check_event_aux(const mp_event *e, char *why, size_t n)
 {
     if (e->type == MP_EV_PHASE_BEGIN && e->aux >= MP_PHASE_KIND_COUNT) {
         snprintf(why, n, "phase kind (aux) %" PRIu64 " is outside 0..%d", e->aux,
@@ -59,7 +59,7 @@ static bool check_index_list(const int32_t *v, int32_t n, int32_t lo, int32_t n_
 }
 
 /* Everything in the metadata that reading checks beyond JSON types. */
-bool mp_tf_check_meta(const mp_trace_meta *m, char *why, size_t n)
+bool mp_tfmt_check_meta(const mp_trace_meta *m, char *why, size_t n)
 {
     char what[64];
     if (m->threads < 0) {

@@ -204,10 +204,10 @@ static char *put_int(char *p, int64_t v)
  * second; lines are gathered in a buffer and written in large blocks. */
 static void write_events(FILE *f, const mp_event *ev, size_t n)
 {
-    enum { BUF = 1 << 16, LINE_MAX_LEN = MP_TF_COUNT * 22 + 8 };
-    static const int order[MP_TF_COUNT] = {
-        MP_TF_TYPE,    MP_TF_T_NS,  MP_TF_PHASE, MP_TF_KIND, MP_TF_TENSOR, MP_TF_OP,
-        MP_TF_OP_LAST, MP_TF_BYTES, MP_TF_ID,    MP_TF_AUX,  MP_TF_ALIGN};
+    enum { BUF = 1 << 16, LINE_MAX_LEN = MP_TFMT_COUNT * 22 + 8 };
+    static const int order[MP_TFMT_COUNT] = {
+        MP_TFMT_TYPE,    MP_TFMT_T_NS,  MP_TFMT_PHASE, MP_TFMT_KIND, MP_TFMT_TENSOR, MP_TFMT_OP,
+        MP_TFMT_OP_LAST, MP_TFMT_BYTES, MP_TFMT_ID,    MP_TFMT_AUX,  MP_TFMT_ALIGN};
     char buf[BUF];
     char *p = buf;
     for (size_t i = 0; i < n; i++) {
@@ -216,9 +216,9 @@ static void write_events(FILE *f, const mp_event *ev, size_t n)
             p = buf;
         }
         *p++ = '[';
-        for (int k = 0; k < MP_TF_COUNT; k++) {
+        for (int k = 0; k < MP_TFMT_COUNT; k++) {
             int64_t v;
-            mp_tf_get_field(&ev[i], order[k], &v);
+            mp_tfmt_get_field(&ev[i], order[k], &v);
             if (k)
                 *p++ = ',';
             p = put_int(p, v);
@@ -235,25 +235,25 @@ static void write_events(FILE *f, const mp_event *ev, size_t n)
 static bool check_trace(const mp_trace *tr, char *why, size_t n)
 {
     const mp_trace_meta *m = mp_trace_get_meta(tr);
-    if (!mp_tf_check_meta(m, why, n))
+    if (!mp_tfmt_check_meta(m, why, n))
         return false;
-    mp_tf_range r[MP_TF_COUNT];
-    mp_tf_field_ranges(m, MP_TRACE_VERSION, r);
+    mp_tfmt_range r[MP_TFMT_COUNT];
+    mp_tfmt_field_ranges(m, MP_TRACE_VERSION, r);
     const mp_event *ev = mp_trace_events(tr);
     size_t count = mp_trace_count(tr);
     for (size_t i = 0; i < count; i++) {
         char aux_why[160];
-        for (int f = 0; f < MP_TF_COUNT; f++) {
+        for (int f = 0; f < MP_TFMT_COUNT; f++) {
             int64_t v;
-            bool fits = mp_tf_get_field(&ev[i], f, &v);
+            bool fits = mp_tfmt_get_field(&ev[i], f, &v);
             if (!fits || v < r[f].lo || v > r[f].hi) {
                 snprintf(why, n, "event %zu: field '%s' is %s%" PRId64 ", outside %" PRId64
-                         "..%" PRId64, i, mp_tf_field_names[f], fits ? "" : "above ",
+                         "..%" PRId64, i, mp_tfmt_field_names[f], fits ? "" : "above ",
                          fits ? v : INT64_MAX, r[f].lo, r[f].hi);
                 return false;
             }
         }
-        if (!mp_tf_check_event_aux(&ev[i], aux_why, sizeof aux_why)) {
+        if (!mp_tfmt_check_event_aux(&ev[i], aux_why, sizeof aux_why)) {
             snprintf(why, n, "event %zu: %s", i, aux_why);
             return false;
         }
@@ -277,8 +277,8 @@ mp_status mp_trace_save(const mp_trace *tr, const char *path, mp_error *err)
     fprintf(f, "{\"format\":\"%s\",\"version\":%d,\n", MP_TRACE_FORMAT, MP_TRACE_VERSION);
     write_meta(f, mp_trace_get_meta(tr), mp_trace_truncated(tr));
     fputs(",\n\"event_fields\":[", f);
-    for (int k = 0; k < MP_TF_COUNT; k++)
-        fprintf(f, "%s\"%s\"", k ? "," : "", mp_tf_field_names[k]);
+    for (int k = 0; k < MP_TFMT_COUNT; k++)
+        fprintf(f, "%s\"%s\"", k ? "," : "", mp_tfmt_field_names[k]);
     fputs("],\n\"events\":[\n", f);
     write_events(f, mp_trace_events(tr), mp_trace_count(tr));
     fputs("]}\n", f);

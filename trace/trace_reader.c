@@ -283,23 +283,23 @@ static mp_status load_meta(loader *ld, json_t *meta)
         return st;
 
     char why[300];
-    if (!mp_tf_check_meta(m, why, sizeof why))
+    if (!mp_tfmt_check_meta(m, why, sizeof why))
         return bad(ld, "%s", why);
     return MP_OK;
 }
 
 /* "event_fields": every field name exactly once, in any order; col[k] = field of column k. */
-static mp_status load_fields(loader *ld, json_t *names, int col[MP_TF_COUNT])
+static mp_status load_fields(loader *ld, json_t *names, int col[MP_TFMT_COUNT])
 {
-    bool seen[MP_TF_COUNT] = {false};
-    if (!json_is_array(names) || json_array_size(names) != MP_TF_COUNT)
-        return bad(ld, "event_fields is not an array of the %d event field names", MP_TF_COUNT);
-    for (size_t k = 0; k < MP_TF_COUNT; k++) {
+    bool seen[MP_TFMT_COUNT] = {false};
+    if (!json_is_array(names) || json_array_size(names) != MP_TFMT_COUNT)
+        return bad(ld, "event_fields is not an array of the %d event field names", MP_TFMT_COUNT);
+    for (size_t k = 0; k < MP_TFMT_COUNT; k++) {
         const char *s = json_string_value(json_array_get(names, k));
         int f = 0;
-        while (s && f < MP_TF_COUNT && strcmp(s, mp_tf_field_names[f]) != 0)
+        while (s && f < MP_TFMT_COUNT && strcmp(s, mp_tfmt_field_names[f]) != 0)
             f++;
-        if (!s || f == MP_TF_COUNT)
+        if (!s || f == MP_TFMT_COUNT)
             return bad(ld, "event_fields[%zu] is not an event field name", k);
         if (seen[f])
             return bad(ld, "event_fields names '%s' twice", s);
@@ -326,8 +326,8 @@ struct mp_trace_reader {
     bool owns_tr;
     int version;
     bool truncated;
-    int col[MP_TF_COUNT];                     /* field of each column */
-    int64_t lo[MP_TF_COUNT], hi[MP_TF_COUNT]; /* range of each column */
+    int col[MP_TFMT_COUNT];                     /* field of each column */
+    int64_t lo[MP_TFMT_COUNT], hi[MP_TFMT_COUNT]; /* range of each column */
 
     /* The events array: offset of its '[', and the line there. */
     uint64_t ev_off, ev_line_start;
@@ -805,7 +805,7 @@ static mp_status event_fail(mp_trace_reader *r, int line, const char *fmt, ...)
 /* A field outside its range (or not an integer). */
 static mp_status field_fail(mp_trace_reader *r, int line, int k, int cls, int64_t v)
 {
-    const char *name = mp_tf_field_names[r->col[k]];
+    const char *name = mp_tfmt_field_names[r->col[k]];
     int64_t lo = r->lo[k], hi = r->hi[k];
     if (lo == 0 && hi == INT64_MAX)
         return event_fail(r, line, ": field '%s' is not a non-negative integer", name);
@@ -822,10 +822,10 @@ static mp_status field_fail(mp_trace_reader *r, int line, int k, int cls, int64_
  * at most 18 digits, wholly in the buffer. Reads val[] and consumes the event; false (and
  * nothing consumed) for anything else, which the general parser then handles. The
  * sentinel after the buffer's data stops every loop. */
-static inline bool parse_event_fast(mp_trace_reader *r, int64_t val[MP_TF_COUNT])
+static inline bool parse_event_fast(mp_trace_reader *r, int64_t val[MP_TFMT_COUNT])
 {
     const unsigned char *p = r->p + 1; /* after '[' */
-    for (int k = 0; k < MP_TF_COUNT; k++) {
+    for (int k = 0; k < MP_TFMT_COUNT; k++) {
         bool neg = *p == '-';
         p += neg;
         unsigned d = (unsigned)*p - '0';
@@ -840,7 +840,7 @@ static inline bool parse_event_fast(mp_trace_reader *r, int64_t val[MP_TF_COUNT]
         if (p - first > 18)
             return false;
         val[k] = neg ? -(int64_t)m : (int64_t)m;
-        if (*p++ != (k == MP_TF_COUNT - 1 ? ']' : ','))
+        if (*p++ != (k == MP_TFMT_COUNT - 1 ? ']' : ','))
             return false;
     }
     r->p = (unsigned char *)p;
@@ -850,8 +850,8 @@ static inline bool parse_event_fast(mp_trace_reader *r, int64_t val[MP_TF_COUNT]
 /* The event at '[' into *ev. */
 static mp_status parse_event(mp_trace_reader *r, mp_event *ev)
 {
-    int64_t val[MP_TF_COUNT];
-    int cls[MP_TF_COUNT];
+    int64_t val[MP_TFMT_COUNT];
+    int cls[MP_TFMT_COUNT];
     int line = r->line, k = 0, c = ']';
     bool fast = parse_event_fast(r, val);
     if (!fast) {
@@ -865,14 +865,14 @@ static mp_status parse_event(mp_trace_reader *r, mp_event *ev)
             mp_status st = parse_element(r, c, &v, &cl);
             if (st != MP_OK)
                 return st;
-            if (k < MP_TF_COUNT) {
+            if (k < MP_TFMT_COUNT) {
                 val[k] = v;
                 cls[k] = cl;
             }
             k++;
             c = skip_ws(r);
             if (c == ',') {
-                if (k == MP_TF_COUNT)
+                if (k == MP_TFMT_COUNT)
                     break; /* one element too many */
                 r->p++;
                 c = skip_ws(r);
@@ -883,19 +883,19 @@ static mp_status parse_event(mp_trace_reader *r, mp_event *ev)
                              : fail_at(r, "',' or ']' expected in event %zu", r->index);
             }
         }
-        if (k != MP_TF_COUNT || c == ',')
-            return event_fail(r, line, " is not an array of %d integers", MP_TF_COUNT);
+        if (k != MP_TFMT_COUNT || c == ',')
+            return event_fail(r, line, " is not an array of %d integers", MP_TFMT_COUNT);
     }
     memset(ev, 0, sizeof *ev);
-    for (k = 0; k < MP_TF_COUNT; k++) {
+    for (k = 0; k < MP_TFMT_COUNT; k++) {
         /* in lo..hi, with one comparison */
         if ((!fast && cls[k] != V_INT) ||
             (uint64_t)val[k] - (uint64_t)r->lo[k] > (uint64_t)r->hi[k] - (uint64_t)r->lo[k])
             return field_fail(r, line, k, fast ? V_INT : cls[k], val[k]);
-        mp_tf_set_field(ev, r->col[k], val[k]);
+        mp_tfmt_set_field(ev, r->col[k], val[k]);
     }
     char why[160];
-    if (!mp_tf_check_event_aux(ev, why, sizeof why))
+    if (!mp_tfmt_check_event_aux(ev, why, sizeof why))
         return event_fail(r, line, ": %s", why);
     return MP_OK;
 }
@@ -945,7 +945,7 @@ int mp_trace_reader_next(mp_trace_reader *r, mp_event *ev, mp_error *err)
         return pass_failed(r, err);
     } else if (c == '{' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' ||
                c == 'f' || c == 'n') {
-        event_fail(r, r->line, " is not an array of %d integers", MP_TF_COUNT);
+        event_fail(r, r->line, " is not an array of %d integers", MP_TFMT_COUNT);
         return pass_failed(r, err);
     } else {
         fail_at(r, c < 0 ? "unexpected end of file in the events" : "an event expected");
@@ -1080,9 +1080,9 @@ static mp_status check_header(mp_trace_reader *r, loader *ld, json_t *vals[K_COU
     if (st != MP_OK)
         return st;
     r->truncated = ld->truncated;
-    mp_tf_range rg[MP_TF_COUNT];
-    mp_tf_field_ranges(mp_trace_get_meta(r->tr), r->version, rg);
-    for (int k = 0; k < MP_TF_COUNT; k++) {
+    mp_tfmt_range rg[MP_TFMT_COUNT];
+    mp_tfmt_field_ranges(mp_trace_get_meta(r->tr), r->version, rg);
+    for (int k = 0; k < MP_TFMT_COUNT; k++) {
         r->lo[k] = rg[r->col[k]].lo;
         r->hi[k] = rg[r->col[k]].hi;
     }

@@ -1,4 +1,5 @@
-/* The streaming reader of saved traces (format: top of trace_io.c), internal to the engine.
+/* The streaming reader of saved traces (format: top of trace_io.c), part of the trace floor
+ * (trace/) shared by the engine and the analysis.
  *
  * Opening reads and checks everything before the events (format, version, metadata, event
  * fields; members in any order), then each call to mp_trace_reader_next parses and checks
