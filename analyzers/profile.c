@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "analyzers/checked.h"
-#include "analyzers/grow.h"
+#include "trace/grow.h"
 #include "analyzers/replay.h"
 
 /* ---- names -------------------------------------------------------------------------- */

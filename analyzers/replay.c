@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "analyzers/checked.h"
-#include "analyzers/grow.h"
+#include "trace/grow.h"
 
 typedef struct arena_rec {
     mp_replay_arena a;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "analyzers/checked.h"
-#include "analyzers/grow.h"
+#include "trace/grow.h"
 #include "analyzers/replay.h"
 
 /* ---- tensor homes (for duplicated bytes) ----------------------------------------------- */

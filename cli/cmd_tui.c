@@ -1,7 +1,7 @@
 /* memprof tui: the interactive terminal timeline of a trace's memory. For a MODEL, runs it
  * the way `memprof run` does (load, shapes, prepare, runs, teardown) with a recorder and
  * shows the recorded trace; for a TRACE saved by `memprof run --trace`, streams it from the
- * file. The index over the events is tui/model.c, the screen and keys tui/screen.c. */
+ * file. The index over the events is tui/index.c, the screen and keys tui/screen.c. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "cli/model_opts.h"
 #include "engine/session.h"
-#include "tui/model.h"
+#include "tui/index.h"
 #include "tui/screen.h"
 
 #define TUI_OPTS (MP_OPT_SHAPE | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | MP_OPT_THREADS | \
@@ -159,7 +159,7 @@ int mp_cmd_tui(int argc, char **argv)
     mp_error err = {0};
     mp_trace *tr = NULL;
     mp_source *src = NULL;
-    mp_tui_model *m = NULL;
+    mp_tui_index *m = NULL;
     if (trace_file) {
         if (mp_source_open(a.target, &src, &err) != MP_OK) {
             rc = mp_report_error(&err);
@@ -182,7 +182,7 @@ int mp_cmd_tui(int argc, char **argv)
             goto done;
         }
     }
-    if (mp_tui_model_build(src, NULL, &m, &err) != MP_OK) {
+    if (mp_tui_index_build(src, NULL, &m, &err) != MP_OK) {
         rc = mp_report_error(&err);
         goto done;
     }
@@ -190,7 +190,7 @@ int mp_cmd_tui(int argc, char **argv)
     if (got < 0)
         rc = mp_report_error(&err);
     else if (got > 0) { /* a signal: clean up, then end by it as if it had not been caught */
-        mp_tui_model_free(m);
+        mp_tui_index_free(m);
         mp_source_close(src);
         mp_trace_destroy(tr);
         signal(got, SIG_DFL);
@@ -198,7 +198,7 @@ int mp_cmd_tui(int argc, char **argv)
         return 128 + got;
     }
 done:
-    mp_tui_model_free(m);
+    mp_tui_index_free(m);
     mp_source_close(src);
     mp_trace_destroy(tr);
     return rc;

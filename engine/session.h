@@ -144,7 +144,7 @@ mp_status mp_session_plan_items(mp_session *s, mp_plan_item **items, int32_t *n,
                                 uint64_t *align, mp_error *err);
 
 /* Multiply-accumulates of operator `op` (or of a whole run) at the current shapes: convolution,
- * depthwise convolution and fully connected operators; 0 for any other (session_work.c). */
+ * depthwise convolution and fully connected operators; 0 for any other (macs.c). */
 uint64_t mp_session_op_macs(const mp_session *s, int32_t op);
 uint64_t mp_session_macs(const mp_session *s);
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzers/grow.h"
+#include "trace/grow.h"
 #include "analyzers/replay.h"
-#include "reports/svg_util.h"
+#include "reports/markup.h"
 
 #define PID 1
 #define TID 1

@@ -1,5 +1,5 @@
 /* The self-contained HTML report (see html_report.h): layout only, every figure comes from
- * the profile; charts from svg_charts.c, escaping from svg_util.c. */
+ * the profile; charts from svg_charts.c, escaping from markup.c. */
 #include "reports/html_report.h"
 
 #include <inttypes.h>
@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "reports/svg_charts.h"
-#include "reports/svg_util.h"
+#include "reports/chart_style.h"
+#include "reports/markup.h"
 #include "reports/units.h"
 
 static const char css[] =

@@ -3,7 +3,7 @@
  * script only to sort tables by a click on a column) with the memory timeline, the tensor
  * lifetimes, the arena layout and tables: what is alive at the peak, lifetimes, arenas and
  * their plan quality, per operator, and waste (duplicated bytes, unused blocks, copies).
- * The file is also well-formed XML (every name escaped by svg_util.h). */
+ * The file is also well-formed XML (every name escaped by markup.h). */
 #ifndef MP_HTML_REPORT_H
 #define MP_HTML_REPORT_H
 

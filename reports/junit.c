@@ -1,11 +1,11 @@
-/* JUnit XML of memprof check (see junit.h). Text goes through mp_xml_text (svg_util.h),
+/* JUnit XML of memprof check (see junit.h). Text goes through mp_xml_text (markup.h),
  * which escapes markup and replaces control characters and invalid UTF-8. */
 #include "reports/junit.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "reports/svg_util.h"
+#include "reports/markup.h"
 #include "reports/text_gate.h"
 #include "reports/units.h"
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reports/svg_util.h"
+#include "reports/chart_style.h"
+#include "reports/markup.h"
 #include "reports/units.h"
 
 /* ---- layout constants ----------------------------------------------------------------------- */

@@ -7,7 +7,7 @@
  * of the trace or model: the timeline merges points that would share a pixel column
  * (keeping each column's highest-heap moment, so the peak is never averaged away), the
  * lifetime chart and the arena layout draw at most MP_SVG_MAX_SHAPES tensors (the largest,
- * saying how many were left out). Every name is escaped (svg_util.h). */
+ * saying how many were left out). Every name is escaped (markup.h). */
 #ifndef MP_SVG_CHARTS_H
 #define MP_SVG_CHARTS_H
 

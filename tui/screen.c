@@ -2,7 +2,7 @@
  * cursor is, the heap and each kind then), the chart of the window (one column per slice
  * of events, stacked by kind), the list of what is alive at the cursor, and a status line;
  * and turns keys into cursor, window and view changes. Everything it shows comes from
- * tui/model.h. */
+ * tui/index.h. */
 #include "tui/screen.h"
 
 #include <curses.h>
@@ -57,7 +57,7 @@ static void on_signal(int sig)
 }
 
 typedef struct ui {
-    mp_tui_model *m;
+    mp_tui_index *m;
     const char *title;
     size_t n;
     size_t cursor;
@@ -663,7 +663,7 @@ static bool key(ui *u, int ch, bool *quit)
 
 /* ---- the loop --------------------------------------------------------------------------- */
 
-int mp_tui_run(mp_tui_model *m, const char *title, mp_error *err)
+int mp_tui_run(mp_tui_index *m, const char *title, mp_error *err)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         mp_fail(err, MP_ERR_ARG, "memprof tui needs a terminal (stdin and stdout)");

@@ -26,7 +26,7 @@
 #include "reports/json_profile.h"
 #include "reports/svg_charts.h"
 #include "reports/text_profile.h"
-#include "tui/model.h"
+#include "tui/index.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -130,9 +130,9 @@ static void check_tui(mp_source *src, const mp_profile *p)
 {
     mp_tui_options o = {.checkpoint_every = 8, .max_buckets = 4, .checkpoint_budget = 64,
                         .exact_events = 16};
-    mp_tui_model *m = NULL;
+    mp_tui_index *m = NULL;
     mp_error err = {0};
-    mp_status st = mp_tui_model_build(src, &o, &m, &err);
+    mp_status st = mp_tui_index_build(src, &o, &m, &err);
     if (st != MP_OK) {
         /* The profile read the same events: only memory can fail here. */
         CHECK(st == MP_ERR_NOMEM && m == NULL);
@@ -176,7 +176,7 @@ static void check_tui(mp_source *src, const mp_profile *p)
             mp_tui_tensor_events_free(&te);
         }
     }
-    mp_tui_model_free(m);
+    mp_tui_index_free(m);
 }
 
 static void check_trace(mp_source *src)

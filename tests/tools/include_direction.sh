@@ -25,7 +25,7 @@ if [ "${1:-}" = "--self-test" ]; then
   status=0
   # each planted include must be found, naming the file and the folder it reaches
   for plant in "engine/session.c:analyzers/summary.h" "trace/trace.c:engine/session.h" \
-               "analyzers/replay.c:engine/model/model.h" "reports/units.c:tui/model.h" \
+               "analyzers/replay.c:engine/model/model.h" "reports/units.c:tui/index.h" \
                "engine/memory/mem.c:../../cli/cli.h" "trace/status.c:../reports/units.h"; do
     file=${plant%%:*}
     target=${plant#*:}

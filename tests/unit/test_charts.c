@@ -19,7 +19,8 @@
 #include "reports/chrome_trace.h"
 #include "reports/html_report.h"
 #include "reports/svg_charts.h"
-#include "reports/svg_util.h"
+#include "reports/chart_style.h"
+#include "reports/markup.h"
 
 /* ---- files and xmllint ---------------------------------------------------------------------- */
 

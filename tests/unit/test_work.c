@@ -1,4 +1,4 @@
-/* Tests of mp_session_macs / mp_session_op_macs (engine/session_work.c): the multiply-adds of
+/* Tests of mp_session_macs / mp_session_op_macs (engine/macs.c): the multiply-adds of
  * a run, against figures published with each architecture (MobileNet v1 and v2 papers,
  * MLPerf Tiny) and against per-layer counts worked out by hand from the layer's shapes. */
 #include "tests/util/testutil.h"

@@ -1,5 +1,5 @@
 /* A trace built event by event by hand, for the tests whose expected figures are worked out
- * beside the events (test_profile.c, test_gate.c, test_tui_model.c), and the small model
+ * beside the events (test_profile.c, test_gate.c, test_tui_index.c), and the small model
  * several of them share. */
 #ifndef MP_TRACE_BUILDER_H
 #define MP_TRACE_BUILDER_H

@@ -1,14 +1,14 @@
-/* The index behind `memprof tui` (see model.h): one pass over the events builds compact
+/* The index behind `memprof tui` (see index.h): one pass over the events builds compact
  * events, chart buckets, replay checkpoints and the operator starts; afterwards every query
  * restores a checkpoint into a fresh replay (by feeding it synthetic events that rebuild
  * the saved state) and steps at most K events. */
-#include "tui/model.h"
+#include "tui/index.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzers/grow.h"
+#include "trace/grow.h"
 #include "analyzers/replay.h"
 
 #define DEFAULT_K 4096
@@ -48,7 +48,7 @@ typedef struct checkpoint {
     size_t weight;                /* blocks + slots held */
 } checkpoint;
 
-struct mp_tui_model {
+struct mp_tui_index {
     const mp_trace_meta *meta;
     int32_t n_tensors, n_ops;
 
@@ -88,7 +88,7 @@ static mp_status nomem(mp_error *err)
     return mp_fail(err, MP_ERR_NOMEM, "out of memory while indexing the trace");
 }
 
-static mp_event to_event(const mp_tui_model *m, size_t i)
+static mp_event to_event(const mp_tui_index *m, size_t i)
 {
     const tev *t = &m->ev[i];
     mp_event e;
@@ -204,7 +204,7 @@ static bool cp_take(const mp_replay *r, const int32_t *ops, size_t n_ops, size_t
 }
 
 /* Drop every other checkpoint and double K (when they hold more than the budget). */
-static void cp_thin(mp_tui_model *m)
+static void cp_thin(mp_tui_index *m)
 {
     size_t j = 0;
     m->cp_weight = 0;
@@ -221,7 +221,7 @@ static void cp_thin(mp_tui_model *m)
 }
 
 /* A fresh working replay in the state of checkpoint c. */
-static bool cp_restore(mp_tui_model *m, const checkpoint *c)
+static bool cp_restore(mp_tui_index *m, const checkpoint *c)
 {
     mp_replay_destroy(m->r);
     m->pos = 0;
@@ -279,7 +279,7 @@ static bool cp_restore(mp_tui_model *m, const checkpoint *c)
 }
 
 /* Put the working replay at pos (the state after events 0..pos-1). */
-static bool seek(mp_tui_model *m, size_t pos)
+static bool seek(mp_tui_index *m, size_t pos)
 {
     if (!m->r || pos < m->pos || pos - m->pos > m->K) {
         size_t j = pos / m->K;
@@ -305,7 +305,7 @@ typedef struct builder {
     size_t n_stack, cap_stack;
 } builder;
 
-static bool add_event(mp_tui_model *m, const mp_event *e)
+static bool add_event(mp_tui_index *m, const mp_event *e)
 {
     if (!mp_grow((void **)&m->ev, &m->cap_ev, m->n, sizeof *m->ev, 4096))
         return false;
@@ -331,7 +331,7 @@ static bool add_event(mp_tui_model *m, const mp_event *e)
     return true;
 }
 
-static bool add_bucket_value(mp_tui_model *m, size_t i, uint64_t heap, const uint64_t *live)
+static bool add_bucket_value(mp_tui_index *m, size_t i, uint64_t heap, const uint64_t *live)
 {
     size_t b = i / m->B;
     if (b >= m->n_buckets) {
@@ -359,7 +359,7 @@ static bool add_bucket_value(mp_tui_model *m, size_t i, uint64_t heap, const uin
     return true;
 }
 
-static bool build_step(mp_tui_model *m, builder *bd, const mp_event *e)
+static bool build_step(mp_tui_index *m, builder *bd, const mp_event *e)
 {
     size_t i = m->n;
     if (i % m->K == 0) {
@@ -414,7 +414,7 @@ static bool build_step(mp_tui_model *m, builder *bd, const mp_event *e)
     return true;
 }
 
-mp_status mp_tui_model_build(mp_source *src, const mp_tui_options *opt, mp_tui_model **out,
+mp_status mp_tui_index_build(mp_source *src, const mp_tui_options *opt, mp_tui_index **out,
                              mp_error *err)
 {
     *out = NULL;
@@ -423,7 +423,7 @@ mp_status mp_tui_model_build(mp_source *src, const mp_tui_options *opt, mp_tui_m
     mp_status st = mp_source_rewind(src, err);
     if (st != MP_OK)
         return st;
-    mp_tui_model *m = calloc(1, sizeof *m);
+    mp_tui_index *m = calloc(1, sizeof *m);
     builder bd = {0};
     if (!m)
         return nomem(err);
@@ -470,11 +470,11 @@ mp_status mp_tui_model_build(mp_source *src, const mp_tui_options *opt, mp_tui_m
 fail:
     mp_replay_destroy(bd.r);
     free(bd.stack);
-    mp_tui_model_free(m);
+    mp_tui_index_free(m);
     return st;
 }
 
-void mp_tui_model_free(mp_tui_model *m)
+void mp_tui_index_free(mp_tui_index *m)
 {
     if (!m)
         return;
@@ -492,25 +492,25 @@ void mp_tui_model_free(mp_tui_model *m)
 
 /* ---- figures ---------------------------------------------------------------------------- */
 
-const mp_trace_meta *mp_tui_meta(const mp_tui_model *m) { return m->meta; }
-size_t mp_tui_n_events(const mp_tui_model *m) { return m->n; }
-uint64_t mp_tui_peak_heap(const mp_tui_model *m) { return m->peak; }
-size_t mp_tui_peak_event(const mp_tui_model *m) { return m->peak_event; }
-size_t mp_tui_bucket_size(const mp_tui_model *m) { return m->B; }
-size_t mp_tui_checkpoint_every(const mp_tui_model *m) { return m->K; }
+const mp_trace_meta *mp_tui_meta(const mp_tui_index *m) { return m->meta; }
+size_t mp_tui_n_events(const mp_tui_index *m) { return m->n; }
+uint64_t mp_tui_peak_heap(const mp_tui_index *m) { return m->peak; }
+size_t mp_tui_peak_event(const mp_tui_index *m) { return m->peak_event; }
+size_t mp_tui_bucket_size(const mp_tui_index *m) { return m->B; }
+size_t mp_tui_checkpoint_every(const mp_tui_index *m) { return m->K; }
 
-uint64_t mp_tui_kind_peak(const mp_tui_model *m, int kind)
+uint64_t mp_tui_kind_peak(const mp_tui_index *m, int kind)
 {
     return kind >= 0 && kind < MP_KIND_COUNT ? m->kind_peak[kind] : 0;
 }
 
-const char *mp_tui_tensor_name(const mp_tui_model *m, int32_t t)
+const char *mp_tui_tensor_name(const mp_tui_index *m, int32_t t)
 {
     const char *s = t >= 0 && t < m->n_tensors ? m->meta->tensors[t].name : NULL;
     return s ? s : "?";
 }
 
-const char *mp_tui_op_name(const mp_tui_model *m, int32_t o)
+const char *mp_tui_op_name(const mp_tui_index *m, int32_t o)
 {
     const char *s = o >= 0 && o < m->n_ops ? m->meta->ops[o].name : NULL;
     return s ? s : "?";
@@ -518,7 +518,7 @@ const char *mp_tui_op_name(const mp_tui_model *m, int32_t o)
 
 /* ---- the state at an event -------------------------------------------------------------- */
 
-mp_status mp_tui_state_at(mp_tui_model *m, size_t e, int kind_filter, mp_tui_at *out,
+mp_status mp_tui_state_at(mp_tui_index *m, size_t e, int kind_filter, mp_tui_at *out,
                           mp_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -562,13 +562,13 @@ static size_t upper(const size_t *v, size_t n, size_t e)
     return lo;
 }
 
-size_t mp_tui_next_op(const mp_tui_model *m, size_t e)
+size_t mp_tui_next_op(const mp_tui_index *m, size_t e)
 {
     size_t i = upper(m->op_begins, m->n_op_begins, e);
     return i < m->n_op_begins ? m->op_begins[i] : SIZE_MAX;
 }
 
-size_t mp_tui_prev_op(const mp_tui_model *m, size_t e)
+size_t mp_tui_prev_op(const mp_tui_index *m, size_t e)
 {
     if (e == 0)
         return SIZE_MAX;
@@ -592,7 +592,7 @@ static bool contains_nocase(const char *hay, const char *needle)
     return false;
 }
 
-int32_t mp_tui_find_tensor(const mp_tui_model *m, const char *query, int32_t after)
+int32_t mp_tui_find_tensor(const mp_tui_index *m, const char *query, int32_t after)
 {
     if (!query || !*query || m->n_tensors == 0)
         return -1;
@@ -619,7 +619,7 @@ static bool push(size_t **v, size_t *n, size_t *cap, size_t x)
     return true;
 }
 
-mp_status mp_tui_tensor_find_events(const mp_tui_model *m, int32_t tensor,
+mp_status mp_tui_tensor_find_events(const mp_tui_index *m, int32_t tensor,
                                     mp_tui_tensor_events *out, mp_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -772,7 +772,7 @@ int mp_tui_col_of(const mp_tui_window *w, int cols, size_t e)
 
 /* ---- chart columns ---------------------------------------------------------------------- */
 
-mp_status mp_tui_columns(mp_tui_model *m, const mp_tui_window *w, int cols, mp_tui_column *out,
+mp_status mp_tui_columns(mp_tui_index *m, const mp_tui_window *w, int cols, mp_tui_column *out,
                          mp_error *err)
 {
     if (cols <= 0)

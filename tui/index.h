@@ -1,6 +1,6 @@
-/* The model behind `memprof tui`: an index over a trace's events that answers what the
+/* The index behind `memprof tui`: an index over a trace's events that answers what the
  * terminal timeline asks for, quickly, at any cursor position. Pure (no terminal, no
- * ncurses), so that every figure is unit-tested (tests/unit/test_tui_model.c).
+ * ncurses), so that every figure is unit-tested (tests/unit/test_tui_index.c).
  *
  * Built in one pass over an event source (analyzers/source.h), replaying the events with
  * analyzers/replay.h so that every figure agrees with `memprof run` and `memprof report`:
@@ -15,8 +15,8 @@
  *  - the OP_BEGIN events (moving by operator), the heap peak and each kind's own peak.
  *
  * Positions are event indices (0..n_events-1); "at event e" means the state after e. */
-#ifndef MP_TUI_MODEL_H
-#define MP_TUI_MODEL_H
+#ifndef MP_TUI_INDEX_H
+#define MP_TUI_INDEX_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +27,7 @@
 #include "trace/status.h"
 #include "trace/trace.h"
 
-typedef struct mp_tui_model mp_tui_model;
+typedef struct mp_tui_index mp_tui_index;
 
 typedef struct mp_tui_options {
     size_t checkpoint_every;   /* K to start with (0 = 4096) */
@@ -40,24 +40,24 @@ typedef struct mp_tui_options {
 
 /* Build the index over every event of src (one pass; rewinds it first). On error *out is
  * NULL: MP_ERR_IO / MP_ERR_FORMAT from a file source, MP_ERR_NOMEM. Names point into the
- * source's metadata: the model is valid while src is open. */
-mp_status mp_tui_model_build(mp_source *src, const mp_tui_options *opt, mp_tui_model **out,
+ * source's metadata: the index is valid while src is open. */
+mp_status mp_tui_index_build(mp_source *src, const mp_tui_options *opt, mp_tui_index **out,
                              mp_error *err);
-void mp_tui_model_free(mp_tui_model *m);
+void mp_tui_index_free(mp_tui_index *m);
 
-const mp_trace_meta *mp_tui_meta(const mp_tui_model *m);
-size_t mp_tui_n_events(const mp_tui_model *m);
+const mp_trace_meta *mp_tui_meta(const mp_tui_index *m);
+size_t mp_tui_n_events(const mp_tui_index *m);
 /* The heap peak and the event where it is first reached (SIZE_MAX when the heap is never
  * above 0); each kind's own peak. */
-uint64_t mp_tui_peak_heap(const mp_tui_model *m);
-size_t mp_tui_peak_event(const mp_tui_model *m);
-uint64_t mp_tui_kind_peak(const mp_tui_model *m, int kind);
+uint64_t mp_tui_peak_heap(const mp_tui_index *m);
+size_t mp_tui_peak_event(const mp_tui_index *m);
+uint64_t mp_tui_kind_peak(const mp_tui_index *m, int kind);
 /* Current bucket size B and checkpoint interval K (for tests and the help line). */
-size_t mp_tui_bucket_size(const mp_tui_model *m);
-size_t mp_tui_checkpoint_every(const mp_tui_model *m);
+size_t mp_tui_bucket_size(const mp_tui_index *m);
+size_t mp_tui_checkpoint_every(const mp_tui_index *m);
 /* Name of tensor t / operator o ("?" when unknown or out of range). */
-const char *mp_tui_tensor_name(const mp_tui_model *m, int32_t t);
-const char *mp_tui_op_name(const mp_tui_model *m, int32_t o);
+const char *mp_tui_tensor_name(const mp_tui_index *m, int32_t t);
+const char *mp_tui_op_name(const mp_tui_index *m, int32_t o);
 
 /* ---- the state at an event -------------------------------------------------------------- */
 
@@ -80,21 +80,21 @@ typedef struct mp_tui_at {
 
 /* The state after event e (e < n_events). kind_filter: -1 lists every heap kind (not
  * const), else only items of that kind. MP_ERR_ARG when e is out of range, MP_ERR_NOMEM. */
-mp_status mp_tui_state_at(mp_tui_model *m, size_t e, int kind_filter, mp_tui_at *out,
+mp_status mp_tui_state_at(mp_tui_index *m, size_t e, int kind_filter, mp_tui_at *out,
                           mp_error *err);
 
 /* ---- moving by operator ----------------------------------------------------------------- */
 
 /* The first OP_BEGIN event after e / the last one before e; SIZE_MAX when none. */
-size_t mp_tui_next_op(const mp_tui_model *m, size_t e);
-size_t mp_tui_prev_op(const mp_tui_model *m, size_t e);
+size_t mp_tui_next_op(const mp_tui_index *m, size_t e);
+size_t mp_tui_prev_op(const mp_tui_index *m, size_t e);
 
 /* ---- searching a tensor ----------------------------------------------------------------- */
 
 /* The tensor a query names: among tensors after `after` (wrapping around; -1 starts at 0),
  * the first whose name equals query, else the first whose name contains it ignoring case;
  * -1 when none does (or query is empty). */
-int32_t mp_tui_find_tensor(const mp_tui_model *m, const char *query, int32_t after);
+int32_t mp_tui_find_tensor(const mp_tui_index *m, const char *query, int32_t after);
 
 /* Where a tensor gets and loses memory: allocations are ALLOC events of blocks it owns and
  * PLAN events of its slots; frees are FREE events of its blocks, and the FREE of an arena
@@ -103,7 +103,7 @@ typedef struct mp_tui_tensor_events {
     size_t n_alloc, n_free;
     size_t *alloc, *free;
 } mp_tui_tensor_events;
-mp_status mp_tui_tensor_find_events(const mp_tui_model *m, int32_t tensor,
+mp_status mp_tui_tensor_find_events(const mp_tui_index *m, int32_t tensor,
                                     mp_tui_tensor_events *out, mp_error *err);
 void mp_tui_tensor_events_free(mp_tui_tensor_events *te);
 /* The first of v[0..n) after e, wrapping to v[0]; SIZE_MAX when n is 0. */
@@ -148,7 +148,7 @@ typedef struct mp_tui_column {
  * window has at most exact_events events or fewer than 2*B per column; otherwise from the buckets, each bucket counted in the column holding its
  * first event (a column's maximum may then come from up to B-1 events beyond its right edge;
  * the peak is shown in exactly one column). MP_ERR_NOMEM. */
-mp_status mp_tui_columns(mp_tui_model *m, const mp_tui_window *w, int cols, mp_tui_column *out,
+mp_status mp_tui_columns(mp_tui_index *m, const mp_tui_window *w, int cols, mp_tui_column *out,
                          mp_error *err);
 
 #endif

@@ -1,33 +1,14 @@
-/* Helpers shared by the picture renderers (svg_charts.c, html_report.c, chrome_trace.c): the
- * one place that escapes text for XML, HTML and JSON, decodes UTF-8 tolerantly, holds the
- * colour palette (Okabe-Ito, safe for colour-blind readers) and picks axis ticks in human
- * units. */
-#ifndef MP_SVG_UTIL_H
-#define MP_SVG_UTIL_H
+/* The look of the charts (svg_charts.c, html_report.c): the font stack, the colour palette
+ * (Okabe-Ito, safe for colour-blind readers) and axis ticks in human units. */
+#ifndef MP_CHART_STYLE_H
+#define MP_CHART_STYLE_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 /* The font stack of every chart and of the HTML report: the system's sans-serif. */
 #define MP_SVG_FONT \
     "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
-
-/* Decode one UTF-8 character at s (s[0] != 0): store it in *cp and return the bytes it
- * takes. A byte that does not start a complete, valid, shortest-form sequence (stray
- * continuation, truncated, overlong, surrogate, beyond U+10FFFF) takes 1 byte and decodes
- * as U+FFFD. Never reads past a NUL. */
-size_t mp_utf8_next(const char *s, uint32_t *cp);
-
-/* Write s as XML / HTML text or attribute value: & < > " ' as character references,
- * control characters (C0 including tab and newline, DEL, C1), U+FFFE / U+FFFF and invalid
- * UTF-8 as U+FFFD. At most max_chars characters (0 = no limit): a longer text is cut and
- * ends with an ellipsis (U+2026), within max_chars. NULL writes nothing. */
-void mp_xml_text(FILE *f, const char *s, size_t max_chars);
-
-/* The same for JSON string contents (no quotes written): " \ and control characters
- * escaped, invalid UTF-8 and U+FFFE / U+FFFF as \ufffd. NULL writes nothing. */
-void mp_json_text(FILE *f, const char *s);
 
 /* Colours. Kinds of memory (MP_KIND_*) and memory managers (mp_manager of
  * analyzers/profile.h); out-of-range values get grey. */

@@ -1,4 +1,4 @@
-/* Tests of the index behind `memprof tui` (tui/model.c): on a trace built by hand, the heap
+/* Tests of the index behind `memprof tui` (tui/index.c): on a trace built by hand, the heap
  * and each kind at every event, what is alive (largest first) at chosen events, the peak,
  * moving by operator, tensor search and its allocation and free events, the window math and
  * the chart columns (exact and from buckets), every figure worked out in the comments; the
@@ -15,7 +15,7 @@
 #include "engine/model/zoo.h"
 #include "engine/session.h"
 #include "trace/trace.h"
-#include "tui/model.h"
+#include "tui/index.h"
 #include "tests/util/trace_builder.h"
 
 /* ---- the hand-built trace --------------------------------------------------------------- */
@@ -119,7 +119,7 @@ static mp_trace *hand_trace(void)
 typedef struct fixture {
     mp_trace *tr;
     mp_source *src;
-    mp_tui_model *m;
+    mp_tui_index *m;
 } fixture;
 
 static fixture open_hand(const mp_tui_options *o)
@@ -129,18 +129,18 @@ static fixture open_hand(const mp_tui_options *o)
     f.tr = hand_trace();
     f.src = mp_source_of_trace(f.tr);
     assert_non_null(f.src);
-    assert_int_equal(mp_tui_model_build(f.src, o, &f.m, &err), MP_OK);
+    assert_int_equal(mp_tui_index_build(f.src, o, &f.m, &err), MP_OK);
     return f;
 }
 
 static void close_fixture(fixture *f)
 {
-    mp_tui_model_free(f->m);
+    mp_tui_index_free(f->m);
     mp_source_close(f->src);
     mp_trace_destroy(f->tr);
 }
 
-static mp_tui_at at(mp_tui_model *m, size_t e, int filter)
+static mp_tui_at at(mp_tui_index *m, size_t e, int filter)
 {
     mp_tui_at a;
     mp_error err = {0};
@@ -311,14 +311,14 @@ static void test_from_file(void **state)
     (void)state;
     mp_trace *tr = hand_trace();
     mp_error err = {0};
-    assert_int_equal(mp_test_tmpdir_make("tui_model"), 0);
+    assert_int_equal(mp_test_tmpdir_make("tui_index"), 0);
     const char *path = mp_test_tmp_path("hand.json");
     assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
     mp_source *src = NULL;
     assert_int_equal(mp_source_open(path, &src, &err), MP_OK);
-    mp_tui_model *m = NULL;
+    mp_tui_index *m = NULL;
     mp_tui_options o = {.checkpoint_every = 4};
-    assert_int_equal(mp_tui_model_build(src, &o, &m, &err), MP_OK);
+    assert_int_equal(mp_tui_index_build(src, &o, &m, &err), MP_OK);
     assert_int_equal(mp_tui_n_events(m), 34);
     assert_int_equal(mp_tui_peak_event(m), 12);
     for (size_t e = 0; e < 34; e++)
@@ -326,7 +326,7 @@ static void test_from_file(void **state)
     assert_string_equal(mp_tui_tensor_name(m, 2), "Relu6");
     assert_string_equal(mp_tui_op_name(m, 2), "FULLY_CONNECTED");
     assert_string_equal(mp_tui_op_name(m, 3), "?");
-    mp_tui_model_free(m);
+    mp_tui_index_free(m);
     mp_source_close(src);
     /* a malformed file: the error of the source, no model */
     mp_test_write_text(mp_test_tmp_path("bad.json"), "{\"format\":\"memprof-trace\"");
@@ -541,9 +541,9 @@ static void test_empty(void **state)
     mp_trace *tr = mp_trace_create();
     assert_non_null(tr);
     mp_source *src = mp_source_of_trace(tr);
-    mp_tui_model *m = NULL;
+    mp_tui_index *m = NULL;
     mp_error err = {0};
-    assert_int_equal(mp_tui_model_build(src, NULL, &m, &err), MP_OK);
+    assert_int_equal(mp_tui_index_build(src, NULL, &m, &err), MP_OK);
     assert_int_equal(mp_tui_n_events(m), 0);
     assert_int_equal(mp_tui_peak_event(m), SIZE_MAX);
     assert_int_equal(mp_tui_peak_heap(m), 0);
@@ -554,7 +554,7 @@ static void test_empty(void **state)
     mp_tui_column c[4];
     assert_int_equal(mp_tui_columns(m, &w, 4, c, &err), MP_OK);
     assert_int_equal(c[0].at, SIZE_MAX);
-    mp_tui_model_free(m);
+    mp_tui_index_free(m);
     mp_source_close(src);
     mp_trace_destroy(tr);
 }
@@ -571,13 +571,13 @@ static void test_overflowing_sizes_refused(void **state)
         size_t at = mp_tb_overflow(&b, which);
         mp_source *src = mp_source_of_trace(b.tr);
         assert_non_null(src);
-        mp_tui_model *m = NULL;
+        mp_tui_index *m = NULL;
         mp_error err = {0};
-        mp_status st = mp_tui_model_build(src, NULL, &m, &err);
+        mp_status st = mp_tui_index_build(src, NULL, &m, &err);
         if (which == 2) {
             assert_int_equal(st, MP_OK);
             assert_int_equal(mp_tui_peak_heap(m), (uint64_t)1 << 62);
-            mp_tui_model_free(m);
+            mp_tui_index_free(m);
         } else {
             char want[64];
             snprintf(want, sizeof want, "trace: event %zu: ", at);
@@ -619,10 +619,10 @@ static void check_zoo(const char *name, mp_memory_mode mode, int runs)
     mp_summary sum;
     assert_int_equal(mp_summary_compute(tr, &sum, &err), MP_OK);
     mp_source *src = mp_source_of_trace(tr);
-    mp_tui_model *m = NULL, *m2 = NULL;
-    assert_int_equal(mp_tui_model_build(src, NULL, &m, &err), MP_OK);
+    mp_tui_index *m = NULL, *m2 = NULL;
+    assert_int_equal(mp_tui_index_build(src, NULL, &m, &err), MP_OK);
     mp_tui_options small = {.checkpoint_every = 16, .max_buckets = 16};
-    assert_int_equal(mp_tui_model_build(src, &small, &m2, &err), MP_OK);
+    assert_int_equal(mp_tui_index_build(src, &small, &m2, &err), MP_OK);
     assert_int_equal(mp_tui_n_events(m), mp_trace_count(tr));
     assert_int_equal(mp_tui_peak_heap(m), sum.peak_heap);
     assert_int_equal((int64_t)mp_tui_peak_event(m), sum.peak.event);
@@ -656,8 +656,8 @@ static void check_zoo(const char *name, mp_memory_mode mode, int runs)
         seen += c[i].heap == sum.peak_heap;
     }
     assert_true(seen >= 1);
-    mp_tui_model_free(m);
-    mp_tui_model_free(m2);
+    mp_tui_index_free(m);
+    mp_tui_index_free(m2);
     mp_source_close(src);
     mp_summary_free(&sum);
     mp_trace_destroy(tr);

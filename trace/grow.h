@@ -1,6 +1,7 @@
-/* Growing arrays for the analyzers: make room for one more element by doubling the
- * capacity (starting at `first`). On failure the array is left as it was, so a caller can
- * report out of memory without having lost state. */
+/* Growing arrays, a generic helper on the trace floor that every library may use (analyzers,
+ * reports, the TUI): make room for one more element by doubling the capacity (starting at
+ * `first`). On failure the array is left as it was, so a caller can report out of memory
+ * without having lost state. */
 #ifndef MP_GROW_H
 #define MP_GROW_H
 
