@@ -7,15 +7,15 @@
 
 #include "engine/memory/mem.h"
 
-#define XC_MAGIC 0x78637031u
-#define XC_PLAIN_ALIGN 16 /* what malloc guarantees; XNNPACK's plain blocks may rely on it */
+#define MP_XC_MAGIC 0x78637031u
+#define MP_XC_PLAIN_ALIGN 16 /* what malloc guarantees; XNNPACK's plain blocks may rely on it */
 
-static xc_block *hdr(void *p)
+static mp_xc_block *hdr(void *p)
 {
-    return (xc_block *)((char *)p - sizeof(xc_block));
+    return (mp_xc_block *)((char *)p - sizeof(mp_xc_block));
 }
 
-static void link_live(xc_capture *c, xc_block *b)
+static void link_live(mp_xc_capture *c, mp_xc_block *b)
 {
     b->prev = c->live.prev;
     b->next = &c->live;
@@ -23,22 +23,22 @@ static void link_live(xc_capture *c, xc_block *b)
     c->live.prev = b;
 }
 
-static void unlink_live(xc_block *b)
+static void unlink_live(mp_xc_block *b)
 {
     b->prev->next = b->next;
     b->next->prev = b->prev;
     b->prev = b->next = NULL;
 }
 
-static void *block_new(xc_capture *c, size_t bytes, size_t align, bool aligned)
+static void *block_new(mp_xc_capture *c, size_t bytes, size_t align, bool aligned)
 {
-    if (align < XC_PLAIN_ALIGN)
-        align = XC_PLAIN_ALIGN;
-    if ((align & (align - 1)) != 0 || bytes > SIZE_MAX - align - sizeof(xc_block)) {
+    if (align < MP_XC_PLAIN_ALIGN)
+        align = MP_XC_PLAIN_ALIGN;
+    if ((align & (align - 1)) != 0 || bytes > SIZE_MAX - align - sizeof(mp_xc_block)) {
         c->failures++;
         return NULL;
     }
-    size_t need = bytes + align + sizeof(xc_block);
+    size_t need = bytes + align + sizeof(mp_xc_block);
     char *raw = mp_mem_fail_now(bytes) ? NULL : malloc(need);
     bool reserved = false;
     if (!raw && !aligned && c->reserve && need <= c->reserve_cap - c->reserve_used) {
@@ -51,12 +51,12 @@ static void *block_new(xc_capture *c, size_t bytes, size_t align, bool aligned)
         c->failures++;
         return NULL;
     }
-    uintptr_t u = ((uintptr_t)raw + sizeof(xc_block) + align - 1) & ~(uintptr_t)(align - 1);
+    uintptr_t u = ((uintptr_t)raw + sizeof(mp_xc_block) + align - 1) & ~(uintptr_t)(align - 1);
     char *p = (char *)u;
-    xc_block *b = hdr(p);
+    mp_xc_block *b = hdr(p);
     b->bytes = bytes;
     b->seq = ++c->seq;
-    b->magic = XC_MAGIC;
+    b->magic = MP_XC_MAGIC;
     b->shift = (uint32_t)(p - raw);
     b->align = (uint32_t)align;
     b->phase = (uint8_t)c->phase;
@@ -73,10 +73,10 @@ static void *block_new(xc_capture *c, size_t bytes, size_t align, bool aligned)
     return p;
 }
 
-static void block_free(xc_capture *c, void *p)
+static void block_free(mp_xc_capture *c, void *p)
 {
-    xc_block *b = hdr(p);
-    if (b->magic != XC_MAGIC)
+    mp_xc_block *b = hdr(p);
+    if (b->magic != MP_XC_MAGIC)
         abort(); /* a block the capture did not make: a window was left open or closed early */
     b->magic = 0;
     unlink_live(b);
@@ -89,9 +89,9 @@ static void block_free(xc_capture *c, void *p)
         free((char *)p - b->shift);
 }
 
-bool xc_reserve(xc_capture *c, size_t bytes)
+bool mp_xc_reserve(mp_xc_capture *c, size_t bytes)
 {
-    xc_unreserve(c);
+    mp_xc_unreserve(c);
     if (c->reserve)
         return true; /* the old one still holds live blocks: it stays */
     c->reserve = mp_mem_fail_now(bytes) ? NULL : malloc(bytes);
@@ -100,7 +100,7 @@ bool xc_reserve(xc_capture *c, size_t bytes)
     return c->reserve != NULL;
 }
 
-void xc_unreserve(xc_capture *c)
+void mp_xc_unreserve(mp_xc_capture *c)
 {
     if (c->reserve_live > 0)
         return;
@@ -111,7 +111,7 @@ void xc_unreserve(xc_capture *c)
 
 static void *cb_allocate(void *ctx, size_t size)
 {
-    xc_capture *c = ctx;
+    mp_xc_capture *c = ctx;
     void *p = block_new(c, size, 0, false);
     if (p)
         c->n_alloc++;
@@ -120,7 +120,7 @@ static void *cb_allocate(void *ctx, size_t size)
 
 static void *cb_aligned(void *ctx, size_t align, size_t size)
 {
-    xc_capture *c = ctx;
+    mp_xc_capture *c = ctx;
     void *p = block_new(c, size, align, true);
     if (p)
         c->n_alloc++;
@@ -129,7 +129,7 @@ static void *cb_aligned(void *ctx, size_t align, size_t size)
 
 static void cb_free(void *ctx, void *p)
 {
-    xc_capture *c = ctx;
+    mp_xc_capture *c = ctx;
     if (!p)
         return;
     block_free(c, p);
@@ -138,11 +138,11 @@ static void cb_free(void *ctx, void *p)
 
 static void *cb_reallocate(void *ctx, void *p, size_t size)
 {
-    xc_capture *c = ctx;
+    mp_xc_capture *c = ctx;
     if (!p)
         return cb_allocate(ctx, size);
-    xc_block *old = hdr(p);
-    if (old->magic != XC_MAGIC)
+    mp_xc_block *old = hdr(p);
+    if (old->magic != MP_XC_MAGIC)
         abort();
     void *q = block_new(c, size, old->align, old->aligned);
     if (!q)
@@ -153,17 +153,17 @@ static void *cb_reallocate(void *ctx, void *p, size_t size)
     return q;
 }
 
-void *xc_calloc(size_t n, size_t size)
+void *mp_xc_calloc(size_t n, size_t size)
 {
     return mp_mem_fail_now(n * size) ? NULL : calloc(n, size);
 }
 
-void *xc_realloc(void *p, size_t bytes)
+void *mp_xc_realloc(void *p, size_t bytes)
 {
     return mp_mem_fail_now(bytes) ? NULL : realloc(p, bytes);
 }
 
-void *xc_aligned_zero(size_t align, size_t bytes)
+void *mp_xc_aligned_zero(size_t align, size_t bytes)
 {
     size_t n = (bytes + align - 1) / align * align;
     void *q = mp_mem_fail_now(n) ? NULL : aligned_alloc(align, n);
@@ -172,7 +172,7 @@ void *xc_aligned_zero(size_t align, size_t bytes)
     return q;
 }
 
-void xc_init(xc_capture *c)
+void mp_xc_init(mp_xc_capture *c)
 {
     memset(c, 0, sizeof *c);
     c->alloc.context = c;
@@ -184,48 +184,48 @@ void xc_init(xc_capture *c)
     c->live.prev = c->live.next = &c->live;
 }
 
-void xc_begin(xc_capture *c, xc_phase phase)
+void mp_xc_begin(mp_xc_capture *c, mp_xc_phase phase)
 {
     c->phase = phase;
     mp_mem_xnn_redirect(&c->alloc);
 }
 
-void xc_end(void)
+void mp_xc_end(void)
 {
     mp_mem_xnn_redirect(NULL);
 }
 
-const xc_block *xc_first(const xc_capture *c)
+const mp_xc_block *mp_xc_first(const mp_xc_capture *c)
 {
     return c->live.next == &c->live ? NULL : c->live.next;
 }
 
-const xc_block *xc_next(const xc_capture *c, const xc_block *b)
+const mp_xc_block *mp_xc_next(const mp_xc_capture *c, const mp_xc_block *b)
 {
     return b->next == &c->live ? NULL : b->next;
 }
 
-size_t xc_operator_size(bool *aligned)
+size_t mp_xc_operator_size(bool *aligned)
 {
     static bool measured, op_aligned;
     static size_t op_size;
     if (!measured) {
         measured = true;
         if (mp_mem_xnn_init() == 0) {
-            xc_capture c;
-            xc_init(&c);
+            mp_xc_capture c;
+            mp_xc_init(&c);
             xnn_operator_t op = NULL;
-            xc_begin(&c, XC_CREATE);
+            mp_xc_begin(&c, MP_XC_CREATE);
             enum xnn_status st = xnn_create_clamp_nc_f32(1, 1, 1, 0.0f, 1.0f, 0, &op);
-            xc_end();
+            mp_xc_end();
             if (st == xnn_status_success && c.n_live == 1) {
-                op_size = xc_first(&c)->bytes;
-                op_aligned = xc_first(&c)->aligned;
+                op_size = mp_xc_first(&c)->bytes;
+                op_aligned = mp_xc_first(&c)->aligned;
             }
-            xc_begin(&c, XC_DELETE);
+            mp_xc_begin(&c, MP_XC_DELETE);
             if (op)
                 xnn_delete_operator(op);
-            xc_end();
+            mp_xc_end();
         }
     }
     *aligned = op_aligned;

@@ -113,13 +113,13 @@ static void *keep_copy(builder *b, size_t bytes)
     mp_xnn_peer *p = b->p;
     if (p->n_copies == p->cap_copies) {
         int cap = p->cap_copies ? p->cap_copies * 2 : 16;
-        void **nc = xc_realloc(p->copies, sizeof(void *) * (size_t)cap);
+        void **nc = mp_xc_realloc(p->copies, sizeof(void *) * (size_t)cap);
         if (!nc)
             return NULL;
         p->copies = nc;
         p->cap_copies = cap;
     }
-    void *q = xc_calloc(1, bytes + XNN_EXTRA_BYTES);
+    void *q = mp_xc_calloc(1, bytes + XNN_EXTRA_BYTES);
     if (!q)
         return NULL;
     p->copies[p->n_copies++] = q;
@@ -670,13 +670,13 @@ mp_status mp_xnn_peer_build(mp_xnn_peer *p, const mp_session *s, xnn_subgraph_t 
         return mp_fail(err, MP_ERR_ARG, "XNNPACK peer: the session has no model");
     builder b = {.p = p, .s = s, .m = m, .err = err, .op = -1};
     size_t nt = (size_t)m->n_tensors + 1, no = (size_t)m->n_ops + 1;
-    b.vid = xc_calloc(nt, sizeof(uint32_t));
-    b.known = xc_calloc(nt, sizeof(bool));
-    b.folded = xc_calloc(no, sizeof(bool));
-    b.role = xc_calloc(nt, sizeof(int8_t));
-    b.ext_id = xc_calloc(nt, sizeof(uint32_t));
-    p->in = xc_calloc((size_t)m->n_inputs + 1, sizeof(peer_io));
-    p->out = xc_calloc((size_t)m->n_outputs + 1, sizeof(peer_io));
+    b.vid = mp_xc_calloc(nt, sizeof(uint32_t));
+    b.known = mp_xc_calloc(nt, sizeof(bool));
+    b.folded = mp_xc_calloc(no, sizeof(bool));
+    b.role = mp_xc_calloc(nt, sizeof(int8_t));
+    b.ext_id = mp_xc_calloc(nt, sizeof(uint32_t));
+    p->in = mp_xc_calloc((size_t)m->n_inputs + 1, sizeof(peer_io));
+    p->out = mp_xc_calloc((size_t)m->n_outputs + 1, sizeof(peer_io));
     mp_status st = MP_OK;
     if (!b.vid || !b.known || !b.folded || !b.role || !b.ext_id || !p->in || !p->out) {
         st = mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");

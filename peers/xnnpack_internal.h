@@ -17,7 +17,7 @@ typedef struct peer_io {
 } peer_io;
 
 struct mp_xnn_peer {
-    xc_capture cap;             /* first: its live-list sentinel must not move */
+    mp_xc_capture cap;             /* first: its live-list sentinel must not move */
     pthreadpool_t pool;
     bool pool_owned; /* created here, not the caller's opt.threadpool */
     xnn_runtime_t rt;

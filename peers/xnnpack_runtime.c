@@ -2,7 +2,7 @@
  * up XNNPACK's runtime inside capture windows, run it on the peer's input and output
  * buffers, report what XNNPACK allocated, and delete everything.
  *
- * Every XNNPACK call the peer makes sits between xc_begin() and xc_end(), so every block
+ * Every XNNPACK call the peer makes sits between mp_xc_begin() and mp_xc_end(), so every block
  * XNNPACK makes for the peer, and every free of one, goes to the peer's capture. */
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +13,12 @@
 static void free_peer(mp_xnn_peer *p)
 {
     if (p->rt) {
-        xc_begin(&p->cap, XC_DELETE);
+        mp_xc_begin(&p->cap, MP_XC_DELETE);
         xnn_delete_runtime(p->rt);
-        xc_end();
+        mp_xc_end();
         p->rt = NULL;
     }
-    xc_unreserve(&p->cap);
+    mp_xc_unreserve(&p->cap);
     if (p->pool && p->pool_owned)
         pthreadpool_destroy(p->pool);
     for (int i = 0; p->in && i < p->n_in; i++)
@@ -42,9 +42,9 @@ static void free_peer(mp_xnn_peer *p)
  * XNN_EXTRA_BYTES of tail (this build asks for the planned arena + 16). */
 static void find_workspace(mp_xnn_peer *p)
 {
-    const xc_block *ws = NULL;
-    for (const xc_block *b = xc_first(&p->cap); b; b = xc_next(&p->cap, b))
-        if (b->phase == XC_CREATE && b->aligned && (!ws || b->seq > ws->seq))
+    const mp_xc_block *ws = NULL;
+    for (const mp_xc_block *b = mp_xc_first(&p->cap); b; b = mp_xc_next(&p->cap, b))
+        if (b->phase == MP_XC_CREATE && b->aligned && (!ws || b->seq > ws->seq))
             ws = b;
     bool fits = ws && ws->bytes <= p->internal_sum16 + XNN_EXTRA_BYTES &&
                 ws->bytes >= p->internal_largest;
@@ -56,7 +56,7 @@ static void find_workspace(mp_xnn_peer *p)
 
 static void *io_buffer(size_t bytes)
 {
-    return xc_aligned_zero(64, bytes + XNN_EXTRA_BYTES);
+    return mp_xc_aligned_zero(64, bytes + XNN_EXTRA_BYTES);
 }
 
 static mp_status peer_xnn_fail(const mp_session *s, const char *what, enum xnn_status xs,
@@ -77,11 +77,11 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
         return mp_fail(err, mp_xnn_status(xs), "XNNPACK peer: xnn_initialize: %s",
                        mp_xnn_status_text(xs));
     bool op_aligned;
-    (void)xc_operator_size(&op_aligned); /* measured before any window of ours opens */
-    mp_xnn_peer *p = xc_calloc(1, sizeof *p);
+    (void)mp_xc_operator_size(&op_aligned); /* measured before any window of ours opens */
+    mp_xnn_peer *p = mp_xc_calloc(1, sizeof *p);
     if (!p)
         return mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");
-    xc_init(&p->cap);
+    mp_xc_init(&p->cap);
     int threads = opt && opt->threads > 1 ? opt->threads : 1;
     if (opt && opt->threadpool) {
         p->pool = (pthreadpool_t)opt->threadpool;
@@ -96,30 +96,30 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
     }
 
     xnn_subgraph_t sg = NULL;
-    xc_begin(&p->cap, XC_BUILD);
+    mp_xc_begin(&p->cap, MP_XC_BUILD);
     mp_status st = mp_xnn_peer_build(p, s, &sg, err);
-    xc_end();
+    mp_xc_end();
     p->subgraph_bytes = p->cap.live_bytes;
     if (st != MP_OK)
         goto fail;
 
-    /* room for the value-usage tables XNNPACK's planner does not check (xc_reserve), with
+    /* room for the value-usage tables XNNPACK's planner does not check (mp_xc_reserve), with
      * plenty to spare: about 48 bytes per value, at most two values per tensor */
     const mp_model *m = mp_session_model(s);
-    if (!xc_reserve(&p->cap, ((size_t)64 << 10) + 256 * ((size_t)m->n_tensors + (size_t)m->n_ops))) {
-        xc_begin(&p->cap, XC_CREATE);
+    if (!mp_xc_reserve(&p->cap, ((size_t)64 << 10) + 256 * ((size_t)m->n_tensors + (size_t)m->n_ops))) {
+        mp_xc_begin(&p->cap, MP_XC_CREATE);
         xnn_delete_subgraph(sg);
-        xc_end();
+        mp_xc_end();
         st = mp_fail(err, MP_ERR_NOMEM, "%s: XNNPACK peer: out of memory", m->path);
         goto fail;
     }
-    xc_begin(&p->cap, XC_CREATE);
+    mp_xc_begin(&p->cap, MP_XC_CREATE);
     /* success without a runtime: an allocation failed late in it (mp_xnn_created) */
     xs = xnn_create_runtime_v2(sg, p->pool, 0, &p->rt);
     xs = mp_xnn_created(xs, p->rt);
     xnn_delete_subgraph(sg);
-    xc_end();
-    xc_unreserve(&p->cap);
+    mp_xc_end();
+    mp_xc_unreserve(&p->cap);
     if (xs != xnn_status_success) {
         p->rt = NULL;
         st = peer_xnn_fail(s, "xnn_create_runtime_v2", xs, err);
@@ -128,7 +128,7 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
     find_workspace(p);
 
     size_t n_ext = (size_t)(p->n_in + p->n_out);
-    struct xnn_external_value *ext = xc_calloc(n_ext + 1, sizeof *ext);
+    struct xnn_external_value *ext = mp_xc_calloc(n_ext + 1, sizeof *ext);
     if (!ext) {
         st = mp_fail(err, MP_ERR_NOMEM, "XNNPACK peer: out of memory");
         goto fail;
@@ -151,9 +151,9 @@ mp_status mp_xnn_peer_create(const mp_session *s, const mp_xnn_peer_options *opt
         ext[k].data = io->buf;
         k++;
     }
-    xc_begin(&p->cap, XC_SETUP);
+    mp_xc_begin(&p->cap, MP_XC_SETUP);
     xs = xnn_setup_runtime(p->rt, k, ext);
-    xc_end();
+    mp_xc_end();
     free(ext);
     if (xs != xnn_status_success) {
         st = peer_xnn_fail(s, "xnn_setup_runtime", xs, err);
@@ -222,12 +222,12 @@ mp_status mp_xnn_peer_set_input(mp_xnn_peer *p, int i, const void *data, size_t 
 
 mp_status mp_xnn_peer_run(mp_xnn_peer *p, mp_error *err)
 {
-    uint64_t before = p->cap.phase_allocs[XC_RUN];
-    xc_begin(&p->cap, XC_RUN);
+    uint64_t before = p->cap.phase_allocs[MP_XC_RUN];
+    mp_xc_begin(&p->cap, MP_XC_RUN);
     enum xnn_status xs = xnn_invoke_runtime(p->rt);
-    xc_end();
+    mp_xc_end();
     p->runs++;
-    p->run_allocations += p->cap.phase_allocs[XC_RUN] - before;
+    p->run_allocations += p->cap.phase_allocs[MP_XC_RUN] - before;
     if (xs != xnn_status_success)
         return mp_fail(err, mp_xnn_status(xs), "XNNPACK peer: xnn_invoke_runtime: %s (status %d)",
                        mp_xnn_status_text(xs), (int)xs);
@@ -255,8 +255,8 @@ void mp_xnn_peer_memory_info(const mp_xnn_peer *p, mp_xnn_peer_memory *out)
 {
     memset(out, 0, sizeof *out);
     bool op_aligned;
-    size_t op_size = xc_operator_size(&op_aligned);
-    for (const xc_block *b = xc_first(&p->cap); b; b = xc_next(&p->cap, b)) {
+    size_t op_size = mp_xc_operator_size(&op_aligned);
+    for (const mp_xc_block *b = mp_xc_first(&p->cap); b; b = mp_xc_next(&p->cap, b)) {
         out->live_bytes += b->bytes;
         out->live_count++;
         if (b->seq == p->workspace_seq) {
@@ -264,7 +264,7 @@ void mp_xnn_peer_memory_info(const mp_xnn_peer *p, mp_xnn_peer_memory *out)
             continue;
         }
         out->other_bytes += b->bytes;
-        if (b->phase == XC_SETUP || b->phase == XC_RUN) {
+        if (b->phase == MP_XC_SETUP || b->phase == MP_XC_RUN) {
             out->setup_bytes += b->bytes;
             out->setup_count++;
         } else if (b->aligned && op_size && b->bytes == op_size && op_aligned) {

@@ -12,7 +12,7 @@
 #error "the FlatBuffers reader assumes a little-endian host (TensorFlow Lite files are little-endian)"
 #endif
 
-void fb_init(fb_reader *r, const void *base, size_t size)
+void mp_fb_init(mp_fb_reader *r, const void *base, size_t size)
 {
     r->base = base;
     r->size = size;
@@ -20,7 +20,7 @@ void fb_init(fb_reader *r, const void *base, size_t size)
     r->msg[0] = '\0';
 }
 
-void fb_where(fb_reader *r, const char *fmt, ...)
+void mp_fb_where(mp_fb_reader *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -28,7 +28,7 @@ void fb_where(fb_reader *r, const char *fmt, ...)
     va_end(ap);
 }
 
-bool fb_fail(fb_reader *r, const char *fmt, ...)
+bool mp_fb_fail(mp_fb_reader *r, const char *fmt, ...)
 {
     /* Keep the first fault: later ones are usually consequences of it. */
     if (r->msg[0] == '\0') {
@@ -41,7 +41,7 @@ bool fb_fail(fb_reader *r, const char *fmt, ...)
 }
 
 /* "tensor 12 shape" or just "shape" when no context is set. */
-static const char *label(const fb_reader *r, const char *name, char *buf, size_t cap)
+static const char *label(const mp_fb_reader *r, const char *name, char *buf, size_t cap)
 {
     if (r->where[0])
         snprintf(buf, cap, "%s %s", r->where, name);
@@ -51,52 +51,52 @@ static const char *label(const fb_reader *r, const char *name, char *buf, size_t
 }
 
 /* Whether `len` bytes starting at `pos` lie inside the buffer. */
-static bool fits(const fb_reader *r, size_t pos, size_t len)
+static bool fits(const mp_fb_reader *r, size_t pos, size_t len)
 {
     return pos <= r->size && len <= r->size - pos;
 }
 
-static uint16_t rd16(const fb_reader *r, size_t pos)
+static uint16_t rd16(const mp_fb_reader *r, size_t pos)
 {
     uint16_t v;
     memcpy(&v, r->base + pos, sizeof v);
     return v;
 }
 
-static uint32_t rd32(const fb_reader *r, size_t pos)
+static uint32_t rd32(const mp_fb_reader *r, size_t pos)
 {
     uint32_t v;
     memcpy(&v, r->base + pos, sizeof v);
     return v;
 }
 
-bool fb_table_at(fb_reader *r, size_t pos, const char *name, fb_table *out)
+bool mp_fb_table_at(mp_fb_reader *r, size_t pos, const char *name, mp_fb_table *out)
 {
     char lb[160];
     memset(out, 0, sizeof *out);
     if (!fits(r, pos, 4))
-        return fb_fail(r, "truncated: %s table at byte %zu past end of file (%zu bytes)",
+        return mp_fb_fail(r, "truncated: %s table at byte %zu past end of file (%zu bytes)",
                        label(r, name, lb, sizeof lb), pos, r->size);
     int32_t soff;
     memcpy(&soff, r->base + pos, sizeof soff);
     /* vtable = table - soffset, computed in 64 bits so neither direction can wrap. */
     int64_t vt = (int64_t)pos - (int64_t)soff;
     if (vt < 0 || (uint64_t)vt > (uint64_t)r->size || !fits(r, (size_t)vt, 4))
-        return fb_fail(r, "malformed: %s vtable at byte %lld outside the file (%zu bytes)",
+        return mp_fb_fail(r, "malformed: %s vtable at byte %lld outside the file (%zu bytes)",
                        label(r, name, lb, sizeof lb), (long long)vt, r->size);
     uint16_t vt_len = rd16(r, (size_t)vt);
     uint16_t len = rd16(r, (size_t)vt + 2);
     if (vt_len < 4 || (vt_len & 1))
-        return fb_fail(r, "malformed: %s vtable at byte %lld has invalid size %u",
+        return mp_fb_fail(r, "malformed: %s vtable at byte %lld has invalid size %u",
                        label(r, name, lb, sizeof lb), (long long)vt, vt_len);
     if (!fits(r, (size_t)vt, vt_len))
-        return fb_fail(r, "truncated: %s vtable ends at byte %zu past end of file (%zu bytes)",
+        return mp_fb_fail(r, "truncated: %s vtable ends at byte %zu past end of file (%zu bytes)",
                        label(r, name, lb, sizeof lb), (size_t)vt + vt_len, r->size);
     if (len < 4)
-        return fb_fail(r, "malformed: %s table at byte %zu has invalid size %u",
+        return mp_fb_fail(r, "malformed: %s table at byte %zu has invalid size %u",
                        label(r, name, lb, sizeof lb), pos, len);
     if (!fits(r, pos, len))
-        return fb_fail(r, "truncated: %s table ends at byte %zu past end of file (%zu bytes)",
+        return mp_fb_fail(r, "truncated: %s table ends at byte %zu past end of file (%zu bytes)",
                        label(r, name, lb, sizeof lb), pos + len, r->size);
     out->present = true;
     out->pos = pos;
@@ -106,15 +106,15 @@ bool fb_table_at(fb_reader *r, size_t pos, const char *name, fb_table *out)
     return true;
 }
 
-bool fb_root(fb_reader *r, fb_table *out)
+bool mp_fb_root(mp_fb_reader *r, mp_fb_table *out)
 {
     if (!fits(r, 0, 4))
-        return fb_fail(r, "truncated: file is %zu bytes, too short for a root offset", r->size);
-    return fb_table_at(r, rd32(r, 0), "root", out);
+        return mp_fb_fail(r, "truncated: file is %zu bytes, too short for a root offset", r->size);
+    return mp_fb_table_at(r, rd32(r, 0), "root", out);
 }
 
 /* Offset of field `id` inside the table, 0 when absent. */
-static uint16_t field_off(const fb_reader *r, const fb_table *t, unsigned id)
+static uint16_t field_off(const mp_fb_reader *r, const mp_fb_table *t, unsigned id)
 {
     if (!t->present)
         return 0;
@@ -124,14 +124,14 @@ static uint16_t field_off(const fb_reader *r, const fb_table *t, unsigned id)
     return rd16(r, t->vt + at);
 }
 
-bool fb_has(const fb_reader *r, const fb_table *t, unsigned id)
+bool mp_fb_has(const mp_fb_reader *r, const mp_fb_table *t, unsigned id)
 {
     return field_off(r, t, id) != 0;
 }
 
 /* Locate field `id` of `width` bytes; *pos = 0 when absent. The table itself was checked
  * to lie in the file, so a field inside it is in the file too. */
-static bool field_pos(fb_reader *r, const fb_table *t, unsigned id, size_t width, const char *name,
+static bool field_pos(mp_fb_reader *r, const mp_fb_table *t, unsigned id, size_t width, const char *name,
                       size_t *pos)
 {
     uint16_t off = field_off(r, t, id);
@@ -140,14 +140,14 @@ static bool field_pos(fb_reader *r, const fb_table *t, unsigned id, size_t width
         return true;
     if ((size_t)off + width > t->len) {
         char lb[160];
-        return fb_fail(r, "malformed: %s field (offset %u, %zu bytes) lies outside its table (%u bytes)",
+        return mp_fb_fail(r, "malformed: %s field (offset %u, %zu bytes) lies outside its table (%u bytes)",
                        label(r, name, lb, sizeof lb), off, width, t->len);
     }
     *pos = t->pos + off;
     return true;
 }
 
-static bool scalar(fb_reader *r, const fb_table *t, unsigned id, size_t width, const char *name,
+static bool scalar(mp_fb_reader *r, const mp_fb_table *t, unsigned id, size_t width, const char *name,
                    void *out)
 {
     size_t pos;
@@ -158,19 +158,19 @@ static bool scalar(fb_reader *r, const fb_table *t, unsigned id, size_t width, c
     return true;
 }
 
-bool fb_u8(fb_reader *r, const fb_table *t, unsigned id, uint8_t def, const char *name, uint8_t *out)
+bool mp_fb_u8(mp_fb_reader *r, const mp_fb_table *t, unsigned id, uint8_t def, const char *name, uint8_t *out)
 {
     *out = def;
     return scalar(r, t, id, 1, name, out);
 }
 
-bool fb_i8(fb_reader *r, const fb_table *t, unsigned id, int8_t def, const char *name, int8_t *out)
+bool mp_fb_i8(mp_fb_reader *r, const mp_fb_table *t, unsigned id, int8_t def, const char *name, int8_t *out)
 {
     *out = def;
     return scalar(r, t, id, 1, name, out);
 }
 
-bool fb_bool(fb_reader *r, const fb_table *t, unsigned id, bool def, const char *name, bool *out)
+bool mp_fb_bool(mp_fb_reader *r, const mp_fb_table *t, unsigned id, bool def, const char *name, bool *out)
 {
     /* Read as a byte: any non-zero value is true (never load a bool from arbitrary bytes). */
     uint8_t v = def ? 1 : 0;
@@ -180,32 +180,32 @@ bool fb_bool(fb_reader *r, const fb_table *t, unsigned id, bool def, const char 
     return true;
 }
 
-bool fb_i32(fb_reader *r, const fb_table *t, unsigned id, int32_t def, const char *name, int32_t *out)
+bool mp_fb_i32(mp_fb_reader *r, const mp_fb_table *t, unsigned id, int32_t def, const char *name, int32_t *out)
 {
     *out = def;
     return scalar(r, t, id, 4, name, out);
 }
 
-bool fb_u32(fb_reader *r, const fb_table *t, unsigned id, uint32_t def, const char *name, uint32_t *out)
+bool mp_fb_u32(mp_fb_reader *r, const mp_fb_table *t, unsigned id, uint32_t def, const char *name, uint32_t *out)
 {
     *out = def;
     return scalar(r, t, id, 4, name, out);
 }
 
-bool fb_u64(fb_reader *r, const fb_table *t, unsigned id, uint64_t def, const char *name, uint64_t *out)
+bool mp_fb_u64(mp_fb_reader *r, const mp_fb_table *t, unsigned id, uint64_t def, const char *name, uint64_t *out)
 {
     *out = def;
     return scalar(r, t, id, 8, name, out);
 }
 
-bool fb_f32(fb_reader *r, const fb_table *t, unsigned id, float def, const char *name, float *out)
+bool mp_fb_f32(mp_fb_reader *r, const mp_fb_table *t, unsigned id, float def, const char *name, float *out)
 {
     *out = def;
     return scalar(r, t, id, 4, name, out);
 }
 
 /* Follow the uoffset stored in field `id`: *target = its destination (0 when absent). */
-static bool follow(fb_reader *r, const fb_table *t, unsigned id, const char *name, size_t *target)
+static bool follow(mp_fb_reader *r, const mp_fb_table *t, unsigned id, const char *name, size_t *target)
 {
     size_t pos;
     *target = 0;
@@ -216,16 +216,16 @@ static bool follow(fb_reader *r, const fb_table *t, unsigned id, const char *nam
     uint32_t off = rd32(r, pos);
     char lb[160];
     if (off == 0)
-        return fb_fail(r, "malformed: %s offset is zero", label(r, name, lb, sizeof lb));
+        return mp_fb_fail(r, "malformed: %s offset is zero", label(r, name, lb, sizeof lb));
     size_t dest = pos + off; /* pos < size and off < 2^32: no overflow on 64-bit size_t */
     if (dest < pos || !fits(r, dest, 4))
-        return fb_fail(r, "truncated: %s offset points to byte %zu past end of file (%zu bytes)",
+        return mp_fb_fail(r, "truncated: %s offset points to byte %zu past end of file (%zu bytes)",
                        label(r, name, lb, sizeof lb), dest, r->size);
     *target = dest;
     return true;
 }
 
-bool fb_sub_table(fb_reader *r, const fb_table *t, unsigned id, const char *name, fb_table *out)
+bool mp_fb_sub_table(mp_fb_reader *r, const mp_fb_table *t, unsigned id, const char *name, mp_fb_table *out)
 {
     size_t dest;
     memset(out, 0, sizeof *out);
@@ -233,18 +233,18 @@ bool fb_sub_table(fb_reader *r, const fb_table *t, unsigned id, const char *name
         return false;
     if (!dest)
         return true;
-    return fb_table_at(r, dest, name, out);
+    return mp_fb_table_at(r, dest, name, out);
 }
 
 /* Verify a vector whose length word is at `at`. */
-static bool vector_at(fb_reader *r, size_t at, size_t elem_size, const char *name, fb_vec *out)
+static bool vector_at(mp_fb_reader *r, size_t at, size_t elem_size, const char *name, mp_fb_vec *out)
 {
     char lb[160];
     uint32_t n = rd32(r, at); /* caller checked 4 bytes at `at` */
     size_t bytes;
     if (__builtin_mul_overflow((size_t)n, elem_size, &bytes) || !fits(r, at + 4, bytes)) {
         unsigned long long end = (unsigned long long)at + 4 + (unsigned long long)n * elem_size;
-        return fb_fail(r, "truncated: %s vector (%u elements) ends at byte %llu past end of file (%zu bytes)",
+        return mp_fb_fail(r, "truncated: %s vector (%u elements) ends at byte %llu past end of file (%zu bytes)",
                        label(r, name, lb, sizeof lb), n, end, r->size);
     }
     out->present = true;
@@ -253,8 +253,8 @@ static bool vector_at(fb_reader *r, size_t at, size_t elem_size, const char *nam
     return true;
 }
 
-bool fb_vector(fb_reader *r, const fb_table *t, unsigned id, size_t elem_size, const char *name,
-               fb_vec *out)
+bool mp_fb_vector(mp_fb_reader *r, const mp_fb_table *t, unsigned id, size_t elem_size, const char *name,
+               mp_fb_vec *out)
 {
     size_t dest;
     memset(out, 0, sizeof *out);
@@ -265,13 +265,13 @@ bool fb_vector(fb_reader *r, const fb_table *t, unsigned id, size_t elem_size, c
     return vector_at(r, dest, elem_size, name, out);
 }
 
-bool fb_string(fb_reader *r, const fb_table *t, unsigned id, const char *name, const char **s,
+bool mp_fb_string(mp_fb_reader *r, const mp_fb_table *t, unsigned id, const char *name, const char **s,
                uint32_t *len)
 {
-    fb_vec v;
+    mp_fb_vec v;
     *s = NULL;
     *len = 0;
-    if (!fb_vector(r, t, id, 1, name, &v))
+    if (!mp_fb_vector(r, t, id, 1, name, &v))
         return false;
     if (!v.present)
         return true;
@@ -279,53 +279,53 @@ bool fb_string(fb_reader *r, const fb_table *t, unsigned id, const char *name, c
     char lb[160];
     size_t nul = v.pos + v.n;
     if (!fits(r, nul, 1))
-        return fb_fail(r, "truncated: %s string terminator at byte %zu past end of file (%zu bytes)",
+        return mp_fb_fail(r, "truncated: %s string terminator at byte %zu past end of file (%zu bytes)",
                        label(r, name, lb, sizeof lb), nul, r->size);
     if (r->base[nul] != 0)
-        return fb_fail(r, "malformed: %s string (%u bytes at byte %zu) is not NUL-terminated",
+        return mp_fb_fail(r, "malformed: %s string (%u bytes at byte %zu) is not NUL-terminated",
                        label(r, name, lb, sizeof lb), v.n, v.pos);
     *s = (const char *)(r->base + v.pos);
     *len = v.n;
     return true;
 }
 
-bool fb_vec_table(fb_reader *r, const fb_vec *v, uint32_t i, const char *name, fb_table *out)
+bool mp_fb_vec_table(mp_fb_reader *r, const mp_fb_vec *v, uint32_t i, const char *name, mp_fb_table *out)
 {
     memset(out, 0, sizeof *out);
     size_t pos = v->pos + 4 * (size_t)i; /* inside the verified vector */
     uint32_t off = rd32(r, pos);
     char lb[160];
     if (off == 0)
-        return fb_fail(r, "malformed: %s offset is zero", label(r, name, lb, sizeof lb));
+        return mp_fb_fail(r, "malformed: %s offset is zero", label(r, name, lb, sizeof lb));
     size_t dest = pos + off;
     if (dest < pos || !fits(r, dest, 4))
-        return fb_fail(r, "truncated: %s offset points to byte %zu past end of file (%zu bytes)",
+        return mp_fb_fail(r, "truncated: %s offset points to byte %zu past end of file (%zu bytes)",
                        label(r, name, lb, sizeof lb), dest, r->size);
-    return fb_table_at(r, dest, name, out);
+    return mp_fb_table_at(r, dest, name, out);
 }
 
-int32_t fb_vec_i32(const fb_reader *r, const fb_vec *v, uint32_t i)
+int32_t mp_fb_vec_i32(const mp_fb_reader *r, const mp_fb_vec *v, uint32_t i)
 {
     int32_t x;
     memcpy(&x, r->base + v->pos + 4 * (size_t)i, sizeof x);
     return x;
 }
 
-int64_t fb_vec_i64(const fb_reader *r, const fb_vec *v, uint32_t i)
+int64_t mp_fb_vec_i64(const mp_fb_reader *r, const mp_fb_vec *v, uint32_t i)
 {
     int64_t x;
     memcpy(&x, r->base + v->pos + 8 * (size_t)i, sizeof x);
     return x;
 }
 
-float fb_vec_f32(const fb_reader *r, const fb_vec *v, uint32_t i)
+float mp_fb_vec_f32(const mp_fb_reader *r, const mp_fb_vec *v, uint32_t i)
 {
     float x;
     memcpy(&x, r->base + v->pos + 4 * (size_t)i, sizeof x);
     return x;
 }
 
-const void *fb_vec_data(const fb_reader *r, const fb_vec *v)
+const void *mp_fb_vec_data(const mp_fb_reader *r, const mp_fb_vec *v)
 {
     return r->base + v->pos;
 }

@@ -297,13 +297,13 @@ void mp_model_free(mp_model *m)
 /* ---- reading context and messages ---------------------------------------------------- */
 
 typedef struct rd {
-    fb_reader fb;
+    mp_fb_reader fb;
     const char *path;   /* for messages */
     mp_error *err;
     mp_model *m;
     rd_impl *im;
-    fb_vec opcodes;     /* Model.operator_codes */
-    fb_vec buffers;     /* Model.buffers */
+    mp_fb_vec opcodes;     /* Model.operator_codes */
+    mp_fb_vec buffers;     /* Model.buffers */
     uint8_t *counted;   /* one bit per buffer: already added to const_bytes */
 } rd;
 
@@ -363,17 +363,17 @@ static const char *op_label(int code)
 /* Locate the bytes of buffer `b` (already range-checked, b != 0). */
 static mp_status read_buffer(rd *r, uint32_t b, const uint8_t **data, size_t *bytes)
 {
-    fb_reader *fb = &r->fb;
-    fb_table t;
-    fb_vec v;
+    mp_fb_reader *fb = &r->fb;
+    mp_fb_table t;
+    mp_fb_vec v;
     uint64_t off, size;
     *data = NULL;
     *bytes = 0;
-    fb_where(fb, "buffer %u", b);
-    if (!fb_vec_table(fb, &r->buffers, b, "table", &t) ||
-        !fb_vector(fb, &t, BUF_DATA, 1, "data", &v) ||
-        !fb_u64(fb, &t, BUF_OFFSET, 0, "offset", &off) ||
-        !fb_u64(fb, &t, BUF_SIZE, 0, "size", &size))
+    mp_fb_where(fb, "buffer %u", b);
+    if (!mp_fb_vec_table(fb, &r->buffers, b, "table", &t) ||
+        !mp_fb_vector(fb, &t, BUF_DATA, 1, "data", &v) ||
+        !mp_fb_u64(fb, &t, BUF_OFFSET, 0, "offset", &off) ||
+        !mp_fb_u64(fb, &t, BUF_SIZE, 0, "size", &size))
         return rd_fb(r);
     /* Models over 2 GB keep data outside the FlatBuffer: offset (from the start of the
      * file) and size, with offset > 1 meaning "in use" per the schema. */
@@ -388,7 +388,7 @@ static mp_status read_buffer(rd *r, uint32_t b, const uint8_t **data, size_t *by
         return MP_OK;
     }
     if (v.n) {
-        *data = fb_vec_data(fb, &v);
+        *data = mp_fb_vec_data(fb, &v);
         *bytes = v.n;
     }
     return MP_OK;
@@ -438,26 +438,26 @@ static mp_status check_string_data(rd *r, int32_t i, const char *nm, const uint8
 
 /* ---- tensors ------------------------------------------------------------------------- */
 
-static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_info *ti)
+static mp_status read_tensor(rd *r, const mp_fb_vec *tensors, int32_t i, mp_tensor_info *ti)
 {
-    fb_reader *fb = &r->fb;
-    fb_table t, q, sparsity;
-    fb_vec shape, sig;
+    mp_fb_reader *fb = &r->fb;
+    mp_fb_table t, q, sparsity;
+    mp_fb_vec shape, sig;
     int8_t type;
     uint32_t buf, name_len;
     const char *name;
     char nm[80];
 
-    fb_where(fb, "tensor %d", i);
-    if (!fb_vec_table(fb, tensors, (uint32_t)i, "table", &t) ||
-        !fb_vector(fb, &t, T_SHAPE, 4, "shape", &shape) ||
-        !fb_i8(fb, &t, T_TYPE, 0, "type", &type) ||
-        !fb_u32(fb, &t, T_BUFFER, 0, "buffer", &buf) ||
-        !fb_string(fb, &t, T_NAME, "name", &name, &name_len) ||
-        !fb_sub_table(fb, &t, T_QUANT, "quantization", &q) ||
-        !fb_bool(fb, &t, T_IS_VARIABLE, false, "is_variable", &ti->is_variable) ||
-        !fb_sub_table(fb, &t, T_SPARSITY, "sparsity", &sparsity) ||
-        !fb_vector(fb, &t, T_SHAPE_SIGNATURE, 4, "shape_signature", &sig))
+    mp_fb_where(fb, "tensor %d", i);
+    if (!mp_fb_vec_table(fb, tensors, (uint32_t)i, "table", &t) ||
+        !mp_fb_vector(fb, &t, T_SHAPE, 4, "shape", &shape) ||
+        !mp_fb_i8(fb, &t, T_TYPE, 0, "type", &type) ||
+        !mp_fb_u32(fb, &t, T_BUFFER, 0, "buffer", &buf) ||
+        !mp_fb_string(fb, &t, T_NAME, "name", &name, &name_len) ||
+        !mp_fb_sub_table(fb, &t, T_QUANT, "quantization", &q) ||
+        !mp_fb_bool(fb, &t, T_IS_VARIABLE, false, "is_variable", &ti->is_variable) ||
+        !mp_fb_sub_table(fb, &t, T_SPARSITY, "sparsity", &sparsity) ||
+        !mp_fb_vector(fb, &t, T_SHAPE_SIGNATURE, 4, "shape_signature", &sig))
         return rd_fb(r);
 
     ti->name = arena_strdup(r->im, name ? name : "", name_len);
@@ -478,7 +478,7 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
                        i, nm, shape.n, MP_MAX_RANK);
     ti->rank = (int32_t)shape.n;
     for (uint32_t k = 0; k < shape.n; k++) {
-        ti->shape[k] = fb_vec_i32(fb, &shape, k);
+        ti->shape[k] = mp_fb_vec_i32(fb, &shape, k);
         if (ti->shape[k] < 0)
             return rd_fail(r, MP_ERR_FORMAT,
                            "tensor %d '%s' has dimension %u = %d in its shape (negative dimensions belong in shape_signature)",
@@ -491,7 +491,7 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
         return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': shape_signature has rank %u but shape has rank %u",
                        i, nm, sig.n, shape.n);
     for (int32_t k = 0; k < ti->rank; k++) {
-        int32_t s = sig.present ? fb_vec_i32(fb, &sig, (uint32_t)k) : ti->shape[k];
+        int32_t s = sig.present ? mp_fb_vec_i32(fb, &sig, (uint32_t)k) : ti->shape[k];
         if (s != -1 && s != ti->shape[k])
             return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': shape_signature[%d] = %d does not match shape[%d] = %d",
                            i, nm, k, s, k, ti->shape[k]);
@@ -510,14 +510,14 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
 
     /* Quantization parameters. */
     if (q.present) {
-        fb_vec scale, zp;
+        mp_fb_vec scale, zp;
         uint8_t details;
         int32_t qdim;
-        fb_where(fb, "tensor %d quantization", i);
-        if (!fb_vector(fb, &q, Q_SCALE, 4, "scale", &scale) ||
-            !fb_vector(fb, &q, Q_ZERO_POINT, 8, "zero_point", &zp) ||
-            !fb_u8(fb, &q, Q_DETAILS_TYPE, 0, "details_type", &details) ||
-            !fb_i32(fb, &q, Q_QUANTIZED_DIMENSION, 0, "quantized_dimension", &qdim))
+        mp_fb_where(fb, "tensor %d quantization", i);
+        if (!mp_fb_vector(fb, &q, Q_SCALE, 4, "scale", &scale) ||
+            !mp_fb_vector(fb, &q, Q_ZERO_POINT, 8, "zero_point", &zp) ||
+            !mp_fb_u8(fb, &q, Q_DETAILS_TYPE, 0, "details_type", &details) ||
+            !mp_fb_i32(fb, &q, Q_QUANTIZED_DIMENSION, 0, "quantized_dimension", &qdim))
             return rd_fb(r);
         if (details != 0)
             return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s' uses custom quantization, which is not supported",
@@ -540,7 +540,7 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
             ti->quant.quantized_dimension = qdim;
             /* Use the file's arrays in place when aligned, else copy them (unaligned loads
              * through float or int64 pointers are undefined behaviour). */
-            const void *sp = fb_vec_data(fb, &scale);
+            const void *sp = mp_fb_vec_data(fb, &scale);
             if ((uintptr_t)sp % _Alignof(float) == 0) {
                 ti->quant.scale = sp;
             } else {
@@ -551,7 +551,7 @@ static mp_status read_tensor(rd *r, const fb_vec *tensors, int32_t i, mp_tensor_
                 ti->quant.scale = c;
             }
             if (zp.n) {
-                const void *zpp = fb_vec_data(fb, &zp);
+                const void *zpp = mp_fb_vec_data(fb, &zp);
                 if ((uintptr_t)zpp % _Alignof(int64_t) == 0) {
                     ti->quant.zero_point = zpp;
                 } else {
@@ -672,13 +672,13 @@ static void default_options(mp_op_options *o)
     o->in_data_type = o->out_data_type = -1; /* CAST without CastOptions */
 }
 
-static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const fb_table *t,
+static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
                               mp_op_options *o)
 {
-    fb_reader *fb = &r->fb;
+    mp_fb_reader *fb = &r->fb;
     const opt_kind *k = find_opt_kind(code);
     uint8_t pad = 0, act = 0, u8v;
-    fb_vec v;
+    mp_fb_vec v;
 
     default_options(o);
     if (!k)
@@ -686,131 +686,131 @@ static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const fb
     if (type != BO_NONE && type != k->type)
         return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) carries options of union type %u, expected %s",
                        i, op_label(code), type, k->table);
-    const fb_table *ot = (type == k->type && t->present) ? t : NULL;
-    fb_table none = {0};
+    const mp_fb_table *ot = (type == k->type && t->present) ? t : NULL;
+    mp_fb_table none = {0};
     if (!ot)
         ot = &none; /* absent table: every field takes its default */
-    fb_where(fb, "operator %d %s", i, k->table);
+    mp_fb_where(fb, "operator %d %s", i, k->table);
 
     switch (k->type) {
     case BO_CONV2D:
         if (!ot->present)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(fb_u8(fb, ot, 0, 0, "padding", &pad) && fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
-               fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
-               fb_u8(fb, ot, 3, 0, "fused_activation_function", &act) &&
-               fb_i32(fb, ot, 4, 1, "dilation_w_factor", &o->dilation_w) &&
-               fb_i32(fb, ot, 5, 1, "dilation_h_factor", &o->dilation_h));
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", &act) &&
+               mp_fb_i32(fb, ot, 4, 1, "dilation_w_factor", &o->dilation_w) &&
+               mp_fb_i32(fb, ot, 5, 1, "dilation_h_factor", &o->dilation_h));
         break;
     case BO_DEPTHWISE_CONV2D:
         if (!ot->present)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(fb_u8(fb, ot, 0, 0, "padding", &pad) && fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
-               fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
-               fb_i32(fb, ot, 3, 0, "depth_multiplier", &o->depth_multiplier) &&
-               fb_u8(fb, ot, 4, 0, "fused_activation_function", &act) &&
-               fb_i32(fb, ot, 5, 1, "dilation_w_factor", &o->dilation_w) &&
-               fb_i32(fb, ot, 6, 1, "dilation_h_factor", &o->dilation_h));
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_i32(fb, ot, 3, 0, "depth_multiplier", &o->depth_multiplier) &&
+               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", &act) &&
+               mp_fb_i32(fb, ot, 5, 1, "dilation_w_factor", &o->dilation_w) &&
+               mp_fb_i32(fb, ot, 6, 1, "dilation_h_factor", &o->dilation_h));
         break;
     case BO_POOL2D:
         if (!ot->present)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(fb_u8(fb, ot, 0, 0, "padding", &pad) && fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
-               fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
-               fb_i32(fb, ot, 3, 0, "filter_width", &o->filter_w) &&
-               fb_i32(fb, ot, 4, 0, "filter_height", &o->filter_h) &&
-               fb_u8(fb, ot, 5, 0, "fused_activation_function", &act));
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_i32(fb, ot, 3, 0, "filter_width", &o->filter_w) &&
+               mp_fb_i32(fb, ot, 4, 0, "filter_height", &o->filter_h) &&
+               mp_fb_u8(fb, ot, 5, 0, "fused_activation_function", &act));
         break;
     case BO_TRANSPOSE_CONV:
         if (!ot->present)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(fb_u8(fb, ot, 0, 0, "padding", &pad) && fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
-               fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
-               fb_u8(fb, ot, 3, 0, "fused_activation_function", &act));
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", &act));
         break;
     case BO_CONV3D: {
         /* Depth stride and dilation have no slot in mp_op_options; checked, not kept. */
         int32_t sd, dd;
         if (!ot->present)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(fb_u8(fb, ot, 0, 0, "padding", &pad) && fb_i32(fb, ot, 1, 0, "stride_d", &sd) &&
-               fb_i32(fb, ot, 2, 0, "stride_w", &o->stride_w) &&
-               fb_i32(fb, ot, 3, 0, "stride_h", &o->stride_h) &&
-               fb_u8(fb, ot, 4, 0, "fused_activation_function", &act) &&
-               fb_i32(fb, ot, 5, 1, "dilation_d_factor", &dd) &&
-               fb_i32(fb, ot, 6, 1, "dilation_w_factor", &o->dilation_w) &&
-               fb_i32(fb, ot, 7, 1, "dilation_h_factor", &o->dilation_h));
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_d", &sd) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 3, 0, "stride_h", &o->stride_h) &&
+               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", &act) &&
+               mp_fb_i32(fb, ot, 5, 1, "dilation_d_factor", &dd) &&
+               mp_fb_i32(fb, ot, 6, 1, "dilation_w_factor", &o->dilation_w) &&
+               mp_fb_i32(fb, ot, 7, 1, "dilation_h_factor", &o->dilation_h));
         TRY(check_pair(r, i, code, "depth stride and dilation", sd, dd));
         break;
     }
     case BO_FULLY_CONNECTED:
-        TRY_FB(fb_u8(fb, ot, 0, 0, "fused_activation_function", &act) &&
-               fb_u8(fb, ot, 1, 0, "weights_format", &u8v) &&
-               fb_bool(fb, ot, 2, false, "keep_num_dims", &o->keep_num_dims));
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act) &&
+               mp_fb_u8(fb, ot, 1, 0, "weights_format", &u8v) &&
+               mp_fb_bool(fb, ot, 2, false, "keep_num_dims", &o->keep_num_dims));
         if (u8v > 1)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): weights format %u is not valid",
                            i, op_label(code), u8v);
         o->weights_format = u8v;
         break;
     case BO_SOFTMAX:
-        TRY_FB(fb_f32(fb, ot, 0, 0.0f, "beta", &o->beta));
+        TRY_FB(mp_fb_f32(fb, ot, 0, 0.0f, "beta", &o->beta));
         break;
     case BO_CONCATENATION:
-        TRY_FB(fb_i32(fb, ot, 0, 0, "axis", &o->axis) &&
-               fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis) &&
+               mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
         break;
     case BO_ADD: case BO_MUL: case BO_SUB: case BO_DIV: case BO_L2NORM: case BO_RNN:
     case BO_LSTM: case BO_UNI_SEQUENCE_LSTM: case BO_BIDI_SEQUENCE_LSTM:
-        TRY_FB(fb_u8(fb, ot, 0, 0, "fused_activation_function", &act));
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act));
         break;
     case BO_SVDF: case BO_SEQUENCE_RNN: case BO_BIDI_SEQUENCE_RNN:
-        TRY_FB(fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
+        TRY_FB(mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
         break;
     case BO_RESIZE_BILINEAR: /* fields 0 and 1 are the deprecated new_height/new_width */
-        TRY_FB(fb_bool(fb, ot, 2, false, "align_corners", &o->align_corners) &&
-               fb_bool(fb, ot, 3, false, "half_pixel_centers", &o->half_pixel_centers));
+        TRY_FB(mp_fb_bool(fb, ot, 2, false, "align_corners", &o->align_corners) &&
+               mp_fb_bool(fb, ot, 3, false, "half_pixel_centers", &o->half_pixel_centers));
         break;
     case BO_RESIZE_NEAREST:
-        TRY_FB(fb_bool(fb, ot, 0, false, "align_corners", &o->align_corners) &&
-               fb_bool(fb, ot, 1, false, "half_pixel_centers", &o->half_pixel_centers));
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "align_corners", &o->align_corners) &&
+               mp_fb_bool(fb, ot, 1, false, "half_pixel_centers", &o->half_pixel_centers));
         break;
     case BO_RESHAPE:
-        TRY_FB(fb_vector(fb, ot, 0, 4, "new_shape", &v));
+        TRY_FB(mp_fb_vector(fb, ot, 0, 4, "new_shape", &v));
         if (v.n > MP_MAX_RANK)
             return rd_fail(r, MP_ERR_UNSUPPORTED, "operator %d (%s): new_shape has %u dimensions; memprof supports up to %d",
                            i, op_label(code), v.n, MP_MAX_RANK);
         o->has_new_shape = v.present;
         o->n_new_shape = (int32_t)v.n;
         for (uint32_t d = 0; d < v.n; d++)
-            o->new_shape[d] = fb_vec_i32(fb, &v, d);
+            o->new_shape[d] = mp_fb_vec_i32(fb, &v, d);
         break;
     case BO_SQUEEZE:
-        TRY_FB(fb_vector(fb, ot, 0, 4, "squeeze_dims", &v));
+        TRY_FB(mp_fb_vector(fb, ot, 0, 4, "squeeze_dims", &v));
         if (v.n > MP_MAX_RANK)
             return rd_fail(r, MP_ERR_UNSUPPORTED, "operator %d (%s): squeeze_dims has %u entries; memprof supports up to %d",
                            i, op_label(code), v.n, MP_MAX_RANK);
         o->n_squeeze_dims = (int32_t)v.n;
         for (uint32_t d = 0; d < v.n; d++)
-            o->squeeze_dims[d] = fb_vec_i32(fb, &v, d);
+            o->squeeze_dims[d] = mp_fb_vec_i32(fb, &v, d);
         break;
     case BO_REDUCER:
-        TRY_FB(fb_bool(fb, ot, 0, false, "keep_dims", &o->keep_dims));
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "keep_dims", &o->keep_dims));
         break;
     case BO_STRIDED_SLICE:
-        TRY_FB(fb_i32(fb, ot, 0, 0, "begin_mask", &o->begin_mask) &&
-               fb_i32(fb, ot, 1, 0, "end_mask", &o->end_mask) &&
-               fb_i32(fb, ot, 2, 0, "ellipsis_mask", &o->ellipsis_mask) &&
-               fb_i32(fb, ot, 3, 0, "new_axis_mask", &o->new_axis_mask) &&
-               fb_i32(fb, ot, 4, 0, "shrink_axis_mask", &o->shrink_axis_mask) &&
-               fb_bool(fb, ot, 5, false, "offset", &o->offset));
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "begin_mask", &o->begin_mask) &&
+               mp_fb_i32(fb, ot, 1, 0, "end_mask", &o->end_mask) &&
+               mp_fb_i32(fb, ot, 2, 0, "ellipsis_mask", &o->ellipsis_mask) &&
+               mp_fb_i32(fb, ot, 3, 0, "new_axis_mask", &o->new_axis_mask) &&
+               mp_fb_i32(fb, ot, 4, 0, "shrink_axis_mask", &o->shrink_axis_mask) &&
+               mp_fb_bool(fb, ot, 5, false, "offset", &o->offset));
         break;
     case BO_CAST:
         /* Without CastOptions both types stay -1 (unknown: take them from the tensors).
          * Inside the table an absent field is the schema default, FLOAT32. */
         if (ot->present) {
             int8_t in, out;
-            TRY_FB(fb_i8(fb, ot, 0, MP_DT_FLOAT32, "in_data_type", &in) &&
-                   fb_i8(fb, ot, 1, MP_DT_FLOAT32, "out_data_type", &out));
+            TRY_FB(mp_fb_i8(fb, ot, 0, MP_DT_FLOAT32, "in_data_type", &in) &&
+                   mp_fb_i8(fb, ot, 1, MP_DT_FLOAT32, "out_data_type", &out));
             if (in < 0 || in >= MP_DT_COUNT || out < 0 || out >= MP_DT_COUNT)
                 return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): cast types %d -> %d are not valid dtypes",
                                i, op_label(code), in, out);
@@ -821,9 +821,9 @@ static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const fb
     case BO_SHAPE:
         /* The schema comment says int32 by default; the enum's implicit 0 (FLOAT32) is
          * never a valid shape type, so an absent field means int32 as well. */
-        if (fb_has(fb, ot, 0)) {
+        if (mp_fb_has(fb, ot, 0)) {
             int8_t ty;
-            TRY_FB(fb_i8(fb, ot, 0, MP_DT_INT32, "out_type", &ty));
+            TRY_FB(mp_fb_i8(fb, ot, 0, MP_DT_INT32, "out_type", &ty));
             if (ty != MP_DT_INT32 && ty != MP_DT_INT64)
                 return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): output type %d is not i32 or i64",
                                i, op_label(code), ty);
@@ -831,21 +831,21 @@ static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const fb
         }
         break;
     case BO_PACK:
-        TRY_FB(fb_i32(fb, ot, 0, 0, "values_count", &o->values_count) &&
-               fb_i32(fb, ot, 1, 0, "axis", &o->axis));
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "values_count", &o->values_count) &&
+               mp_fb_i32(fb, ot, 1, 0, "axis", &o->axis));
         if (o->values_count < 0)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): values_count %d is negative",
                            i, op_label(code), o->values_count);
         break;
     case BO_UNPACK: /* num goes to values_count: the same role mirrored */
-        TRY_FB(fb_i32(fb, ot, 0, 0, "num", &o->values_count) && fb_i32(fb, ot, 1, 0, "axis", &o->axis));
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "num", &o->values_count) && mp_fb_i32(fb, ot, 1, 0, "axis", &o->axis));
         if (o->values_count < 0)
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): num %d is negative",
                            i, op_label(code), o->values_count);
         break;
     case BO_GATHER:
     case BO_ONE_HOT:
-        TRY_FB(fb_i32(fb, ot, 0, 0, "axis", &o->axis));
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
         break;
     default:
         break;
@@ -885,11 +885,11 @@ static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const fb
 /* ---- operators ----------------------------------------------------------------------- */
 
 /* Copy a verified index vector into dst, checking every entry against the tensor count. */
-static mp_status read_indices(rd *r, int32_t i, int code, const fb_vec *v, const char *what,
+static mp_status read_indices(rd *r, int32_t i, int code, const mp_fb_vec *v, const char *what,
                               bool inputs, int32_t n_tensors, int32_t *dst)
 {
     for (uint32_t k = 0; k < v->n; k++) {
-        int32_t t = fb_vec_i32(&r->fb, v, k);
+        int32_t t = mp_fb_vec_i32(&r->fb, v, k);
         if (t == -1 && inputs && optional_input(code, k)) {
             dst[k] = -1; /* an omitted optional input */
             continue;
@@ -905,22 +905,22 @@ static mp_status read_indices(rd *r, int32_t i, int code, const fb_vec *v, const
     return MP_OK;
 }
 
-static mp_status read_operator(rd *r, const fb_vec *ops, int32_t i, int32_t n_tensors, mp_op_info *op)
+static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n_tensors, mp_op_info *op)
 {
-    fb_reader *fb = &r->fb;
-    fb_table t, oc, opts;
-    fb_vec in, out, inter;
+    mp_fb_reader *fb = &r->fb;
+    mp_fb_table t, oc, opts;
+    mp_fb_vec in, out, inter;
     uint32_t opcode_index;
     uint8_t opt_type;
 
-    fb_where(fb, "operator %d", i);
-    if (!fb_vec_table(fb, ops, (uint32_t)i, "table", &t) ||
-        !fb_u32(fb, &t, OP_OPCODE_INDEX, 0, "opcode_index", &opcode_index) ||
-        !fb_vector(fb, &t, OP_INPUTS, 4, "inputs", &in) ||
-        !fb_vector(fb, &t, OP_OUTPUTS, 4, "outputs", &out) ||
-        !fb_u8(fb, &t, OP_OPTIONS_TYPE, 0, "builtin_options_type", &opt_type) ||
-        !fb_sub_table(fb, &t, OP_OPTIONS, "builtin_options", &opts) ||
-        !fb_vector(fb, &t, OP_INTERMEDIATES, 4, "intermediates", &inter))
+    mp_fb_where(fb, "operator %d", i);
+    if (!mp_fb_vec_table(fb, ops, (uint32_t)i, "table", &t) ||
+        !mp_fb_u32(fb, &t, OP_OPCODE_INDEX, 0, "opcode_index", &opcode_index) ||
+        !mp_fb_vector(fb, &t, OP_INPUTS, 4, "inputs", &in) ||
+        !mp_fb_vector(fb, &t, OP_OUTPUTS, 4, "outputs", &out) ||
+        !mp_fb_u8(fb, &t, OP_OPTIONS_TYPE, 0, "builtin_options_type", &opt_type) ||
+        !mp_fb_sub_table(fb, &t, OP_OPTIONS, "builtin_options", &opts) ||
+        !mp_fb_vector(fb, &t, OP_INTERMEDIATES, 4, "intermediates", &inter))
         return rd_fb(r);
     if (opcode_index >= r->opcodes.n)
         return rd_fail(r, MP_ERR_FORMAT, "operator %d uses operator code %u but the model has %u",
@@ -932,12 +932,12 @@ static mp_status read_operator(rd *r, const fb_vec *ops, int32_t i, int32_t n_te
     int32_t builtin, version;
     const char *custom;
     uint32_t custom_len;
-    fb_where(fb, "operator code %u", opcode_index);
-    if (!fb_vec_table(fb, &r->opcodes, opcode_index, "table", &oc) ||
-        !fb_i8(fb, &oc, OPCODE_DEPRECATED_BUILTIN, 0, "deprecated_builtin_code", &dep) ||
-        !fb_string(fb, &oc, OPCODE_CUSTOM, "custom_code", &custom, &custom_len) ||
-        !fb_i32(fb, &oc, OPCODE_VERSION, 1, "version", &version) ||
-        !fb_i32(fb, &oc, OPCODE_BUILTIN, 0, "builtin_code", &builtin))
+    mp_fb_where(fb, "operator code %u", opcode_index);
+    if (!mp_fb_vec_table(fb, &r->opcodes, opcode_index, "table", &oc) ||
+        !mp_fb_i8(fb, &oc, OPCODE_DEPRECATED_BUILTIN, 0, "deprecated_builtin_code", &dep) ||
+        !mp_fb_string(fb, &oc, OPCODE_CUSTOM, "custom_code", &custom, &custom_len) ||
+        !mp_fb_i32(fb, &oc, OPCODE_VERSION, 1, "version", &version) ||
+        !mp_fb_i32(fb, &oc, OPCODE_BUILTIN, 0, "builtin_code", &builtin))
         return rd_fb(r);
     int code = builtin > dep ? builtin : dep;
     if (code == MP_OP_CUSTOM) {
@@ -979,14 +979,14 @@ static mp_status read_operator(rd *r, const fb_vec *ops, int32_t i, int32_t n_te
 /* ---- model --------------------------------------------------------------------------- */
 
 /* Subgraph input or output list: copy and range-check. */
-static mp_status read_io(rd *r, const fb_vec *v, const char *what, int32_t n_tensors, int32_t *n_out,
+static mp_status read_io(rd *r, const mp_fb_vec *v, const char *what, int32_t n_tensors, int32_t *n_out,
                          const int32_t **out)
 {
     int32_t *dst = arena_array(r->im, v->n, sizeof(int32_t));
     if (!dst)
         return rd_nomem(r);
     for (uint32_t k = 0; k < v->n; k++) {
-        int32_t t = fb_vec_i32(&r->fb, v, k);
+        int32_t t = mp_fb_vec_i32(&r->fb, v, k);
         if (t < 0 || t >= n_tensors)
             return rd_fail(r, MP_ERR_FORMAT, "subgraph %s %u is tensor %d, out of range (%d tensors)",
                            what, k, t, n_tensors);
@@ -999,7 +999,7 @@ static mp_status read_io(rd *r, const fb_vec *v, const char *what, int32_t n_ten
 
 static mp_status parse(rd *r)
 {
-    fb_reader *fb = &r->fb;
+    mp_fb_reader *fb = &r->fb;
     mp_model *m = r->m;
     const uint8_t *b = fb->base;
 
@@ -1013,17 +1013,17 @@ static mp_status parse(rd *r)
                        "not a TensorFlow Lite model (file identifier is %02x %02x %02x %02x, expected TFL3)",
                        b[4], b[5], b[6], b[7]);
 
-    fb_table root;
-    fb_vec subgraphs;
+    mp_fb_table root;
+    mp_fb_vec subgraphs;
     const char *desc;
     uint32_t desc_len;
-    fb_where(fb, "model");
-    if (!fb_root(fb, &root) ||
-        !fb_u32(fb, &root, MODEL_VERSION, 0, "version", &m->version) ||
-        !fb_vector(fb, &root, MODEL_OPERATOR_CODES, 4, "operator_codes", &r->opcodes) ||
-        !fb_vector(fb, &root, MODEL_SUBGRAPHS, 4, "subgraphs", &subgraphs) ||
-        !fb_string(fb, &root, MODEL_DESCRIPTION, "description", &desc, &desc_len) ||
-        !fb_vector(fb, &root, MODEL_BUFFERS, 4, "buffers", &r->buffers))
+    mp_fb_where(fb, "model");
+    if (!mp_fb_root(fb, &root) ||
+        !mp_fb_u32(fb, &root, MODEL_VERSION, 0, "version", &m->version) ||
+        !mp_fb_vector(fb, &root, MODEL_OPERATOR_CODES, 4, "operator_codes", &r->opcodes) ||
+        !mp_fb_vector(fb, &root, MODEL_SUBGRAPHS, 4, "subgraphs", &subgraphs) ||
+        !mp_fb_string(fb, &root, MODEL_DESCRIPTION, "description", &desc, &desc_len) ||
+        !mp_fb_vector(fb, &root, MODEL_BUFFERS, 4, "buffers", &r->buffers))
         return rd_fb(r);
     if (m->version != TFL_SCHEMA_VERSION)
         return rd_fail(r, MP_ERR_UNSUPPORTED, "schema version %u is not supported (memprof reads version %d)",
@@ -1037,17 +1037,17 @@ static mp_status parse(rd *r)
         return rd_fail(r, MP_ERR_FORMAT, "model has %u subgraphs; memprof runs single-subgraph models",
                        subgraphs.n);
 
-    fb_table sg;
-    fb_vec tensors, inputs, outputs, operators;
+    mp_fb_table sg;
+    mp_fb_vec tensors, inputs, outputs, operators;
     const char *sg_name;
     uint32_t sg_name_len;
-    fb_where(fb, "subgraph 0");
-    if (!fb_vec_table(fb, &subgraphs, 0, "table", &sg) ||
-        !fb_vector(fb, &sg, SG_TENSORS, 4, "tensors", &tensors) ||
-        !fb_vector(fb, &sg, SG_INPUTS, 4, "inputs", &inputs) ||
-        !fb_vector(fb, &sg, SG_OUTPUTS, 4, "outputs", &outputs) ||
-        !fb_vector(fb, &sg, SG_OPERATORS, 4, "operators", &operators) ||
-        !fb_string(fb, &sg, SG_NAME, "name", &sg_name, &sg_name_len))
+    mp_fb_where(fb, "subgraph 0");
+    if (!mp_fb_vec_table(fb, &subgraphs, 0, "table", &sg) ||
+        !mp_fb_vector(fb, &sg, SG_TENSORS, 4, "tensors", &tensors) ||
+        !mp_fb_vector(fb, &sg, SG_INPUTS, 4, "inputs", &inputs) ||
+        !mp_fb_vector(fb, &sg, SG_OUTPUTS, 4, "outputs", &outputs) ||
+        !mp_fb_vector(fb, &sg, SG_OPERATORS, 4, "operators", &operators) ||
+        !mp_fb_string(fb, &sg, SG_NAME, "name", &sg_name, &sg_name_len))
         return rd_fb(r);
     if (tensors.n == 0 && operators.n == 0)
         return rd_fail(r, MP_ERR_FORMAT, "empty model: subgraph 0 has no operators and no tensors");
@@ -1100,7 +1100,7 @@ static mp_status load(const char *label, const uint8_t *bytes, size_t size, rd_i
 
     rd r;
     memset(&r, 0, sizeof r);
-    fb_init(&r.fb, bytes, size);
+    mp_fb_init(&r.fb, bytes, size);
     r.path = label;
     r.err = err;
     r.m = m;
