@@ -438,6 +438,200 @@ static mp_status check_string_data(rd *r, int32_t i, const char *nm, const uint8
 
 /* ---- tensors ------------------------------------------------------------------------- */
 
+/* The shape and signature of tensor i, checked. */
+static mp_status read_tensor_shape(rd *r, int32_t i, const char *nm, const mp_fb_vec *shape,
+                                   const mp_fb_vec *sig, mp_tensor_info *ti)
+{
+    mp_fb_reader *fb = &r->fb;
+    /* Shape: rank bounded by MP_MAX_RANK, no negative dimensions (those belong in the
+     * signature). */
+    if (shape->n > MP_MAX_RANK)
+        return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s' has rank %u; memprof supports up to %d dimensions",
+                       i, nm, shape->n, MP_MAX_RANK);
+    ti->rank = (int32_t)shape->n;
+    for (uint32_t k = 0; k < shape->n; k++) {
+        ti->shape[k] = mp_fb_vec_i32(fb, shape, k);
+        if (ti->shape[k] < 0)
+            return rd_fail(r, MP_ERR_FORMAT,
+                           "tensor %d '%s' has dimension %u = %d in its shape (negative dimensions belong in shape_signature)",
+                           i, nm, k, ti->shape[k]);
+    }
+    /* Signature: same rank, each dimension -1 (dynamic) or equal to the shape. Without
+     * one, the signature is the shape itself. */
+    ti->has_signature = sig->present;
+    if (sig->present && sig->n != shape->n)
+        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': shape_signature has rank %u but shape has rank %u",
+                       i, nm, sig->n, shape->n);
+    for (int32_t k = 0; k < ti->rank; k++) {
+        int32_t s = sig->present ? mp_fb_vec_i32(fb, sig, (uint32_t)k) : ti->shape[k];
+        if (s != -1 && s != ti->shape[k])
+            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': shape_signature[%d] = %d does not match shape[%d] = %d",
+                           i, nm, k, s, k, ti->shape[k]);
+        ti->signature[k] = s;
+    }
+    return MP_OK;
+}
+
+/* Tensor i's element count (*counted false when it overflows) and its declared size against
+ * MP_MAX_TENSOR_BYTES (strings have no fixed size). */
+static mp_status check_tensor_size(rd *r, int32_t i, const char *nm, const mp_tensor_info *ti,
+                                   bool *counted, size_t *elements)
+{
+    size_t esize = mp_dtype_size(ti->dtype);
+    *counted = mp_shape_elements(ti->rank, ti->shape, elements);
+    unsigned long long declared = ti->dtype == MP_DT_INT4 ? *elements / 2 + (*elements & 1)
+                                                          : (unsigned long long)*elements * esize;
+    if (ti->dtype != MP_DT_STRING &&
+        (!*counted || (esize > 0 && *elements > MP_MAX_TENSOR_BYTES / esize) ||
+         declared > MP_MAX_TENSOR_BYTES))
+        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' is larger than memprof's limit of %llu bytes per tensor (MP_MAX_TENSOR_BYTES)",
+                       i, nm, (unsigned long long)MP_MAX_TENSOR_BYTES);
+    return MP_OK;
+}
+
+/* The quantization parameters of tensor i (table q, present): per-tensor or per-channel
+ * scales and zero points, used in place when aligned. */
+static mp_status read_tensor_quant(rd *r, int32_t i, const char *nm, const mp_fb_table *q,
+                                   mp_tensor_info *ti)
+{
+    mp_fb_reader *fb = &r->fb;
+    mp_fb_vec scale, zp;
+    uint8_t details;
+    int32_t qdim;
+    mp_fb_where(fb, "tensor %d quantization", i);
+    if (!mp_fb_vector(fb, q, Q_SCALE, 4, "scale", &scale) ||
+        !mp_fb_vector(fb, q, Q_ZERO_POINT, 8, "zero_point", &zp) ||
+        !mp_fb_u8(fb, q, Q_DETAILS_TYPE, 0, "details_type", &details) ||
+        !mp_fb_i32(fb, q, Q_QUANTIZED_DIMENSION, 0, "quantized_dimension", &qdim))
+        return rd_fb(r);
+    if (details != 0)
+        return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s' uses custom quantization, which is not supported",
+                       i, nm);
+    if (scale.n > 0) {
+        if (scale.n > INT32_MAX)
+            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales", i, nm, scale.n);
+        if (zp.n != 0 && zp.n != scale.n)
+            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales but %u zero points",
+                           i, nm, scale.n, zp.n);
+        /* Some TOCO files (tfmicro person_detect) give a rank-1 bias the filter's
+         * quantized_dimension (3); the only dimension it can mean is 0. */
+        if (scale.n > 1 && ti->rank == 1 && (uint32_t)ti->shape[0] == scale.n)
+            qdim = 0;
+        if (scale.n > 1 && (qdim < 0 || qdim >= ti->rank || (uint32_t)ti->shape[qdim] != scale.n))
+            return rd_fail(r, MP_ERR_FORMAT,
+                           "tensor %d '%s' has %u per-channel scales along dimension %d, which does not match its shape",
+                           i, nm, scale.n, qdim);
+        ti->quant.count = (int32_t)scale.n;
+        ti->quant.quantized_dimension = qdim;
+        /* Use the file's arrays in place when aligned, else copy them (unaligned loads
+         * through float or int64 pointers are undefined behaviour). */
+        const void *sp = mp_fb_vec_data(fb, &scale);
+        if ((uintptr_t)sp % _Alignof(float) == 0) {
+            ti->quant.scale = sp;
+        } else {
+            float *c = arena_array(r->im, scale.n, sizeof(float));
+            if (!c)
+                return rd_nomem(r);
+            memcpy(c, sp, (size_t)scale.n * sizeof(float));
+            ti->quant.scale = c;
+        }
+        if (zp.n) {
+            const void *zpp = mp_fb_vec_data(fb, &zp);
+            if ((uintptr_t)zpp % _Alignof(int64_t) == 0) {
+                ti->quant.zero_point = zpp;
+            } else {
+                int64_t *c = arena_array(r->im, zp.n, sizeof(int64_t));
+                if (!c)
+                    return rd_nomem(r);
+                memcpy(c, zpp, (size_t)zp.n * sizeof(int64_t));
+                ti->quant.zero_point = c;
+            }
+        }
+    }
+    return MP_OK;
+}
+
+/* Tensor i's constant data (bytes at data) against its dtype and element count. */
+static mp_status check_const_size(rd *r, int32_t i, const char *nm, const mp_tensor_info *ti,
+                                  const uint8_t *data, size_t bytes, bool counted, size_t elements)
+{
+    size_t esize = mp_dtype_size(ti->dtype);
+    if (!counted)
+        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': element count overflows", i, nm);
+    if (ti->dtype == MP_DT_STRING) {
+        return check_string_data(r, i, nm, data, bytes, elements);
+    } else if (ti->dtype == MP_DT_INT4) {
+        size_t need = elements / 2 + (elements & 1); /* two values per byte */
+        if (need != bytes)
+            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': constant data is %zu bytes but %zu i4 values need %zu",
+                           i, nm, bytes, elements, need);
+    } else if (esize == 0) {
+        return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s': constant %s data is not supported",
+                       i, nm, mp_dtype_name(ti->dtype));
+    } else {
+        size_t need;
+        if (__builtin_mul_overflow(elements, esize, &need))
+            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': %zu %s elements overflow the address space",
+                           i, nm, elements, mp_dtype_name(ti->dtype));
+        if (need != bytes)
+            return rd_fail(r, MP_ERR_FORMAT,
+                           "tensor %d '%s': constant data is %zu bytes but %zu %s elements need %zu",
+                           i, nm, bytes, elements, mp_dtype_name(ti->dtype), need);
+    }
+    return MP_OK;
+}
+
+/* Tensor i's constant data, from buffer buf: checked against its dtype and shape, used in
+ * place when aligned (and counted once in const_bytes), else copied. */
+static mp_status read_tensor_data(rd *r, int32_t i, const char *nm, uint32_t buf, bool counted,
+                                  size_t elements, mp_tensor_info *ti)
+{
+    /* Constant data. Buffer 0 is the schema's empty sentinel; an empty buffer means the
+     * tensor is computed at run time. */
+    uint32_t n_buffers = r->buffers.n;
+    if (buf != 0 && (buf >= n_buffers || buf > INT32_MAX))
+        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' refers to buffer %u but the model has %u buffers",
+                       i, nm, buf, n_buffers);
+    ti->buffer = (int32_t)buf;
+    if (buf == 0)
+        return MP_OK;
+    const uint8_t *data;
+    size_t bytes;
+    mp_status st = read_buffer(r, buf, &data, &bytes);
+    if (st != MP_OK)
+        return st;
+    if (bytes == 0)
+        return MP_OK;
+
+    st = check_const_size(r, i, nm, ti, data, bytes, counted, elements);
+    if (st != MP_OK)
+        return st;
+    /* Kernels read constants in place through typed pointers, so the data must have its
+     * element's natural alignment. Converters only guarantee 4 bytes in practice (the
+     * schema's force_align 16 is often not honoured), so an 8-byte type can land on a
+     * 4-byte boundary: such data (rare, and always small in real models) is copied into
+     * aligned model memory instead of being refused. Only data used in place counts in
+     * const_bytes. */
+    ti->data_bytes = bytes;
+    if ((uintptr_t)data % dtype_align(ti->dtype) != 0) {
+        void *copy = arena_alloc(r->im, bytes);
+        if (!copy)
+            return rd_nomem(r);
+        memcpy(copy, data, bytes);
+        ti->data = copy;
+        return MP_OK;
+    }
+    ti->data = data;
+    /* A buffer shared by several tensors is mapped once: count it once. */
+    if (!(r->counted[buf / 8] & (1u << (buf % 8)))) {
+        r->counted[buf / 8] |= (uint8_t)(1u << (buf % 8));
+        r->m->const_bytes += bytes;
+    }
+    return MP_OK;
+}
+
+/* Tensor i of the subgraph: its name, dtype, shape and signature, quantization and constant
+ * data, each checked. */
 static mp_status read_tensor(rd *r, const mp_fb_vec *tensors, int32_t i, mp_tensor_info *ti)
 {
     mp_fb_reader *fb = &r->fb;
@@ -471,163 +665,16 @@ static mp_status read_tensor(rd *r, const mp_fb_vec *tensors, int32_t i, mp_tens
     if (sparsity.present)
         return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s' is sparse; sparse tensors are not supported", i, nm);
 
-    /* Shape: rank bounded by MP_MAX_RANK, no negative dimensions (those belong in the
-     * signature). */
-    if (shape.n > MP_MAX_RANK)
-        return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s' has rank %u; memprof supports up to %d dimensions",
-                       i, nm, shape.n, MP_MAX_RANK);
-    ti->rank = (int32_t)shape.n;
-    for (uint32_t k = 0; k < shape.n; k++) {
-        ti->shape[k] = mp_fb_vec_i32(fb, &shape, k);
-        if (ti->shape[k] < 0)
-            return rd_fail(r, MP_ERR_FORMAT,
-                           "tensor %d '%s' has dimension %u = %d in its shape (negative dimensions belong in shape_signature)",
-                           i, nm, k, ti->shape[k]);
-    }
-    /* Signature: same rank, each dimension -1 (dynamic) or equal to the shape. Without
-     * one, the signature is the shape itself. */
-    ti->has_signature = sig.present;
-    if (sig.present && sig.n != shape.n)
-        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': shape_signature has rank %u but shape has rank %u",
-                       i, nm, sig.n, shape.n);
-    for (int32_t k = 0; k < ti->rank; k++) {
-        int32_t s = sig.present ? mp_fb_vec_i32(fb, &sig, (uint32_t)k) : ti->shape[k];
-        if (s != -1 && s != ti->shape[k])
-            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': shape_signature[%d] = %d does not match shape[%d] = %d",
-                           i, nm, k, s, k, ti->shape[k]);
-        ti->signature[k] = s;
-    }
-    /* The declared size, against MP_MAX_TENSOR_BYTES (strings have no fixed size). */
-    size_t elements, esize = mp_dtype_size(ti->dtype);
-    bool counted = mp_shape_elements(ti->rank, ti->shape, &elements);
-    unsigned long long declared = ti->dtype == MP_DT_INT4 ? elements / 2 + (elements & 1)
-                                                          : (unsigned long long)elements * esize;
-    if (ti->dtype != MP_DT_STRING &&
-        (!counted || (esize > 0 && elements > MP_MAX_TENSOR_BYTES / esize) ||
-         declared > MP_MAX_TENSOR_BYTES))
-        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' is larger than memprof's limit of %llu bytes per tensor (MP_MAX_TENSOR_BYTES)",
-                       i, nm, (unsigned long long)MP_MAX_TENSOR_BYTES);
-
-    /* Quantization parameters. */
-    if (q.present) {
-        mp_fb_vec scale, zp;
-        uint8_t details;
-        int32_t qdim;
-        mp_fb_where(fb, "tensor %d quantization", i);
-        if (!mp_fb_vector(fb, &q, Q_SCALE, 4, "scale", &scale) ||
-            !mp_fb_vector(fb, &q, Q_ZERO_POINT, 8, "zero_point", &zp) ||
-            !mp_fb_u8(fb, &q, Q_DETAILS_TYPE, 0, "details_type", &details) ||
-            !mp_fb_i32(fb, &q, Q_QUANTIZED_DIMENSION, 0, "quantized_dimension", &qdim))
-            return rd_fb(r);
-        if (details != 0)
-            return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s' uses custom quantization, which is not supported",
-                           i, nm);
-        if (scale.n > 0) {
-            if (scale.n > INT32_MAX)
-                return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales", i, nm, scale.n);
-            if (zp.n != 0 && zp.n != scale.n)
-                return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales but %u zero points",
-                               i, nm, scale.n, zp.n);
-            /* Some TOCO files (tfmicro person_detect) give a rank-1 bias the filter's
-             * quantized_dimension (3); the only dimension it can mean is 0. */
-            if (scale.n > 1 && ti->rank == 1 && (uint32_t)ti->shape[0] == scale.n)
-                qdim = 0;
-            if (scale.n > 1 && (qdim < 0 || qdim >= ti->rank || (uint32_t)ti->shape[qdim] != scale.n))
-                return rd_fail(r, MP_ERR_FORMAT,
-                               "tensor %d '%s' has %u per-channel scales along dimension %d, which does not match its shape",
-                               i, nm, scale.n, qdim);
-            ti->quant.count = (int32_t)scale.n;
-            ti->quant.quantized_dimension = qdim;
-            /* Use the file's arrays in place when aligned, else copy them (unaligned loads
-             * through float or int64 pointers are undefined behaviour). */
-            const void *sp = mp_fb_vec_data(fb, &scale);
-            if ((uintptr_t)sp % _Alignof(float) == 0) {
-                ti->quant.scale = sp;
-            } else {
-                float *c = arena_array(r->im, scale.n, sizeof(float));
-                if (!c)
-                    return rd_nomem(r);
-                memcpy(c, sp, (size_t)scale.n * sizeof(float));
-                ti->quant.scale = c;
-            }
-            if (zp.n) {
-                const void *zpp = mp_fb_vec_data(fb, &zp);
-                if ((uintptr_t)zpp % _Alignof(int64_t) == 0) {
-                    ti->quant.zero_point = zpp;
-                } else {
-                    int64_t *c = arena_array(r->im, zp.n, sizeof(int64_t));
-                    if (!c)
-                        return rd_nomem(r);
-                    memcpy(c, zpp, (size_t)zp.n * sizeof(int64_t));
-                    ti->quant.zero_point = c;
-                }
-            }
-        }
-    }
-
-    /* Constant data. Buffer 0 is the schema's empty sentinel; an empty buffer means the
-     * tensor is computed at run time. */
-    uint32_t n_buffers = r->buffers.n;
-    if (buf != 0 && (buf >= n_buffers || buf > INT32_MAX))
-        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s' refers to buffer %u but the model has %u buffers",
-                       i, nm, buf, n_buffers);
-    ti->buffer = (int32_t)buf;
-    if (buf == 0)
-        return MP_OK;
-    const uint8_t *data;
-    size_t bytes;
-    mp_status st = read_buffer(r, buf, &data, &bytes);
+    mp_status st = read_tensor_shape(r, i, nm, &shape, &sig, ti);
+    bool counted = false;
+    size_t elements = 0;
+    if (st == MP_OK)
+        st = check_tensor_size(r, i, nm, ti, &counted, &elements);
+    if (st == MP_OK && q.present)
+        st = read_tensor_quant(r, i, nm, &q, ti);
     if (st != MP_OK)
         return st;
-    if (bytes == 0)
-        return MP_OK;
-
-    if (!counted)
-        return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': element count overflows", i, nm);
-    if (ti->dtype == MP_DT_STRING) {
-        st = check_string_data(r, i, nm, data, bytes, elements);
-        if (st != MP_OK)
-            return st;
-    } else if (ti->dtype == MP_DT_INT4) {
-        size_t need = elements / 2 + (elements & 1); /* two values per byte */
-        if (need != bytes)
-            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': constant data is %zu bytes but %zu i4 values need %zu",
-                           i, nm, bytes, elements, need);
-    } else if (esize == 0) {
-        return rd_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s': constant %s data is not supported",
-                       i, nm, mp_dtype_name(ti->dtype));
-    } else {
-        size_t need;
-        if (__builtin_mul_overflow(elements, esize, &need))
-            return rd_fail(r, MP_ERR_FORMAT, "tensor %d '%s': %zu %s elements overflow the address space",
-                           i, nm, elements, mp_dtype_name(ti->dtype));
-        if (need != bytes)
-            return rd_fail(r, MP_ERR_FORMAT,
-                           "tensor %d '%s': constant data is %zu bytes but %zu %s elements need %zu",
-                           i, nm, bytes, elements, mp_dtype_name(ti->dtype), need);
-    }
-    /* Kernels read constants in place through typed pointers, so the data must have its
-     * element's natural alignment. Converters only guarantee 4 bytes in practice (the
-     * schema's force_align 16 is often not honoured), so an 8-byte type can land on a
-     * 4-byte boundary: such data (rare, and always small in real models) is copied into
-     * aligned model memory instead of being refused. Only data used in place counts in
-     * const_bytes. */
-    ti->data_bytes = bytes;
-    if ((uintptr_t)data % dtype_align(ti->dtype) != 0) {
-        void *copy = arena_alloc(r->im, bytes);
-        if (!copy)
-            return rd_nomem(r);
-        memcpy(copy, data, bytes);
-        ti->data = copy;
-        return MP_OK;
-    }
-    ti->data = data;
-    /* A buffer shared by several tensors is mapped once: count it once. */
-    if (!(r->counted[buf / 8] & (1u << (buf % 8)))) {
-        r->counted[buf / 8] |= (uint8_t)(1u << (buf % 8));
-        r->m->const_bytes += bytes;
-    }
-    return MP_OK;
+    return read_tensor_data(r, i, nm, buf, counted, elements, ti);
 }
 
 /* ---- operator options ---------------------------------------------------------------- */
@@ -672,108 +719,69 @@ static void default_options(mp_op_options *o)
     o->in_data_type = o->out_data_type = -1; /* CAST without CastOptions */
 }
 
-static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
-                              mp_op_options *o)
+/* The options of the windowed operators (convolutions, pooling, transposed convolution):
+ * padding, strides, dilations, filter, activation; their table is required. */
+static mp_status read_window_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                    const mp_fb_table *ot, mp_op_options *o, uint8_t *pad,
+                                    uint8_t *act)
 {
     mp_fb_reader *fb = &r->fb;
-    const opt_kind *k = find_opt_kind(code);
-    uint8_t pad = 0, act = 0, u8v;
-    mp_fb_vec v;
-
-    default_options(o);
-    if (!k)
-        return MP_OK; /* options memprof does not map: structurally checked by the caller */
-    if (type != BO_NONE && type != k->type)
-        return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) carries options of union type %u, expected %s",
-                       i, op_label(code), type, k->table);
-    const mp_fb_table *ot = (type == k->type && t->present) ? t : NULL;
-    mp_fb_table none = {0};
-    if (!ot)
-        ot = &none; /* absent table: every field takes its default */
-    mp_fb_where(fb, "operator %d %s", i, k->table);
-
+    if (!ot->present)
+        return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
     switch (k->type) {
     case BO_CONV2D:
-        if (!ot->present)
-            return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
                mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
-               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", &act) &&
+               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", act) &&
                mp_fb_i32(fb, ot, 4, 1, "dilation_w_factor", &o->dilation_w) &&
                mp_fb_i32(fb, ot, 5, 1, "dilation_h_factor", &o->dilation_h));
         break;
     case BO_DEPTHWISE_CONV2D:
-        if (!ot->present)
-            return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
                mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
                mp_fb_i32(fb, ot, 3, 0, "depth_multiplier", &o->depth_multiplier) &&
-               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", &act) &&
+               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", act) &&
                mp_fb_i32(fb, ot, 5, 1, "dilation_w_factor", &o->dilation_w) &&
                mp_fb_i32(fb, ot, 6, 1, "dilation_h_factor", &o->dilation_h));
         break;
     case BO_POOL2D:
-        if (!ot->present)
-            return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
                mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
                mp_fb_i32(fb, ot, 3, 0, "filter_width", &o->filter_w) &&
                mp_fb_i32(fb, ot, 4, 0, "filter_height", &o->filter_h) &&
-               mp_fb_u8(fb, ot, 5, 0, "fused_activation_function", &act));
+               mp_fb_u8(fb, ot, 5, 0, "fused_activation_function", act));
         break;
     case BO_TRANSPOSE_CONV:
-        if (!ot->present)
-            return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
                mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
-               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", &act));
+               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", act));
         break;
     case BO_CONV3D: {
         /* Depth stride and dilation have no slot in mp_op_options; checked, not kept. */
         int32_t sd, dd;
-        if (!ot->present)
-            return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, op_label(code), k->table);
-        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", &pad) && mp_fb_i32(fb, ot, 1, 0, "stride_d", &sd) &&
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_d", &sd) &&
                mp_fb_i32(fb, ot, 2, 0, "stride_w", &o->stride_w) &&
                mp_fb_i32(fb, ot, 3, 0, "stride_h", &o->stride_h) &&
-               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", &act) &&
+               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", act) &&
                mp_fb_i32(fb, ot, 5, 1, "dilation_d_factor", &dd) &&
                mp_fb_i32(fb, ot, 6, 1, "dilation_w_factor", &o->dilation_w) &&
                mp_fb_i32(fb, ot, 7, 1, "dilation_h_factor", &o->dilation_h));
         TRY(check_pair(r, i, code, "depth stride and dilation", sd, dd));
         break;
     }
-    case BO_FULLY_CONNECTED:
-        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act) &&
-               mp_fb_u8(fb, ot, 1, 0, "weights_format", &u8v) &&
-               mp_fb_bool(fb, ot, 2, false, "keep_num_dims", &o->keep_num_dims));
-        if (u8v > 1)
-            return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): weights format %u is not valid",
-                           i, op_label(code), u8v);
-        o->weights_format = u8v;
+    default:
         break;
-    case BO_SOFTMAX:
-        TRY_FB(mp_fb_f32(fb, ot, 0, 0.0f, "beta", &o->beta));
-        break;
-    case BO_CONCATENATION:
-        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis) &&
-               mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
-        break;
-    case BO_ADD: case BO_MUL: case BO_SUB: case BO_DIV: case BO_L2NORM: case BO_RNN:
-    case BO_LSTM: case BO_UNI_SEQUENCE_LSTM: case BO_BIDI_SEQUENCE_LSTM:
-        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act));
-        break;
-    case BO_SVDF: case BO_SEQUENCE_RNN: case BO_BIDI_SEQUENCE_RNN:
-        TRY_FB(mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
-        break;
-    case BO_RESIZE_BILINEAR: /* fields 0 and 1 are the deprecated new_height/new_width */
-        TRY_FB(mp_fb_bool(fb, ot, 2, false, "align_corners", &o->align_corners) &&
-               mp_fb_bool(fb, ot, 3, false, "half_pixel_centers", &o->half_pixel_centers));
-        break;
-    case BO_RESIZE_NEAREST:
-        TRY_FB(mp_fb_bool(fb, ot, 0, false, "align_corners", &o->align_corners) &&
-               mp_fb_bool(fb, ot, 1, false, "half_pixel_centers", &o->half_pixel_centers));
-        break;
+    }
+    return MP_OK;
+}
+
+/* The options that are lists of dimensions (RESHAPE's new_shape, SQUEEZE's dims). */
+static mp_status read_dims_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                  const mp_fb_table *ot, mp_op_options *o)
+{
+    mp_fb_reader *fb = &r->fb;
+    mp_fb_vec v;
+    switch (k->type) {
     case BO_RESHAPE:
         TRY_FB(mp_fb_vector(fb, ot, 0, 4, "new_shape", &v));
         if (v.n > MP_MAX_RANK)
@@ -793,17 +801,18 @@ static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const mp
         for (uint32_t d = 0; d < v.n; d++)
             o->squeeze_dims[d] = mp_fb_vec_i32(fb, &v, d);
         break;
-    case BO_REDUCER:
-        TRY_FB(mp_fb_bool(fb, ot, 0, false, "keep_dims", &o->keep_dims));
+    default:
         break;
-    case BO_STRIDED_SLICE:
-        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "begin_mask", &o->begin_mask) &&
-               mp_fb_i32(fb, ot, 1, 0, "end_mask", &o->end_mask) &&
-               mp_fb_i32(fb, ot, 2, 0, "ellipsis_mask", &o->ellipsis_mask) &&
-               mp_fb_i32(fb, ot, 3, 0, "new_axis_mask", &o->new_axis_mask) &&
-               mp_fb_i32(fb, ot, 4, 0, "shrink_axis_mask", &o->shrink_axis_mask) &&
-               mp_fb_bool(fb, ot, 5, false, "offset", &o->offset));
-        break;
+    }
+    return MP_OK;
+}
+
+/* The options of CAST, SHAPE, PACK and UNPACK: types and value counts. */
+static mp_status read_type_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                  const mp_fb_table *ot, mp_op_options *o)
+{
+    mp_fb_reader *fb = &r->fb;
+    switch (k->type) {
     case BO_CAST:
         /* Without CastOptions both types stay -1 (unknown: take them from the tensors).
          * Inside the table an absent field is the schema default, FLOAT32. */
@@ -843,16 +852,16 @@ static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const mp
             return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): num %d is negative",
                            i, op_label(code), o->values_count);
         break;
-    case BO_GATHER:
-    case BO_ONE_HOT:
-        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
-        break;
     default:
         break;
     }
+    return MP_OK;
+}
 
-    TRY(check_act(r, i, code, act));
-    o->activation = act;
+/* The windowed operators' padding, strides, dilations and filter, checked and kept. */
+static mp_status check_window_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                     mp_op_options *o, uint8_t pad)
+{
     switch (k->type) {
     case BO_CONV2D:
     case BO_DEPTHWISE_CONV2D:
@@ -880,6 +889,98 @@ static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const mp
         break;
     }
     return MP_OK;
+}
+
+static mp_status read_options(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
+                              mp_op_options *o)
+{
+    mp_fb_reader *fb = &r->fb;
+    const opt_kind *k = find_opt_kind(code);
+    uint8_t pad = 0, act = 0, u8v;
+
+    default_options(o);
+    if (!k)
+        return MP_OK; /* options memprof does not map: structurally checked by the caller */
+    if (type != BO_NONE && type != k->type)
+        return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s) carries options of union type %u, expected %s",
+                       i, op_label(code), type, k->table);
+    const mp_fb_table *ot = (type == k->type && t->present) ? t : NULL;
+    mp_fb_table none = {0};
+    if (!ot)
+        ot = &none; /* absent table: every field takes its default */
+    mp_fb_where(fb, "operator %d %s", i, k->table);
+
+    switch (k->type) {
+    case BO_CONV2D:
+    case BO_DEPTHWISE_CONV2D:
+    case BO_POOL2D:
+    case BO_TRANSPOSE_CONV:
+    case BO_CONV3D:
+        TRY(read_window_fields(r, i, code, k, ot, o, &pad, &act));
+        break;
+    case BO_FULLY_CONNECTED:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act) &&
+               mp_fb_u8(fb, ot, 1, 0, "weights_format", &u8v) &&
+               mp_fb_bool(fb, ot, 2, false, "keep_num_dims", &o->keep_num_dims));
+        if (u8v > 1)
+            return rd_fail(r, MP_ERR_FORMAT, "operator %d (%s): weights format %u is not valid",
+                           i, op_label(code), u8v);
+        o->weights_format = u8v;
+        break;
+    case BO_SOFTMAX:
+        TRY_FB(mp_fb_f32(fb, ot, 0, 0.0f, "beta", &o->beta));
+        break;
+    case BO_CONCATENATION:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis) &&
+               mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
+        break;
+    case BO_ADD: case BO_MUL: case BO_SUB: case BO_DIV: case BO_L2NORM: case BO_RNN:
+    case BO_LSTM: case BO_UNI_SEQUENCE_LSTM: case BO_BIDI_SEQUENCE_LSTM:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act));
+        break;
+    case BO_SVDF: case BO_SEQUENCE_RNN: case BO_BIDI_SEQUENCE_RNN:
+        TRY_FB(mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
+        break;
+    case BO_RESIZE_BILINEAR: /* fields 0 and 1 are the deprecated new_height/new_width */
+        TRY_FB(mp_fb_bool(fb, ot, 2, false, "align_corners", &o->align_corners) &&
+               mp_fb_bool(fb, ot, 3, false, "half_pixel_centers", &o->half_pixel_centers));
+        break;
+    case BO_RESIZE_NEAREST:
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "align_corners", &o->align_corners) &&
+               mp_fb_bool(fb, ot, 1, false, "half_pixel_centers", &o->half_pixel_centers));
+        break;
+    case BO_RESHAPE:
+    case BO_SQUEEZE:
+        TRY(read_dims_fields(r, i, code, k, ot, o));
+        break;
+    case BO_REDUCER:
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "keep_dims", &o->keep_dims));
+        break;
+    case BO_STRIDED_SLICE:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "begin_mask", &o->begin_mask) &&
+               mp_fb_i32(fb, ot, 1, 0, "end_mask", &o->end_mask) &&
+               mp_fb_i32(fb, ot, 2, 0, "ellipsis_mask", &o->ellipsis_mask) &&
+               mp_fb_i32(fb, ot, 3, 0, "new_axis_mask", &o->new_axis_mask) &&
+               mp_fb_i32(fb, ot, 4, 0, "shrink_axis_mask", &o->shrink_axis_mask) &&
+               mp_fb_bool(fb, ot, 5, false, "offset", &o->offset));
+        break;
+    case BO_CAST:
+    case BO_SHAPE:
+    case BO_PACK:
+    case BO_UNPACK:
+        TRY(read_type_fields(r, i, code, k, ot, o));
+        break;
+    case BO_GATHER:
+    case BO_ONE_HOT:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
+        break;
+    default:
+        break;
+    }
+
+    TRY(check_act(r, i, code, act));
+    o->activation = act;
+    return check_window_fields(r, i, code, k, o, pad);
 }
 
 /* ---- operators ----------------------------------------------------------------------- */
