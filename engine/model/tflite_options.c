@@ -1,0 +1,375 @@
+/* The options of a .tflite model's operators (part of the reader, see tflite_reader.c):
+ * the BuiltinOptions tables memprof maps into mp_op_options, every field checked (padding,
+ * strides, dilations, activations, shapes, types). */
+#include "engine/model/tflite_reader_internal.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/engine_limits.h"
+#include "engine/model/flatbuf.h"
+#include "engine/model/model.h"
+
+/* Which options table an operator carries, and its name for messages. */
+typedef struct opt_kind {
+    int code;
+    uint8_t type;
+    const char *table;
+} opt_kind;
+
+static const opt_kind k_opt_kinds[] = {
+    {MP_OP_CONV_2D, BO_CONV2D, "Conv2DOptions"},
+    {MP_OP_DEPTHWISE_CONV_2D, BO_DEPTHWISE_CONV2D, "DepthwiseConv2DOptions"},
+    {MP_OP_AVERAGE_POOL_2D, BO_POOL2D, "Pool2DOptions"},
+    {MP_OP_MAX_POOL_2D, BO_POOL2D, "Pool2DOptions"},
+    {MP_OP_L2_POOL_2D, BO_POOL2D, "Pool2DOptions"},
+    {MP_OP_SVDF, BO_SVDF, "SVDFOptions"},
+    {MP_OP_RNN, BO_RNN, "RNNOptions"},
+    {MP_OP_FULLY_CONNECTED, BO_FULLY_CONNECTED, "FullyConnectedOptions"},
+    {MP_OP_SOFTMAX, BO_SOFTMAX, "SoftmaxOptions"},
+    {MP_OP_CONCATENATION, BO_CONCATENATION, "ConcatenationOptions"},
+    {MP_OP_ADD, BO_ADD, "AddOptions"},
+    {MP_OP_L2_NORMALIZATION, BO_L2NORM, "L2NormOptions"},
+    {MP_OP_LSTM, BO_LSTM, "LSTMOptions"},
+    {MP_OP_RESIZE_BILINEAR, BO_RESIZE_BILINEAR, "ResizeBilinearOptions"},
+    {MP_OP_RESHAPE, BO_RESHAPE, "ReshapeOptions"},
+    {MP_OP_MUL, BO_MUL, "MulOptions"},
+    {MP_OP_GATHER, BO_GATHER, "GatherOptions"},
+    {MP_OP_MEAN, BO_REDUCER, "ReducerOptions"},
+    {MP_OP_SUM, BO_REDUCER, "ReducerOptions"},
+    {MP_OP_REDUCE_PROD, BO_REDUCER, "ReducerOptions"},
+    {MP_OP_REDUCE_MAX, BO_REDUCER, "ReducerOptions"},
+    {MP_OP_REDUCE_MIN, BO_REDUCER, "ReducerOptions"},
+    {MP_OP_REDUCE_ANY, BO_REDUCER, "ReducerOptions"},
+    {MP_OP_REDUCE_ALL, BO_REDUCER, "ReducerOptions"},
+    {MP_OP_SUB, BO_SUB, "SubOptions"},
+    {MP_OP_DIV, BO_DIV, "DivOptions"},
+    {MP_OP_SQUEEZE, BO_SQUEEZE, "SqueezeOptions"},
+    {MP_OP_UNIDIRECTIONAL_SEQUENCE_RNN, BO_SEQUENCE_RNN, "SequenceRNNOptions"},
+    {MP_OP_STRIDED_SLICE, BO_STRIDED_SLICE, "StridedSliceOptions"},
+    {MP_OP_CAST, BO_CAST, "CastOptions"},
+    {MP_OP_TRANSPOSE_CONV, BO_TRANSPOSE_CONV, "TransposeConvOptions"},
+    {MP_OP_SHAPE, BO_SHAPE, "ShapeOptions"},
+    {MP_OP_PACK, BO_PACK, "PackOptions"},
+    {MP_OP_ONE_HOT, BO_ONE_HOT, "OneHotOptions"},
+    {MP_OP_UNPACK, BO_UNPACK, "UnpackOptions"},
+    {MP_OP_BIDIRECTIONAL_SEQUENCE_LSTM, BO_BIDI_SEQUENCE_LSTM, "BidirectionalSequenceLSTMOptions"},
+    {MP_OP_BIDIRECTIONAL_SEQUENCE_RNN, BO_BIDI_SEQUENCE_RNN, "BidirectionalSequenceRNNOptions"},
+    {MP_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, BO_UNI_SEQUENCE_LSTM, "UnidirectionalSequenceLSTMOptions"},
+    {MP_OP_RESIZE_NEAREST_NEIGHBOR, BO_RESIZE_NEAREST, "ResizeNearestNeighborOptions"},
+    {MP_OP_CONV_3D, BO_CONV3D, "Conv3DOptions"},
+    {MP_OP_CONV_3D_TRANSPOSE, BO_CONV3D, "Conv3DOptions"},
+};
+
+static const opt_kind *find_opt_kind(int code)
+{
+    for (size_t i = 0; i < sizeof k_opt_kinds / sizeof k_opt_kinds[0]; i++)
+        if (k_opt_kinds[i].code == code)
+            return &k_opt_kinds[i];
+    return NULL;
+}
+
+/* ---- operator options ---------------------------------------------------------------- */
+
+static mp_status check_act(rd *r, int32_t i, int code, uint8_t act)
+{
+    if (act > MP_ACT_SIGN_BIT)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): fused activation %u is not valid (0..5)",
+                       i, mp_tfl_op_label(code), act);
+    return MP_OK;
+}
+
+static mp_status check_padding(rd *r, int32_t i, int code, uint8_t pad)
+{
+    if (pad != MP_PAD_SAME && pad != MP_PAD_VALID)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): padding %u is not valid (SAME or VALID)",
+                       i, mp_tfl_op_label(code), pad);
+    return MP_OK;
+}
+
+static mp_status check_pair(rd *r, int32_t i, int code, const char *what, int32_t w, int32_t h)
+{
+    if (w < 1 || h < 1)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s %dx%d is not valid (must be >= 1)",
+                       i, mp_tfl_op_label(code), what, w, h);
+    return MP_OK;
+}
+
+
+/* Defaults every operator starts from: the schema defaults of the fields that have one,
+ * and the documented "absent" values. */
+static void default_options(mp_op_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->padding = MP_PAD_SAME;
+    o->dilation_w = o->dilation_h = 1;
+    o->activation = MP_ACT_NONE;
+    o->beta = 0.0f;                  /* SoftmaxOptions.beta has no explicit default */
+    o->out_type = MP_DT_INT32;       /* ShapeOptions: "Defaults to int32" */
+    o->in_data_type = o->out_data_type = -1; /* CAST without CastOptions */
+}
+
+/* The options of the windowed operators (convolutions, pooling, transposed convolution):
+ * padding, strides, dilations, filter, activation; their table is required. */
+static mp_status read_window_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                    const mp_fb_table *ot, mp_op_options *o, uint8_t *pad,
+                                    uint8_t *act)
+{
+    mp_fb_reader *fb = &r->fb;
+    if (!ot->present)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no %s", i, mp_tfl_op_label(code), k->table);
+    switch (k->type) {
+    case BO_CONV2D:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", act) &&
+               mp_fb_i32(fb, ot, 4, 1, "dilation_w_factor", &o->dilation_w) &&
+               mp_fb_i32(fb, ot, 5, 1, "dilation_h_factor", &o->dilation_h));
+        break;
+    case BO_DEPTHWISE_CONV2D:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_i32(fb, ot, 3, 0, "depth_multiplier", &o->depth_multiplier) &&
+               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", act) &&
+               mp_fb_i32(fb, ot, 5, 1, "dilation_w_factor", &o->dilation_w) &&
+               mp_fb_i32(fb, ot, 6, 1, "dilation_h_factor", &o->dilation_h));
+        break;
+    case BO_POOL2D:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_i32(fb, ot, 3, 0, "filter_width", &o->filter_w) &&
+               mp_fb_i32(fb, ot, 4, 0, "filter_height", &o->filter_h) &&
+               mp_fb_u8(fb, ot, 5, 0, "fused_activation_function", act));
+        break;
+    case BO_TRANSPOSE_CONV:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_h", &o->stride_h) &&
+               mp_fb_u8(fb, ot, 3, 0, "fused_activation_function", act));
+        break;
+    case BO_CONV3D: {
+        /* Depth stride and dilation have no slot in mp_op_options; checked, not kept. */
+        int32_t sd, dd;
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "padding", pad) && mp_fb_i32(fb, ot, 1, 0, "stride_d", &sd) &&
+               mp_fb_i32(fb, ot, 2, 0, "stride_w", &o->stride_w) &&
+               mp_fb_i32(fb, ot, 3, 0, "stride_h", &o->stride_h) &&
+               mp_fb_u8(fb, ot, 4, 0, "fused_activation_function", act) &&
+               mp_fb_i32(fb, ot, 5, 1, "dilation_d_factor", &dd) &&
+               mp_fb_i32(fb, ot, 6, 1, "dilation_w_factor", &o->dilation_w) &&
+               mp_fb_i32(fb, ot, 7, 1, "dilation_h_factor", &o->dilation_h));
+        TRY(check_pair(r, i, code, "depth stride and dilation", sd, dd));
+        break;
+    }
+    default:
+        break;
+    }
+    return MP_OK;
+}
+
+/* The options that are lists of dimensions (RESHAPE's new_shape, SQUEEZE's dims). */
+static mp_status read_dims_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                  const mp_fb_table *ot, mp_op_options *o)
+{
+    mp_fb_reader *fb = &r->fb;
+    mp_fb_vec v;
+    switch (k->type) {
+    case BO_RESHAPE:
+        TRY_FB(mp_fb_vector(fb, ot, 0, 4, "new_shape", &v));
+        if (v.n > MP_MAX_RANK)
+            return mp_tfl_fail(r, MP_ERR_UNSUPPORTED, "operator %d (%s): new_shape has %u dimensions; memprof supports up to %d",
+                           i, mp_tfl_op_label(code), v.n, MP_MAX_RANK);
+        o->has_new_shape = v.present;
+        o->n_new_shape = (int32_t)v.n;
+        for (uint32_t d = 0; d < v.n; d++)
+            o->new_shape[d] = mp_fb_vec_i32(fb, &v, d);
+        break;
+    case BO_SQUEEZE:
+        TRY_FB(mp_fb_vector(fb, ot, 0, 4, "squeeze_dims", &v));
+        if (v.n > MP_MAX_RANK)
+            return mp_tfl_fail(r, MP_ERR_UNSUPPORTED, "operator %d (%s): squeeze_dims has %u entries; memprof supports up to %d",
+                           i, mp_tfl_op_label(code), v.n, MP_MAX_RANK);
+        o->n_squeeze_dims = (int32_t)v.n;
+        for (uint32_t d = 0; d < v.n; d++)
+            o->squeeze_dims[d] = mp_fb_vec_i32(fb, &v, d);
+        break;
+    default:
+        break;
+    }
+    return MP_OK;
+}
+
+/* The options of CAST, SHAPE, PACK and UNPACK: types and value counts. */
+static mp_status read_type_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                  const mp_fb_table *ot, mp_op_options *o)
+{
+    mp_fb_reader *fb = &r->fb;
+    switch (k->type) {
+    case BO_CAST:
+        /* Without CastOptions both types stay -1 (unknown: take them from the tensors).
+         * Inside the table an absent field is the schema default, FLOAT32. */
+        if (ot->present) {
+            int8_t in, out;
+            TRY_FB(mp_fb_i8(fb, ot, 0, MP_DT_FLOAT32, "in_data_type", &in) &&
+                   mp_fb_i8(fb, ot, 1, MP_DT_FLOAT32, "out_data_type", &out));
+            if (in < 0 || in >= MP_DT_COUNT || out < 0 || out >= MP_DT_COUNT)
+                return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): cast types %d -> %d are not valid dtypes",
+                               i, mp_tfl_op_label(code), in, out);
+            o->in_data_type = in;
+            o->out_data_type = out;
+        }
+        break;
+    case BO_SHAPE:
+        /* The schema comment says int32 by default; the enum's implicit 0 (FLOAT32) is
+         * never a valid shape type, so an absent field means int32 as well. */
+        if (mp_fb_has(fb, ot, 0)) {
+            int8_t ty;
+            TRY_FB(mp_fb_i8(fb, ot, 0, MP_DT_INT32, "out_type", &ty));
+            if (ty != MP_DT_INT32 && ty != MP_DT_INT64)
+                return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): output type %d is not i32 or i64",
+                               i, mp_tfl_op_label(code), ty);
+            o->out_type = ty;
+        }
+        break;
+    case BO_PACK:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "values_count", &o->values_count) &&
+               mp_fb_i32(fb, ot, 1, 0, "axis", &o->axis));
+        if (o->values_count < 0)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): values_count %d is negative",
+                           i, mp_tfl_op_label(code), o->values_count);
+        break;
+    case BO_UNPACK: /* num goes to values_count: the same role mirrored */
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "num", &o->values_count) && mp_fb_i32(fb, ot, 1, 0, "axis", &o->axis));
+        if (o->values_count < 0)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): num %d is negative",
+                           i, mp_tfl_op_label(code), o->values_count);
+        break;
+    default:
+        break;
+    }
+    return MP_OK;
+}
+
+/* The windowed operators' padding, strides, dilations and filter, checked and kept. */
+static mp_status check_window_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                     mp_op_options *o, uint8_t pad)
+{
+    switch (k->type) {
+    case BO_CONV2D:
+    case BO_DEPTHWISE_CONV2D:
+    case BO_CONV3D:
+        TRY(check_padding(r, i, code, pad));
+        TRY(check_pair(r, i, code, "stride", o->stride_w, o->stride_h));
+        TRY(check_pair(r, i, code, "dilation", o->dilation_w, o->dilation_h));
+        if (k->type == BO_DEPTHWISE_CONV2D && o->depth_multiplier < 1)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): depth multiplier %d is not valid (must be >= 1)",
+                           i, mp_tfl_op_label(code), o->depth_multiplier);
+        o->padding = pad;
+        break;
+    case BO_POOL2D:
+        TRY(check_padding(r, i, code, pad));
+        TRY(check_pair(r, i, code, "stride", o->stride_w, o->stride_h));
+        TRY(check_pair(r, i, code, "filter", o->filter_w, o->filter_h));
+        o->padding = pad;
+        break;
+    case BO_TRANSPOSE_CONV:
+        TRY(check_padding(r, i, code, pad));
+        TRY(check_pair(r, i, code, "stride", o->stride_w, o->stride_h));
+        o->padding = pad;
+        break;
+    default:
+        break;
+    }
+    return MP_OK;
+}
+
+mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
+                              mp_op_options *o)
+{
+    mp_fb_reader *fb = &r->fb;
+    const opt_kind *k = find_opt_kind(code);
+    uint8_t pad = 0, act = 0, u8v;
+
+    default_options(o);
+    if (!k)
+        return MP_OK; /* options memprof does not map: structurally checked by the caller */
+    if (type != BO_NONE && type != k->type)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s) carries options of union type %u, expected %s",
+                       i, mp_tfl_op_label(code), type, k->table);
+    const mp_fb_table *ot = (type == k->type && t->present) ? t : NULL;
+    mp_fb_table none = {0};
+    if (!ot)
+        ot = &none; /* absent table: every field takes its default */
+    mp_fb_where(fb, "operator %d %s", i, k->table);
+
+    switch (k->type) {
+    case BO_CONV2D:
+    case BO_DEPTHWISE_CONV2D:
+    case BO_POOL2D:
+    case BO_TRANSPOSE_CONV:
+    case BO_CONV3D:
+        TRY(read_window_fields(r, i, code, k, ot, o, &pad, &act));
+        break;
+    case BO_FULLY_CONNECTED:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act) &&
+               mp_fb_u8(fb, ot, 1, 0, "weights_format", &u8v) &&
+               mp_fb_bool(fb, ot, 2, false, "keep_num_dims", &o->keep_num_dims));
+        if (u8v > 1)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): weights format %u is not valid",
+                           i, mp_tfl_op_label(code), u8v);
+        o->weights_format = u8v;
+        break;
+    case BO_SOFTMAX:
+        TRY_FB(mp_fb_f32(fb, ot, 0, 0.0f, "beta", &o->beta));
+        break;
+    case BO_CONCATENATION:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis) &&
+               mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
+        break;
+    case BO_ADD: case BO_MUL: case BO_SUB: case BO_DIV: case BO_L2NORM: case BO_RNN:
+    case BO_LSTM: case BO_UNI_SEQUENCE_LSTM: case BO_BIDI_SEQUENCE_LSTM:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act));
+        break;
+    case BO_SVDF: case BO_SEQUENCE_RNN: case BO_BIDI_SEQUENCE_RNN:
+        TRY_FB(mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
+        break;
+    case BO_RESIZE_BILINEAR: /* fields 0 and 1 are the deprecated new_height/new_width */
+        TRY_FB(mp_fb_bool(fb, ot, 2, false, "align_corners", &o->align_corners) &&
+               mp_fb_bool(fb, ot, 3, false, "half_pixel_centers", &o->half_pixel_centers));
+        break;
+    case BO_RESIZE_NEAREST:
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "align_corners", &o->align_corners) &&
+               mp_fb_bool(fb, ot, 1, false, "half_pixel_centers", &o->half_pixel_centers));
+        break;
+    case BO_RESHAPE:
+    case BO_SQUEEZE:
+        TRY(read_dims_fields(r, i, code, k, ot, o));
+        break;
+    case BO_REDUCER:
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "keep_dims", &o->keep_dims));
+        break;
+    case BO_STRIDED_SLICE:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "begin_mask", &o->begin_mask) &&
+               mp_fb_i32(fb, ot, 1, 0, "end_mask", &o->end_mask) &&
+               mp_fb_i32(fb, ot, 2, 0, "ellipsis_mask", &o->ellipsis_mask) &&
+               mp_fb_i32(fb, ot, 3, 0, "new_axis_mask", &o->new_axis_mask) &&
+               mp_fb_i32(fb, ot, 4, 0, "shrink_axis_mask", &o->shrink_axis_mask) &&
+               mp_fb_bool(fb, ot, 5, false, "offset", &o->offset));
+        break;
+    case BO_CAST:
+    case BO_SHAPE:
+    case BO_PACK:
+    case BO_UNPACK:
+        TRY(read_type_fields(r, i, code, k, ot, o));
+        break;
+    case BO_GATHER:
+    case BO_ONE_HOT:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
+        break;
+    default:
+        break;
+    }
+
+    TRY(check_act(r, i, code, act));
+    o->activation = act;
+    return check_window_fields(r, i, code, k, o, pad);
+}
