@@ -11,7 +11,7 @@
 #include "engine/session.h"
 #include "trace/status.h"
 
-/* Documented exit codes (README "Exit codes"). */
+/* Documented exit codes (docs/exit-codes.md). */
 enum {
     MP_EXIT_OK = 0,
     MP_EXIT_GATE = 1,        /* a limit or baseline was exceeded (memprof check) */

@@ -6,6 +6,7 @@
  * resident memory after each phase next to the recorded bytes. */
 #include <jansson.h>
 #include <pthreadpool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "cli/bench_stats.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
-#include "cli/model_opts.h"
+#include "cli/options.h"
 #include "peers/xnnpack_runtime.h"
 #include "reports/units.h"
 
@@ -42,8 +43,9 @@ static void help(void)
            "process's resident memory (RSS, high-water mark) after each phase next to the\n"
            "bytes the sessions had allocated then. Load and prepare happen once per mode\n"
            "(one sample); every mode runs once (the first run), then --warmup untimed runs,\n"
-           "then --runs timed runs. Inputs: raw files or the reference formula of\n"
-           "../shared/oracle/README.md, copied in before each run, outside the timing.\n\n"
+           "then --runs timed runs. Inputs: raw files or the reference formula (element i\n"
+           "of input k is (i*7 + 3 + 13*k) mod 256, scaled per dtype as 'memprof run --help'\n"
+           "says), copied in before each run, outside the timing.\n\n"
            "Options:\n"
            "  --shape NAME=DIMS    shape of input NAME (or its index); repeat for several\n"
            "  --shape-at WHEN      prepare (default), run or each-run: where in the call\n"
@@ -58,7 +60,7 @@ static void help(void)
            "  --no-huge-pages      our sessions keep their arena and XNNPACK's packed\n"
            "                       weights on ordinary pages, as the peer does (to measure\n"
            "                       what the transparent-huge-page pool gains)\n"
-           "  --format text|json   output format (default text; fields: README)\n"
+           "  --format text|json   output format (default text; fields: docs/json.md)\n"
            "  -o, --output PATH    write the output there (atomically) instead of stdout\n"
            "  -h, --help           show this help\n\n"
            "A progress line is shown on stderr when it is a terminal and the bench takes\n"
@@ -70,7 +72,8 @@ static void help(void)
            "  memprof bench zoo:mobilenet_v2 -r 20 -w 5 --peer xnnpack --no-huge-pages\n"
            "  memprof bench zoo:mobilenet_v2_dynamic --shape input=1,160,160,3 --threads 2\n"
            "  memprof bench model.tflite --shape x=2,32,32,3 --shape-at run --format json \\\n"
-           "      -o bench.json\n");
+           "      -o bench.json\n\n"
+           "More: docs/bench.md and docs/benchmarks.md in memprof's sources.\n");
 }
 
 typedef struct bench_args {
@@ -80,66 +83,36 @@ typedef struct bench_args {
 } bench_args;
 
 #define BENCH_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_THREADS | \
-                    MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_SHORT)
+                    MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PEER)
 
-/* Options that take a value (others are flags or unknown). */
-static bool takes_value(const char *o)
+/* --format, the one option with a value of its own to check. */
+static int take(void *ctx, int id, const char *v)
 {
-    static const char *const k[] = {"--peer", "--format", "-o", "--output"};
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (strcmp(o, k[i]) == 0)
-            return true;
-    return mp_model_opt_is(BENCH_OPTS, o);
+    static const char *const words[] = {"text", "json", NULL};
+    int f = 0, rc = mp_opt_choice("bench", "--format", v, words, &f);
+    (void)id;
+    ((bench_args *)ctx)->json = f == 1;
+    return rc;
 }
 
 static int parse(int argc, char **argv, bench_args *a)
 {
+    static const mp_opt opts[] = {
+        {"format", 0, MP_ARG_VALUE, 0, 1},
+        {"output", 'o', MP_ARG_STRING, offsetof(bench_args, out_path), 0},
+        {"no-huge-pages", 0, MP_ARG_FLAG, offsetof(bench_args, no_huge_pages), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 10;
     a->m.warmup = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mp_is_help(o)) {
-            help();
-            return -1;
-        }
-        if (o[0] != '-') {
-            if (a->model)
-                return mp_usage_error("bench", "unexpected argument '%s'", o);
-            a->model = o;
-            continue;
-        }
-        if (strcmp(o, "--no-huge-pages") == 0) {
-            a->no_huge_pages = true;
-            continue;
-        }
-        if (!takes_value(o))
-            return mp_usage_error("bench", "unknown option '%s'", o);
-        if (!v)
-            return mp_usage_error("bench", "%s needs a value", o);
-        i++;
-        if (mp_model_opt_is(BENCH_OPTS, o)) {
-            int rc = mp_model_opt_take("bench", BENCH_OPTS, o, v, &a->m);
-            if (rc)
-                return rc;
-        } else if (strcmp(o, "--peer") == 0) {
-            if (strcmp(v, "xnnpack") != 0)
-                return mp_usage_error("bench", "--peer: the only peer is 'xnnpack', not '%s'", v);
-            a->peer = true;
-        } else if (strcmp(o, "--format") == 0) {
-            if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
-                return mp_usage_error("bench", "--format takes text or json, got '%s'", v);
-            a->json = strcmp(v, "json") == 0;
-        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
-            a->out_path = v;
-        } else {
-            return mp_usage_error("bench", "unknown option '%s'", o);
-        }
-    }
-    if (!a->model)
-        return mp_usage_error("bench", "missing MODEL");
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "bench", .help = help, .opts = opts,
+                                          .take = take, .ctx = a, .model = BENCH_OPTS,
+                                          .m = &a->m, .pos = &a->model, .max_pos = 1,
+                                          .missing = "missing MODEL"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc;
+    a->peer = a->m.peer;
     if (a->peer && a->m.at == MP_SHAPE_AT_EACH_RUN)
         return mp_usage_error("bench", "--peer xnnpack needs fixed shapes: XNNPACK's runtime "
                                        "is built for one shape (not --shape-at each-run)");

@@ -4,6 +4,7 @@
  * tensor, and writes the baseline and a JUnit report. Exit 0 within limits, 1 when a limit
  * or the baseline is exceeded, 2 on any usage or input error. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "analyzers/source.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
-#include "cli/model_opts.h"
+#include "cli/options.h"
 #include "engine/memory/plan.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
@@ -23,7 +24,8 @@
 #include "cli/sizes.h"
 
 #define MAX_ARGS 64
-#define CHECK_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS)
+#define CHECK_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS | \
+                    MP_OPT_PLANNER)
 
 static void help(void)
 {
@@ -57,7 +59,7 @@ static void help(void)
            "  --memory MODE        auto (default), static or dynamic\n"
            "  --planner NAME       arena planner (default: %s)\n"
            "  --threads N          worker threads (default 1; figures do not depend on it)\n"
-           "  --runs N             runs (default 1)\n"
+           "  -r, --runs N         runs (default 1)\n"
            "  -h, --help           show this help\n\n"
            "SIZE: bytes, or a number with a unit: B, KB, MB, GB (powers of 1000), KiB, MiB,\n"
            "GiB (powers of 1024), in any case, decimals allowed: 12MiB, 800KB, 1.5MiB.\n"
@@ -69,13 +71,14 @@ static void help(void)
            "  memprof check zoo:mnist_mlp --max-peak 12MiB --max static=800KB\n"
            "  memprof check model.tflite --save-baseline model.baseline.json\n"
            "  memprof check model.tflite --baseline model.baseline.json --tolerance 2%%\n"
-           "  memprof check run.json --baseline model.baseline.json --junit memprof.xml\n",
+           "  memprof check run.json --baseline model.baseline.json --junit memprof.xml\n\n"
+           "More: docs/check.md in memprof's sources.\n",
            mp_planner_default()->name);
 }
 
 typedef struct check_args {
-    const char *subject, *baseline, *save, *junit, *planner;
-    mp_model_opts m; /* --shape, --memory, --threads, --runs */
+    const char *subject, *baseline, *save, *junit;
+    mp_model_opts m; /* --shape, --memory, --planner, --threads, --runs */
     mp_gate_limit limits[MAX_ARGS];
     size_t n_limits;
     mp_tolerance tol;
@@ -95,73 +98,54 @@ static int add_limit(check_args *a, int fig, const char *size, const char *flag)
     return 0;
 }
 
+enum { O_MAX_PEAK = 1, O_MAX, O_TOLERANCE };
+
+static int take(void *ctx, int id, const char *v)
+{
+    check_args *a = ctx;
+    if (id == O_MAX_PEAK)
+        return add_limit(a, MP_FIG_PEAK, v, "--max-peak");
+    if (id == O_TOLERANCE) {
+        if (!mp_parse_tolerance(v, &a->tol))
+            return mp_usage_error("check", "--tolerance takes a percentage (5%%) or a size "
+                                           "(64KiB), got '%s'", v);
+        return 0;
+    }
+    const char *eq = strchr(v, '=');
+    char name[32];
+    size_t n = eq ? (size_t)(eq - v) : 0;
+    if (!eq || n >= sizeof name)
+        return mp_usage_error("check", "--max takes FIGURE=SIZE, got '%s'", v);
+    memcpy(name, v, n);
+    name[n] = 0;
+    int fig = mp_figure_parse(name);
+    if (fig < 0)
+        return mp_usage_error("check", "--max: no figure '%s' (peak, static, dynamic, "
+                                       "scratch, io, const, kernel, engine, heap)", name);
+    return add_limit(a, fig, eq + 1, "--max");
+}
+
 static int parse(int argc, char **argv, check_args *a)
 {
+    static const mp_opt opts[] = {
+        {"max-peak", 0, MP_ARG_VALUE, 0, O_MAX_PEAK},
+        {"max", 0, MP_ARG_VALUE, 0, O_MAX},
+        {"baseline", 0, MP_ARG_STRING, offsetof(check_args, baseline), 0},
+        {"tolerance", 0, MP_ARG_VALUE, 0, O_TOLERANCE},
+        {"save-baseline", 0, MP_ARG_STRING, offsetof(check_args, save), 0},
+        {"junit", 0, MP_ARG_STRING, offsetof(check_args, junit), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(check_args, exact), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mp_is_help(o)) {
-            help();
-            return -1;
-        }
-        if (o[0] != '-') {
-            if (a->subject)
-                return mp_usage_error("check", "unexpected argument '%s'", o);
-            a->subject = o;
-            continue;
-        }
-        if (strcmp(o, "--exact") == 0) {
-            a->exact = true;
-            continue;
-        }
-        if (!v)
-            return mp_usage_error("check", "%s needs a value", o);
-        i++;
-        int rc = 0;
-        if (strcmp(o, "--max-peak") == 0) {
-            rc = add_limit(a, MP_FIG_PEAK, v, o);
-        } else if (strcmp(o, "--max") == 0) {
-            const char *eq = strchr(v, '=');
-            char name[32];
-            size_t n = eq ? (size_t)(eq - v) : 0;
-            if (!eq || n >= sizeof name)
-                return mp_usage_error("check", "--max takes FIGURE=SIZE, got '%s'", v);
-            memcpy(name, v, n);
-            name[n] = 0;
-            int fig = mp_figure_parse(name);
-            if (fig < 0)
-                return mp_usage_error("check", "--max: no figure '%s' (peak, static, dynamic, "
-                                               "scratch, io, const, kernel, engine, heap)", name);
-            rc = add_limit(a, fig, eq + 1, o);
-        } else if (strcmp(o, "--baseline") == 0) {
-            a->baseline = v;
-        } else if (strcmp(o, "--tolerance") == 0) {
-            if (!mp_parse_tolerance(v, &a->tol))
-                return mp_usage_error("check", "--tolerance takes a percentage (5%%) or a size "
-                                               "(64KiB), got '%s'", v);
-        } else if (strcmp(o, "--save-baseline") == 0) {
-            a->save = v;
-        } else if (strcmp(o, "--junit") == 0) {
-            a->junit = v;
-        } else if (mp_model_opt_is(CHECK_OPTS, o)) {
-            rc = mp_model_opt_take("check", CHECK_OPTS, o, v, &a->m);
-            a->model_opts = true;
-        } else if (strcmp(o, "--planner") == 0) {
-            if (!mp_planner_find(v))
-                return mp_usage_error("check", "--planner: no planner '%s'", v);
-            a->planner = v;
-            a->model_opts = true;
-        } else {
-            return mp_usage_error("check", "unknown option '%s'", o);
-        }
-        if (rc)
-            return rc;
-    }
-    if (!a->subject)
-        return mp_usage_error("check", "missing MODEL or TRACE");
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "check", .help = help, .opts = opts,
+                                          .take = take, .ctx = a, .model = CHECK_OPTS,
+                                          .m = &a->m, .pos = &a->subject, .max_pos = 1,
+                                          .missing = "missing MODEL or TRACE"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc;
+    a->model_opts = a->m.given != 0;
     if (!a->n_limits && !a->baseline && !a->save)
         return mp_usage_error("check", "nothing to check: give --max-peak, --max, --baseline "
                                        "or --save-baseline");
@@ -250,7 +234,7 @@ static int figures_of_model(const check_args *a, mp_baseline *out)
     int n_ins = 0;
     memset(ins, 0, sizeof ins);
     mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode,
-                             .planner = a->planner, .trace = tr};
+                             .planner = a->m.planner, .trace = tr};
     bool oom = !tr; /* failures of this function's own allocations */
     rc = tr ? drive(a, &so, bytes, size, ins, &n_ins) : MP_EXIT_RUNTIME;
     if (rc == MP_EXIT_OK) {

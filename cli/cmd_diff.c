@@ -11,6 +11,7 @@
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "reports/text_gate.h"
 #include "reports/text_profile.h"
 
@@ -33,7 +34,8 @@ static void help(void)
            "cannot be read; 4 a malformed trace or baseline; 7 out of memory.\n\n"
            "Examples:\n"
            "  memprof diff before.json after.json\n"
-           "  memprof diff model.baseline.json after.json\n");
+           "  memprof diff model.baseline.json after.json\n\n"
+           "More: docs/diff.md in memprof's sources.\n");
 }
 
 typedef struct side {
@@ -105,27 +107,20 @@ int mp_cmd_diff(int argc, char **argv)
 {
     side s[2];
     memset(s, 0, sizeof s);
-    int n = 0;
     bool exact = false;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (mp_is_help(o)) {
-            help();
-            return MP_EXIT_OK;
-        }
-        if (strcmp(o, "--exact") == 0) {
-            exact = true;
-        } else if (o[0] == '-' && o[1]) {
-            return mp_usage_error("diff", "unknown option '%s'", o);
-        } else {
-            if (n == 2)
-                return mp_usage_error("diff", "unexpected argument '%s' (two files: A B)", o);
-            s[n++].path = o;
-        }
-    }
+    static const mp_opt opts[] = {{"exact", 0, MP_ARG_FLAG, 0, 0}, {0}};
+    const char *paths[2] = {NULL, NULL};
+    int n = 0;
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "diff", .help = help, .opts = opts,
+                                          .ctx = &exact, .pos = paths,
+                                          .max_pos = 2, .pos_hint = " (two files: A B)"},
+                           argc, argv, &n);
+    if (rc != 0)
+        return rc < 0 ? MP_EXIT_OK : rc;
+    s[0].path = paths[0];
+    s[1].path = paths[1];
     if (n < 2)
         return mp_usage_error("diff", "give two files: A (before) and B (after)");
-    int rc = MP_EXIT_OK;
     for (int i = 0; i < 2 && rc == MP_EXIT_OK; i++)
         rc = open_side(&s[i]);
     if (rc == MP_EXIT_OK)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "engine/kernels/kernel.h"
 #include "engine/model/model.h"
 
@@ -15,7 +16,9 @@ static void help(void)
            "are used in place from the file. MODEL is a .tflite file or zoo:NAME.\n\n"
            "Options:\n"
            "  --no-tensors   omit the per-tensor table\n"
-           "  -h, --help     show this help\n");
+           "  -h, --help     show this help\n\n"
+           "Exit codes: 0 ok; 2 usage; 3 the file cannot be read; 4 malformed model.\n\n"
+           "More: docs/inspect.md in memprof's sources.\n");
 }
 
 static size_t info_bytes(const mp_tensor_info *t)
@@ -46,23 +49,15 @@ static void print_tensor_line(const mp_model *m, int32_t idx, const char *indent
 int mp_cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
-    bool tensors = true;
-    for (int i = 1; i < argc; i++) {
-        if (mp_is_help(argv[i])) {
-            help();
-            return MP_EXIT_OK;
-        } else if (strcmp(argv[i], "--no-tensors") == 0) {
-            tensors = false;
-        } else if (argv[i][0] == '-') {
-            return mp_usage_error("inspect", "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return mp_usage_error("inspect", "unexpected argument '%s'", argv[i]);
-        }
-    }
-    if (!path)
-        return mp_usage_error("inspect", "missing MODEL");
+    bool no_tensors = false;
+    static const mp_opt opts[] = {{"no-tensors", 0, MP_ARG_FLAG, 0, 0}, {0}};
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "inspect", .help = help, .opts = opts,
+                                          .ctx = &no_tensors, .pos = &path,
+                                          .max_pos = 1,
+                                          .missing = "missing MODEL"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc < 0 ? MP_EXIT_OK : rc;
     mp_model *m = NULL;
     mp_error err = {0};
     mp_status st = mp_model_open(path, &m, &err);
@@ -120,7 +115,7 @@ int mp_cmd_inspect(int argc, char **argv)
     }
     if (unsupported)
         printf("  %d operator(s) memprof cannot run yet\n", unsupported);
-    if (tensors) {
+    if (!no_tensors) {
         printf("\ntensors (index, name, dtype, shape, bytes; * = constant)\n");
         for (int32_t i = 0; i < m->n_tensors; i++)
             print_tensor_line(m, i, m->tensors[i].data ? "* " : "  ");

@@ -4,13 +4,14 @@
  * XNNPACK's own runtime plans the same graph. --format json|svg writes the chosen plan. */
 #include <inttypes.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyzers/profile.h"
 #include "cli/cli.h"
-#include "cli/model_opts.h"
+#include "cli/options.h"
 #include "engine/memory/plan.h"
 #include "engine/session.h"
 #include "trace/trace.h"
@@ -49,7 +50,8 @@ static void help(void)
            "Examples:\n"
            "  memprof plan zoo:mobilenet_v2\n"
            "  memprof plan model.tflite --shape input=1,160,160,3 --peer xnnpack\n"
-           "  memprof plan zoo:mobilenet_v1 --planner greedy --format svg -o greedy.svg\n",
+           "  memprof plan zoo:mobilenet_v1 --planner greedy --format svg -o greedy.svg\n\n"
+           "More: docs/plan.md in memprof's sources.\n",
            mp_planner_default()->name);
     printf("\nPlanners:\n");
     for (const mp_planner *const *p = mp_planner_list(); *p; p++)
@@ -59,65 +61,40 @@ static void help(void)
 typedef enum fmt { FMT_TEXT, FMT_JSON, FMT_SVG } fmt;
 
 typedef struct plan_args {
-    const char *model, *planner, *out;
-    mp_model_opts m; /* --shape, --threads */
+    const char *model, *out;
+    mp_model_opts m; /* --shape, --threads, --planner (NULL: all) */
     fmt format;
     bool peer, exact;
 } plan_args;
 
+/* --format, the one option with a value of its own to check. */
+static int take(void *ctx, int id, const char *v)
+{
+    static const char *const words[] = {"text", "json", "svg", NULL}; /* as enum fmt */
+    int f = 0, rc = mp_opt_choice("plan", "--format", v, words, &f);
+    (void)id;
+    ((plan_args *)ctx)->format = (fmt)f;
+    return rc;
+}
+
 static int parse(int argc, char **argv, plan_args *a)
 {
+    static const mp_opt opts[] = {
+        {"format", 0, MP_ARG_VALUE, 0, 1},
+        {"output", 'o', MP_ARG_STRING, offsetof(plan_args, out), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(plan_args, exact), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mp_is_help(o)) {
-            help();
-            return -1;
-        }
-        if (o[0] != '-') {
-            if (a->model)
-                return mp_usage_error("plan", "unexpected argument '%s'", o);
-            a->model = o;
-            continue;
-        }
-        if (strcmp(o, "--exact") == 0) {
-            a->exact = true;
-            continue;
-        }
-        if (!v)
-            return mp_usage_error("plan", "%s needs a value", o);
-        i++;
-        if (mp_model_opt_is(MP_OPT_SHAPE | MP_OPT_THREADS, o)) {
-            int rc = mp_model_opt_take("plan", MP_OPT_SHAPE | MP_OPT_THREADS, o, v, &a->m);
-            if (rc)
-                return rc;
-        } else if (strcmp(o, "--planner") == 0) {
-            if (strcmp(v, "all") != 0 && !mp_planner_find(v))
-                return mp_usage_error("plan", "unknown planner '%s' (see --help)", v);
-            a->planner = strcmp(v, "all") == 0 ? NULL : v;
-        } else if (strcmp(o, "--format") == 0) {
-            if (strcmp(v, "text") == 0)
-                a->format = FMT_TEXT;
-            else if (strcmp(v, "json") == 0)
-                a->format = FMT_JSON;
-            else if (strcmp(v, "svg") == 0)
-                a->format = FMT_SVG;
-            else
-                return mp_usage_error("plan", "--format takes text, json or svg, not '%s'", v);
-        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
-            a->out = v;
-        } else if (strcmp(o, "--peer") == 0) {
-            if (strcmp(v, "xnnpack") != 0)
-                return mp_usage_error("plan", "--peer: the only peer is 'xnnpack', not '%s'", v);
-            a->peer = true;
-        } else {
-            return mp_usage_error("plan", "unknown option '%s'", o);
-        }
-    }
-    if (!a->model)
-        return mp_usage_error("plan", "no MODEL given");
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "plan", .help = help, .opts = opts,
+                                          .take = take, .ctx = a,
+                                          .model = MP_OPT_SHAPE | MP_OPT_THREADS | MP_OPT_PEER |
+                                                   MP_OPT_PLANNER | MP_OPT_PLANNER_ALL,
+                                          .m = &a->m, .pos = &a->model, .max_pos = 1,
+                                          .missing = "no MODEL given"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc;
+    a->peer = a->m.peer;
     mp_cli_files f = {0};
     mp_cli_files_in(&f, a->model);
     mp_cli_files_out(&f, a->out);
@@ -307,7 +284,7 @@ static int plan_all(plan_ctx *c)
     c->naive = mp_plan_naive(c->all.bufs, c->all.n, c->align);
     c->lb_tensors = mp_plan_lower_bound(c->tensors.bufs, c->tensors.n, c->align, NULL);
     c->lb_internal = mp_plan_lower_bound(c->internal.bufs, c->internal.n, c->align, NULL);
-    c->chosen = c->a->planner ? mp_planner_find(c->a->planner) : mp_planner_default();
+    c->chosen = c->a->m.planner ? mp_planner_find(c->a->m.planner) : mp_planner_default();
 
     int n = 0;
     for (const mp_planner *const *p = mp_planner_list(); *p; p++)
@@ -318,7 +295,7 @@ static int plan_all(plan_ctx *c)
         return MP_EXIT_RUNTIME;
     }
     for (const mp_planner *const *p = mp_planner_list(); *p; p++) {
-        if (c->a->planner && *p != c->chosen)
+        if (c->a->m.planner && *p != c->chosen)
             continue;
         if (*p == c->chosen)
             c->chosen_res = &c->res[c->n_res];

@@ -1,6 +1,7 @@
 /* memprof report: analyse a saved trace (timeline, lifetimes, peak, plan quality, per
  * operator, waste) and write it as text, JSON, SVG, HTML or a Chrome trace; or compare two
  * traces. Traces are streamed, so a trace of millions of events is read in bounded memory. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "analyzers/profile.h"
 #include "analyzers/source.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "reports/json_profile.h"
 #include "reports/text_profile.h"
 
@@ -21,7 +23,7 @@ static void help(void)
            "          fragmentation), per operator bytes, scratch and time, and waste\n"
            "          (duplicated bytes, blocks never used, copies); 80 columns\n"
            "  json    every figure of the text report (format memprof-report, version 1;\n"
-           "          README \"Report JSON\")\n"
+           "          docs/json.md)\n"
            "  svg     a memory timeline stacked by kind, a lifetime chart and the arena\n"
            "          layout, in one SVG document (hover a shape for its tensor)\n"
            "  html    the three charts and every table in one self-contained file\n"
@@ -42,7 +44,8 @@ static void help(void)
            "  memprof run zoo:mobilenet_v2 --runs 3 --trace mnv2.json\n"
            "  memprof report mnv2.json\n"
            "  memprof report mnv2.json --format html -o mnv2.html\n"
-           "  memprof report before.json after.json\n");
+           "  memprof report before.json after.json\n\n"
+           "More: docs/report.md and docs/json.md in memprof's sources.\n");
 }
 
 typedef struct report_args {
@@ -53,49 +56,42 @@ typedef struct report_args {
     mp_report_opts opts;
 } report_args;
 
+enum { O_FORMAT = 1, O_POINTS };
+
+static int take(void *ctx, int id, const char *v)
+{
+    report_args *a = ctx;
+    long n;
+    if (id == O_FORMAT) {
+        int f = mp_report_format_parse(v);
+        if (f < 0)
+            return mp_usage_error("report", "--format takes text, json, svg, html or "
+                                            "chrome, not '%s'", v);
+        a->fmt = (mp_report_format)f;
+        return 0;
+    }
+    if (!mp_parse_int(v, 2, 1000000, &n))
+        return mp_usage_error("report", "--points takes 2..1000000, not '%s'", v);
+    a->opts.max_points = (size_t)n;
+    return 0;
+}
+
 static int parse(int argc, char **argv, report_args *a)
 {
+    static const mp_opt opts[] = {
+        {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
+        {"output", 'o', MP_ARG_STRING, offsetof(report_args, out), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(report_args, opts.exact), 0},
+        {"points", 0, MP_ARG_VALUE, 0, O_POINTS}, {0}};
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mp_is_help(o)) {
-            help();
-            return -1;
-        }
-        if (o[0] != '-' || strcmp(o, "-") == 0) {
-            if (a->n_traces == 2)
-                return mp_usage_error("report", "unexpected argument '%s' (at most two traces)",
-                                      o);
-            a->traces[a->n_traces++] = o;
-            continue;
-        }
-        if (strcmp(o, "--exact") == 0) {
-            a->opts.exact = true;
-            continue;
-        }
-        if (!v)
-            return mp_usage_error("report", "%s needs a value", o);
-        i++;
-        if (strcmp(o, "--format") == 0) {
-            int f = mp_report_format_parse(v);
-            if (f < 0)
-                return mp_usage_error("report", "--format takes text, json, svg, html or "
-                                                "chrome, not '%s'", v);
-            a->fmt = (mp_report_format)f;
-        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
-            a->out = v;
-        } else if (strcmp(o, "--points") == 0) {
-            long n;
-            if (!mp_parse_int(v, 2, 1000000, &n))
-                return mp_usage_error("report", "--points takes 2..1000000, not '%s'", v);
-            a->opts.max_points = (size_t)n;
-        } else {
-            return mp_usage_error("report", "unknown option '%s'", o);
-        }
-    }
-    if (a->n_traces == 0)
-        return mp_usage_error("report", "no TRACE.json given");
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "report", .help = help, .opts = opts,
+                                          .take = take, .ctx = a, .pos = a->traces,
+                                          .max_pos = 2,
+                                          .pos_hint = " (at most two traces)",
+                                          .missing = "no TRACE.json given"},
+                           argc, argv, &a->n_traces);
+    if (rc != 0)
+        return rc;
     if (a->n_traces == 2 && a->fmt != MP_FMT_TEXT && a->fmt != MP_FMT_JSON)
         return mp_usage_error("report", "two traces are compared as text or json only");
     mp_cli_files f = {0};

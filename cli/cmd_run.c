@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include "cli/bench_stats.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
-#include "cli/model_opts.h"
+#include "cli/options.h"
 #include "engine/memory/plan.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
@@ -23,7 +24,7 @@
 #include "reports/text_summary.h"
 
 #define RUN_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
-                  MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP)
+                  MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PLANNER)
 
 static void help(void)
 {
@@ -33,8 +34,9 @@ static void help(void)
            "report: time per phase, the heap peak per kind of memory and when it happened,\n"
            "the largest tensors alive then, allocations per run, static, dynamic and\n"
            "duplicated bytes, copies, and the heap the trace does not account for.\n"
-           "Inputs come from raw files, or else from the reference formula of\n"
-           "../shared/oracle/README.md (b = (i*7 + 3 + 13*k) %% 256; float32 b/255 - 0.5).\n\n"
+           "Inputs come from raw files, or else from the reference formula: element i of\n"
+           "input k is b = (i*7 + 3 + 13*k) mod 256, as float32 b/255 - 0.5, as uint8 b,\n"
+           "as int8 and int16 b - 128, as int32 i mod 7, as bool b mod 2.\n\n"
            "Options:\n"
            "  --input NAME=FILE    raw little-endian bytes for input NAME (or its index)\n"
            "  --shape NAME=DIMS    shape of input NAME, e.g. input=1,160,160,3; repeat it for\n"
@@ -45,7 +47,7 @@ static void help(void)
            "                                   two shapes for an input, the first before\n"
            "                                   prepare and the second after it (E)\n"
            "                         each-run  before every run, cycling through the shapes (D)\n"
-           "  --memory MODE        auto (default), static or dynamic (README \"Memory modes\")\n"
+           "  --memory MODE        auto (default), static or dynamic (docs/memory.md)\n"
            "  --planner NAME       arena planner (default: %s; see the list below)\n"
            "  --io copy|bind       copy inputs into the engine (default) or run on the\n"
            "                       caller's buffers without a copy\n"
@@ -60,15 +62,20 @@ static void help(void)
            "  --exact              print exact byte counts next to the rounded ones\n"
            "  --output-dir DIR     write output_J.bin (raw little-endian) and outputs.json there\n"
            "  --threads N          worker threads (default 1)\n"
-           "  --runs N             timed runs (default 1); prints median, min and mean\n"
-           "  --warmup N           runs before them, recorded but not timed (default 0)\n"
+           "  -r, --runs N         timed runs (default 1); prints median, min and mean\n"
+           "  -w, --warmup N       runs before them, recorded but not timed (default 0)\n"
            "  --keep-stale-arena   debug: after a shape change keep the old arena and give\n"
            "                       tensors dynamic buffers (Samsung ONE's behaviour), to see\n"
            "                       duplicated bytes\n"
-           "  -h, --help           show this help\n\n"
+           "  -h, --help           show this help\n"
+           "Options take their value as --runs 3 or --runs=3; '--' ends the options.\n\n"
+           "Exit codes: 0 ok; 2 usage; 3 a file cannot be read or written; 4 malformed\n"
+           "model or input file; 5 unsupported operator or dtype; 6 impossible shape;\n"
+           "7 runtime failure (out of memory, backend).\n\n"
            "Examples:\n"
            "  memprof run zoo:mobilenet_v2 --threads 2 --runs 20 --warmup 3\n"
-           "  memprof run model.tflite --shape input_1=1,64,64,3 --shape-at run --runs 5\n",
+           "  memprof run model.tflite --shape input_1=1,64,64,3 --shape-at run --runs 5\n\n"
+           "More: docs/run.md and docs/memory.md in memprof's sources.\n",
            mp_planner_default()->name);
     printf("\nPlanners:\n");
     for (const mp_planner *const *p = mp_planner_list(); *p; p++)
@@ -76,82 +83,73 @@ static void help(void)
 }
 
 typedef struct run_args {
-    const char *model, *outdir, *trace_path, *planner;
+    const char *model, *outdir, *trace_path;
     mp_model_opts m; /* --input, --shape, --shape-at, --memory, --threads, --runs, --warmup */
     bool bind, record, exact, keep_stale, scratch_separate;
     int format;              /* mp_report_format; -1 = the run's own summary */
     const char *report_path; /* -o */
 } run_args;
 
+enum { O_IO = 1, O_RECORD, O_FORMAT, O_SCRATCH };
+
+/* One of two words: false or true into *out, or the usage error. */
+static int pick(const char *o, const char *v, const char *no, const char *yes, bool *out)
+{
+    const char *const words[] = {no, yes, NULL};
+    int k = *out;
+    int rc = mp_opt_choice("run", o, v, words, &k);
+    *out = k == 1;
+    return rc;
+}
+
+static int take(void *ctx, int id, const char *v)
+{
+    run_args *a = ctx;
+    switch (id) {
+    case O_IO: return pick("--io", v, "copy", "bind", &a->bind);
+    case O_RECORD: {
+        bool off = !a->record;
+        int rc = pick("--record", v, "on", "off", &off);
+        a->record = !off;
+        return rc;
+    }
+    case O_FORMAT: {
+        int f = mp_report_format_parse(v);
+        if (f < 0)
+            return mp_usage_error("run", "--format takes text, json, svg, html or chrome, "
+                                         "got '%s'", v);
+        a->format = f;
+        return 0;
+    }
+    default: return pick("--scratch", v, "together", "separate", &a->scratch_separate);
+    }
+}
+
 static int parse(int argc, char **argv, run_args *a)
 {
+    static const mp_opt opts[] = {
+        {"io", 0, MP_ARG_VALUE, 0, O_IO},
+        {"record", 0, MP_ARG_VALUE, 0, O_RECORD},
+        {"trace", 0, MP_ARG_STRING, offsetof(run_args, trace_path), 0},
+        {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
+        {"output", 'o', MP_ARG_STRING, offsetof(run_args, report_path), 0},
+        {"scratch", 0, MP_ARG_VALUE, 0, O_SCRATCH},
+        {"output-dir", 0, MP_ARG_STRING, offsetof(run_args, outdir), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(run_args, exact), 0},
+        {"keep-stale-arena", 0, MP_ARG_FLAG, offsetof(run_args, keep_stale), 0},
+        {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 1;
     a->record = true;
     a->format = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mp_is_help(o)) {
-            help();
-            return -1;
-        }
-        if (o[0] != '-') {
-            if (a->model)
-                return mp_usage_error("run", "unexpected argument '%s'", o);
-            a->model = o;
-            continue;
-        }
-        if (strcmp(o, "--exact") == 0) {
-            a->exact = true;
-            continue;
-        }
-        if (strcmp(o, "--keep-stale-arena") == 0) {
-            a->keep_stale = true;
-            continue;
-        }
-        if (!v)
-            return mp_usage_error("run", "%s needs a value", o);
-        i++;
-        if (mp_model_opt_is(RUN_OPTS, o)) {
-            int rc = mp_model_opt_take("run", RUN_OPTS, o, v, &a->m);
-            if (rc)
-                return rc;
-        } else if (strcmp(o, "--planner") == 0) {
-            if (!mp_planner_find(v))
-                return mp_usage_error("run", "--planner: no planner '%s'", v);
-            a->planner = v;
-        } else if (strcmp(o, "--io") == 0) {
-            if (strcmp(v, "copy") != 0 && strcmp(v, "bind") != 0)
-                return mp_usage_error("run", "--io takes copy or bind, got '%s'", v);
-            a->bind = strcmp(v, "bind") == 0;
-        } else if (strcmp(o, "--record") == 0) {
-            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-                return mp_usage_error("run", "--record takes on or off, got '%s'", v);
-            a->record = strcmp(v, "on") == 0;
-        } else if (strcmp(o, "--trace") == 0) {
-            a->trace_path = v;
-        } else if (strcmp(o, "--format") == 0) {
-            int f = mp_report_format_parse(v);
-            if (f < 0)
-                return mp_usage_error("run", "--format takes text, json, svg, html or chrome, "
-                                             "got '%s'", v);
-            a->format = f;
-        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
-            a->report_path = v;
-        } else if (strcmp(o, "--scratch") == 0) {
-            if (strcmp(v, "together") != 0 && strcmp(v, "separate") != 0)
-                return mp_usage_error("run", "--scratch takes together or separate, got '%s'", v);
-            a->scratch_separate = strcmp(v, "separate") == 0;
-        } else if (strcmp(o, "--output-dir") == 0) {
-            a->outdir = v;
-        } else {
-            return mp_usage_error("run", "unknown option '%s'", o);
-        }
-    }
-    if (!a->model)
-        return mp_usage_error("run", "missing MODEL");
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "run", .help = help, .opts = opts,
+                                          .take = take, .ctx = a, .model = RUN_OPTS,
+                                          .m = &a->m, .pos = &a->model, .max_pos = 1,
+                                          .missing = "missing MODEL"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc;
     if (a->trace_path && !a->record)
         return mp_usage_error("run", "--trace needs --record on");
     if ((a->format >= 0 || a->report_path) && !a->record)
@@ -445,8 +443,8 @@ int mp_cmd_run(int argc, char **argv)
         rc = MP_EXIT_RUNTIME;
         goto done;
     }
-    mp_session_options so = {.threads = (int)a.m.threads, .mode = a.m.mode, .planner = a.planner,
-                             .trace = tr, .keep_stale_arena = a.keep_stale,
+    mp_session_options so = {.threads = (int)a.m.threads, .mode = a.m.mode,
+                             .planner = a.m.planner, .trace = tr, .keep_stale_arena = a.keep_stale,
                              .scratch_separate = a.scratch_separate};
     /* a built-in model is built before the measured window, as a file exists before it */
     if (strncmp(a.model, "zoo:", 4) == 0 &&

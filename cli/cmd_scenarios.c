@@ -1,8 +1,9 @@
-/* memprof scenarios: play the five call orders A-E of ../shared/DESIGN.md with the shapes
+/* memprof scenarios: play the five call orders A-E (cli/call_orders.h) with the shapes
  * given, each in a fresh recorded session, and print one table of latency and memory per
  * case (first run, later runs, static, dynamic, peak and duplicated bytes, allocations per
  * run), flagging what a good runtime never does; --strict turns a flag into exit 1. */
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,17 +12,17 @@
 #include "cli/bench_stats.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
-#include "cli/model_opts.h"
+#include "cli/options.h"
 #include "reports/units.h"
 
 #define SCENARIO_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS | \
-                       MP_OPT_WARMUP | MP_OPT_SHORT)
+                       MP_OPT_WARMUP)
 #define N_CASES 5
 
 static void help(void)
 {
     printf("Usage: memprof scenarios MODEL --shape NAME=DIMS [--shape NAME=DIMS2 ...] [options]\n\n"
-           "Plays the call orders A-E of ../shared/DESIGN.md with the shapes given, each in a\n"
+           "Plays the call orders A-E below with the shapes given, each in a\n"
            "fresh session recording every allocation, and prints one table: per case the\n"
            "first run's latency, the later runs' median, static, dynamic, peak and\n"
            "duplicated bytes, and the most allocations of any run after the first.\n"
@@ -32,7 +33,7 @@ static void help(void)
            "  D  prepare, then before every run the next of S1, S2... (S1, F with one shape)\n"
            "  E  set S1, prepare, set S2 (F with one shape), run...\n"
            "Every case runs once (the first run), then --warmup runs, then --runs timed\n"
-           "runs; inputs follow the reference formula of ../shared/oracle/README.md.\n"
+           "runs; inputs follow the reference formula ('memprof run --help').\n"
            "A case is flagged 'dup' when a tensor was ever held twice (duplicated bytes),\n"
            "and 'alloc' when a run after the first allocated in a mode that plans (auto,\n"
            "static) although no shape changed before it (every case but D).\n\n"
@@ -47,7 +48,7 @@ static void help(void)
            "                       ONE's behaviour): C, D and E then show duplicated bytes\n"
            "  --strict             exit 1 when any case is flagged\n"
            "  --exact              exact byte counts in the text table\n"
-           "  --format text|json   output format (default text; fields: README)\n"
+           "  --format text|json   output format (default text; fields: docs/json.md)\n"
            "  -o, --output PATH    write the output there (atomically) instead of stdout\n"
            "  -h, --help           show this help\n\n"
            "Exit codes: 0 ok, 1 a case is flagged (--strict), 2 usage, 3 file, 4 malformed\n"
@@ -56,7 +57,8 @@ static void help(void)
            "  memprof scenarios model.tflite --shape input_1=2,32,32,3\n"
            "  memprof scenarios zoo:mobilenet_v2_dynamic --shape input=1,160,160,3 \\\n"
            "      --shape input=1,192,192,3 -r 5 --strict\n"
-           "  memprof scenarios model.tflite --shape input_1=2,32,32,3 --format json -o s.json\n");
+           "  memprof scenarios model.tflite --shape input_1=2,32,32,3 --format json -o s.json\n\n"
+           "More: docs/scenarios.md and docs/memory.md in memprof's sources.\n");
 }
 
 typedef struct sc_args {
@@ -65,68 +67,35 @@ typedef struct sc_args {
     bool keep_stale, strict, exact, json;
 } sc_args;
 
-/* Options that take a value (others are flags or unknown). */
-static bool takes_value(const char *o)
+/* --format, the one option with a value of its own to check. */
+static int take(void *ctx, int id, const char *v)
 {
-    static const char *const k[] = {"--format", "-o", "--output"};
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (strcmp(o, k[i]) == 0)
-            return true;
-    return mp_model_opt_is(SCENARIO_OPTS, o);
+    static const char *const words[] = {"text", "json", NULL};
+    int f = 0, rc = mp_opt_choice("scenarios", "--format", v, words, &f);
+    (void)id;
+    ((sc_args *)ctx)->json = f == 1;
+    return rc;
 }
 
 static int parse(int argc, char **argv, sc_args *a)
 {
+    static const mp_opt opts[] = {
+        {"format", 0, MP_ARG_VALUE, 0, 1},
+        {"output", 'o', MP_ARG_STRING, offsetof(sc_args, out_path), 0},
+        {"keep-stale-arena", 0, MP_ARG_FLAG, offsetof(sc_args, keep_stale), 0},
+        {"strict", 0, MP_ARG_FLAG, offsetof(sc_args, strict), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(sc_args, exact), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 10;
     a->m.warmup = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mp_is_help(o)) {
-            help();
-            return -1;
-        }
-        if (o[0] != '-') {
-            if (a->model)
-                return mp_usage_error("scenarios", "unexpected argument '%s'", o);
-            a->model = o;
-            continue;
-        }
-        if (strcmp(o, "--keep-stale-arena") == 0) {
-            a->keep_stale = true;
-            continue;
-        }
-        if (strcmp(o, "--strict") == 0) {
-            a->strict = true;
-            continue;
-        }
-        if (strcmp(o, "--exact") == 0) {
-            a->exact = true;
-            continue;
-        }
-        if (!takes_value(o))
-            return mp_usage_error("scenarios", "unknown option '%s'", o);
-        if (!v)
-            return mp_usage_error("scenarios", "%s needs a value", o);
-        i++;
-        if (mp_model_opt_is(SCENARIO_OPTS, o)) {
-            int rc = mp_model_opt_take("scenarios", SCENARIO_OPTS, o, v, &a->m);
-            if (rc)
-                return rc;
-        } else if (strcmp(o, "--format") == 0) {
-            if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
-                return mp_usage_error("scenarios", "--format takes text or json, got '%s'", v);
-            a->json = strcmp(v, "json") == 0;
-        } else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0) {
-            a->out_path = v;
-        } else {
-            return mp_usage_error("scenarios", "unknown option '%s'", o);
-        }
-    }
-    if (!a->model)
-        return mp_usage_error("scenarios", "missing MODEL");
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "scenarios", .help = help, .opts = opts,
+                                          .take = take, .ctx = a, .model = SCENARIO_OPTS,
+                                          .m = &a->m, .pos = &a->model, .max_pos = 1,
+                                          .missing = "missing MODEL"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc;
     if (a->m.n_shapes == 0)
         return mp_usage_error("scenarios", "give at least one --shape NAME=DIMS (the shape "
                                            "the cases change to)");

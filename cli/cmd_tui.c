@@ -10,7 +10,7 @@
 #include "analyzers/source.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
-#include "cli/model_opts.h"
+#include "cli/options.h"
 #include "engine/session.h"
 #include "tui/index.h"
 #include "tui/screen.h"
@@ -35,7 +35,7 @@ static void help(void)
            "  --shape-at WHEN      prepare (default), run or each-run, as in 'memprof run'\n"
            "  --memory MODE        auto (default), static or dynamic\n"
            "  --threads N          worker threads (default 1)\n"
-           "  --runs N             runs (default 1)\n"
+           "  -r, --runs N         runs (default 1)\n"
            "  -h, --help           show this help\n\n"
            "Keys:\n");
     for (int i = 0; mp_tui_key_help[i]; i++)
@@ -49,7 +49,8 @@ static void help(void)
            "Examples:\n"
            "  memprof tui zoo:mobilenet_v2 --runs 3\n"
            "  memprof run zoo:mobilenet_v2 --memory dynamic --trace mnv2.json\n"
-           "  memprof tui mnv2.json\n",
+           "  memprof tui mnv2.json\n\n"
+           "More: docs/tui.md in memprof's sources.\n",
            MP_TUI_MIN_COLS, MP_TUI_MIN_LINES);
 }
 
@@ -64,31 +65,13 @@ static int parse(int argc, char **argv, tui_args *a)
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (mp_is_help(o)) {
-            help();
-            return -1;
-        }
-        if (o[0] != '-') {
-            if (a->target)
-                return mp_usage_error("tui", "unexpected argument '%s'", o);
-            a->target = o;
-            continue;
-        }
-        if (!v)
-            return mp_usage_error("tui", "%s needs a value", o);
-        i++;
-        a->model_flags = true;
-        if (!mp_model_opt_is(TUI_OPTS, o))
-            return mp_usage_error("tui", "unknown option '%s'", o);
-        int rc = mp_model_opt_take("tui", TUI_OPTS, o, v, &a->m);
-        if (rc)
-            return rc;
-    }
-    if (!a->target)
-        return mp_usage_error("tui", "missing MODEL or TRACE");
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "tui", .help = help, .model = TUI_OPTS,
+                                          .m = &a->m, .pos = &a->target, .max_pos = 1,
+                                          .missing = "missing MODEL or TRACE"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc;
+    a->model_flags = a->m.given != 0;
     return 0;
 }
 

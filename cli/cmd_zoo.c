@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "engine/model/zoo.h"
 
 static void help(void)
@@ -14,30 +15,23 @@ static void help(void)
            "TensorFlow Lite files. 'zoo:NAME' is accepted wherever a model path is.\n\n"
            "Options:\n"
            "  -o, --output FILE   where to write the model (required with NAME)\n"
-           "  -h, --help          show this help\n");
+           "  -h, --help          show this help\n\n"
+           "Exit codes: 0 ok; 2 usage (an unknown NAME: the message lists the models); 3 the\n"
+           "file cannot be written.\n\n"
+           "More: docs/zoo.md in memprof's sources.\n");
 }
 
 int mp_cmd_zoo(int argc, char **argv)
 {
     const char *name = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (mp_is_help(argv[i])) {
-            help();
-            return MP_EXIT_OK;
-        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            if (++i >= argc)
-                return mp_usage_error("zoo", "%s needs a file name", argv[i - 1]);
-            out = argv[i];
-        } else if (argv[i][0] == '-') {
-            return mp_usage_error("zoo", "unknown option '%s'", argv[i]);
-        } else if (!name) {
-            name = argv[i];
-        } else {
-            return mp_usage_error("zoo", "unexpected argument '%s'", argv[i]);
-        }
-    }
-    if (!name)
-        return mp_usage_error("zoo", "missing 'list' or a model NAME");
+    static const mp_opt opts[] = {{"output", 'o', MP_ARG_STRING, 0, 0}, {0}};
+    int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "zoo", .help = help, .opts = opts,
+                                          .ctx = &out, .pos = &name,
+                                          .max_pos = 1,
+                                          .missing = "missing 'list' or a model NAME"},
+                           argc, argv, NULL);
+    if (rc != 0)
+        return rc < 0 ? MP_EXIT_OK : rc;
     if (strcmp(name, "list") == 0) {
         for (int i = 0; i < mp_zoo_count(); i++) {
             const mp_zoo_entry *e = mp_zoo_entry_at(i);

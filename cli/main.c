@@ -30,10 +30,12 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++)
         fprintf(f, "  %-10s %s\n", k_cmds[i].name, k_cmds[i].summary);
     fprintf(f, "\nA MODEL is a .tflite file or zoo:NAME for a built-in model (see 'memprof zoo list').\n"
-               "Run 'memprof COMMAND --help' for a command's options.\n\n"
+               "Run 'memprof COMMAND --help' for a command's options; 'memprof -V' (--version)\n"
+               "prints the version.\n\n"
                "Exit codes: 0 ok, 1 limit exceeded (check), 2 usage error, 3 file cannot be read\n"
                "or written, 4 malformed model or input, 5 unsupported operator or dtype,\n"
-               "6 impossible shape, 7 runtime failure (out of memory, backend).\n");
+               "6 impossible shape, 7 runtime failure (out of memory, backend).\n"
+               "More: README.md and docs/ (docs/exit-codes.md) in memprof's sources.\n");
 }
 
 /* Everything printed reached standard output (a full disk or a closed file shows only
@@ -65,14 +67,15 @@ static int dispatch(int argc, char **argv)
         usage(stdout);
         return MP_EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0) {
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
         printf("memprof 0.1.0\n");
         return MP_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++)
         if (strcmp(argv[1], k_cmds[i].name) == 0)
             return k_cmds[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "memprof: unknown command '%s'\nTry 'memprof --help'.\n", argv[1]);
+    fprintf(stderr, "memprof: unknown %s '%s'\nTry 'memprof --help'.\n",
+            argv[1][0] == '-' ? "option" : "command", argv[1]);
     return MP_EXIT_USAGE;
 }
 

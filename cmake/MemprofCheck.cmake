@@ -1,6 +1,6 @@
 # MemprofCheck.cmake: register memory checks of TensorFlow Lite models as CTest tests, so that
-# a project's `ctest` fails when a model starts to use more memory (memprof check, README
-# "CI gates").
+# a project's `ctest` fails when a model starts to use more memory (memprof check,
+# docs/check.md).
 #
 #   list(APPEND CMAKE_MODULE_PATH /path/to/memprof/cmake)
 #   include(MemprofCheck)

@@ -24,7 +24,7 @@
 
 typedef struct mp_session mp_session;
 
-/* How non-constant tensors get memory (README "Memory modes"):
+/* How non-constant tensors get memory (docs/memory.md):
  *   AUTO    plan every tensor whose shape is known into one arena; a shape change releases
  *           the arena at once and the next prepare or run plans for the new shapes (plans
  *           are cached per input shapes, so shapes seen before are not planned again).

@@ -2,7 +2,8 @@
 # The whole test suite: install what is missing, then
 #   1. a Release build with warnings as errors, and its CTest suite;
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. a bounded libFuzzer run on the model reader and shape inference (MP_FUZZ_SECONDS, 60).
+#   3. a bounded libFuzzer run (MP_FUZZ_SECONDS, 60, shared by scripts/fuzz.sh's three
+#      harnesses: models, traces, baselines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
@@ -19,6 +20,6 @@ cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j"$jobs")
 
-echo "== fuzzing the model reader and shape inference"
+echo "== fuzzing models, traces and baselines"
 scripts/fuzz.sh "${MP_FUZZ_SECONDS:-60}"
 echo "== all tests passed"

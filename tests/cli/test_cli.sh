@@ -10,16 +10,19 @@ shared=${2:-}
 
 # help everywhere
 expect 0 "$mp" --help; has out "Commands:"; has out "Exit codes"
-for c in inspect run zoo; do
-  expect 0 "$mp" "$c" --help; has out "Usage: memprof $c"
+for c in inspect run report plan bench scenarios check diff tui zoo; do
+  expect 0 "$mp" "$c" --help; has out "Usage: memprof $c"; has out "Exit codes"
+  hasnt out "\.\./shared"; hasnt out "README \""
+  expect 0 "$mp" "$c" -h; has out "Usage: memprof $c"
 done
+expect 0 "$mp" --help; hasnt out "\.\./shared"
 expect 2 "$mp"; expect 2 "$mp" frobnicate; has err "unknown command"
 
 # bad flags and values
 expect 2 "$mp" run zoo:mnist_mlp --bogus 1; has err "unknown option '--bogus'"
 # the model options each command shares (cli/model_opts.c): only those it accepts, with
 # the same messages everywhere
-expect 2 "$mp" run zoo:mnist_mlp -r 2; has err "unknown option '-r'"
+expect 2 "$mp" inspect zoo:mnist_mlp -r 2; has err "unknown option '-r'"
 expect 2 "$mp" tui zoo:mnist_mlp --input x=y; has err "unknown option '--input'"
 expect 2 "$mp" plan zoo:mnist_mlp --memory static; has err "unknown option '--memory'"
 for c in run bench scenarios check tui plan; do
@@ -30,6 +33,46 @@ expect 2 "$mp" run zoo:mnist_mlp --threads 0; has err "--threads"
 expect 2 "$mp" run zoo:mnist_mlp --threads abc; has err "--threads"
 expect 2 "$mp" run zoo:mnist_mlp --runs; has err "needs a value"
 expect 2 "$mp" run; has err "missing MODEL"
+# one option parser (cli/options.c): --opt=value, -r/-w wherever --runs/--warmup exist,
+# options before or after MODEL, -- ends the options, a trailing unknown flag is unknown
+expect 2 "$mp" run zoo:mnist_mlp --bogus; has err "unknown option '--bogus'"; hasnt err "needs a value"
+expect 2 "$mp" bench zoo:mnist_mlp --bogus=3; has err "unknown option '--bogus'"
+expect 2 "$mp" run zoo:mnist_mlp --exact=1; has err "--exact takes no value"
+expect 2 "$mp" run zoo:mnist_mlp -r; has err "memprof run: -r needs a value"
+expect 0 "$mp" run zoo:mnist_mlp --runs=3 --warmup=1; has out "runs     3 (after 1 warm-up)"
+expect 0 "$mp" run --runs 3 -w 1 zoo:mnist_mlp; has out "runs     3 (after 1 warm-up)"
+expect 0 "$mp" run zoo:mnist_mlp -r 3 -w 1; has out "runs     3 (after 1 warm-up)"
+expect 0 "$mp" run zoo:mnist_mlp --shape=input=1,28,28,1 --threads=2; has out "input 0  input"
+expect 0 "$mp" bench zoo:mnist_mlp -r 2 -w 0 --format=json -o "$tmp/b.json"
+expect 0 "$mp" bench zoo:mnist_mlp --runs=2 --warmup=0
+expect 0 "$mp" scenarios zoo:mnist_mlp --shape=input=1,28,28,1 -r 1 -w 0
+expect 0 "$mp" scenarios zoo:mnist_mlp --shape input=1,28,28,1 --runs=1 --warmup=0
+expect 0 "$mp" check zoo:mnist_mlp -r 2 --max-peak=12MiB
+expect 0 "$mp" check zoo:mnist_mlp --runs=2 --max-peak 12MiB
+for c in run bench scenarios check tui; do
+  expect 2 "$mp" "$c" zoo:mnist_mlp -r 0; has err "memprof $c: -r takes 1..1000000, got '0'"
+  expect 2 "$mp" "$c" zoo:mnist_mlp --runs=x; has err "memprof $c: --runs takes 1..1000000, got 'x'"
+  expect 2 "$mp" "$c" zoo:mnist_mlp --bogus; has err "memprof $c: unknown option '--bogus'"
+done
+for c in run bench scenarios; do
+  expect 2 "$mp" "$c" zoo:mnist_mlp --shape input=1,28,28,1 -w x; has err "memprof $c: -w takes 0..1000000"
+done
+for c in inspect report plan diff zoo; do
+  expect 2 "$mp" "$c" x --bogus; has err "memprof $c: unknown option '--bogus'"
+done
+expect 0 "$mp" plan zoo:mnist_mlp --planner=all --format=json -o "$tmp/p.json"
+expect 2 "$mp" plan zoo:mnist_mlp --planner=nosuch; has err "no planner 'nosuch'"
+expect 2 "$mp" check zoo:mnist_mlp --max-peak 1GiB --planner nosuch; has err "no planner 'nosuch'"
+case $mp in /*) mpa=$mp ;; *) mpa=$PWD/$mp ;; esac  # for the commands run in $tmp
+(cd "$tmp" && "$mpa" zoo mnist_mlp --output=./-m.tflite >/dev/null) || fail "zoo --output=./-m.tflite"
+(cd "$tmp" && "$mpa" run -- -m.tflite >"$tmp/out" 2>"$tmp/err") || fail "run -- -m.tflite failed: $(cat "$tmp/err")"
+has out "model    -m.tflite"
+(cd "$tmp" && "$mpa" inspect --no-tensors -- -m.tflite >"$tmp/out" 2>"$tmp/err") || fail "inspect -- -m.tflite"
+has out "FULLY_CONNECTED"
+(cd "$tmp" && "$mpa" run -m.tflite >"$tmp/out" 2>"$tmp/err"); [ $? -eq 2 ] || fail "run -m.tflite without -- was not a usage error"
+expect 0 "$mp" -V; has out "memprof "
+expect 0 "$mp" --version; has out "memprof "
+expect 2 "$mp" --bogus; has err "unknown option '--bogus'"
 expect 2 "$mp" run zoo:mnist_mlp --shape nosuch=1,2; has err "no input 'nosuch'"
 expect 2 "$mp" run zoo:mnist_mlp --shape input=1,x; has err "positive dimensions"
 expect 2 "$mp" zoo nosuchmodel -o "$tmp/x.tflite"; has err "mobilenet_v2"
