@@ -13,7 +13,10 @@
  *    change), reduced at its end to lower bound, naive size and free bytes per operator;
  *  - blocks alive during no operator step (compared with the last event at which some
  *    operator was running).
- * Everything kept is sized by the model, max_points, max_arenas or max_unused. */
+ * Everything kept is sized by the model, max_points, max_arenas or max_unused.
+ *
+ * The timeline builder is in profile_timeline.c, the layout figures of an arena in
+ * profile_arena.c, two profiles compared in profile_diff.c. */
 #include "analyzers/profile.h"
 
 #include <inttypes.h>
@@ -22,8 +25,9 @@
 #include <string.h>
 
 #include "analyzers/checked.h"
-#include "trace/grow.h"
+#include "analyzers/profile_internal.h"
 #include "analyzers/replay.h"
+#include "trace/grow.h"
 
 /* ---- names -------------------------------------------------------------------------- */
 
@@ -31,157 +35,6 @@ const char *mp_manager_name(int m)
 {
     static const char *names[MP_MGR_COUNT] = {"none", "arena", "dynamic", "own", "io", "const"};
     return m >= 0 && m < MP_MGR_COUNT ? names[m] : "?";
-}
-
-/* ---- timelines ---------------------------------------------------------------------- */
-
-/* The state after one event, as a timeline point records it. */
-typedef struct moment {
-    uint64_t event, steps, t_ns, heap;
-    uint64_t live[MP_KIND_COUNT];
-    int32_t phase_kind, op;
-    uint64_t run;
-    uint64_t rss, rss_hwm;
-} moment;
-
-typedef struct tl_builder {
-    mp_tl_point *pts;
-    uint64_t *keys;     /* bucket number of each point */
-    size_t n, cap;      /* cap: most points kept (merging when reached) */
-    uint64_t per_point;
-    bool open;          /* cur holds events */
-    mp_tl_point cur;
-    uint64_t cur_key;
-} tl_builder;
-
-static bool tl_init(tl_builder *b, size_t cap, uint64_t per_point)
-{
-    memset(b, 0, sizeof *b);
-    b->cap = cap ? cap : 1;
-    b->per_point = per_point ? per_point : 1;
-    b->pts = malloc(b->cap * sizeof *b->pts);
-    b->keys = malloc(b->cap * sizeof *b->keys);
-    return b->pts && b->keys;
-}
-
-static void tl_free(tl_builder *b)
-{
-    free(b->pts);
-    free(b->keys);
-    memset(b, 0, sizeof *b);
-}
-
-/* p then q (consecutive) as one point: the higher heap moment (the earlier on a tie). */
-static void tl_merge(mp_tl_point *p, const mp_tl_point *q)
-{
-    mp_tl_point m = *p;
-    if (q->heap > p->heap) {
-        m = *q;
-        m.ev_first = p->ev_first;
-        m.step_first = p->step_first;
-    }
-    m.ev_last = q->ev_last;
-    m.step_last = q->step_last;
-    m.rss = q->rss;
-    m.rss_hwm = q->rss_hwm;
-    *p = m;
-}
-
-/* Double the bucket width: neighbours whose keys halve to the same one become one point. */
-static void tl_halve(tl_builder *b)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        uint64_t k = b->keys[i] / 2;
-        if (o > 0 && b->keys[o - 1] == k) {
-            tl_merge(&b->pts[o - 1], &b->pts[i]);
-        } else {
-            b->pts[o] = b->pts[i];
-            b->keys[o] = k;
-            o++;
-        }
-    }
-    b->n = o;
-    b->per_point *= 2;
-    b->cur_key /= 2;
-    if (b->open && b->n > 0 && b->keys[b->n - 1] == b->cur_key) {
-        /* the open point joins the last stored one */
-        mp_tl_point last = b->pts[--b->n];
-        tl_merge(&last, &b->cur);
-        b->cur = last;
-    }
-}
-
-static void tl_flush(tl_builder *b)
-{
-    if (!b->open)
-        return;
-    while (b->n == b->cap && b->open)
-        tl_halve(b);
-    b->pts[b->n] = b->cur;
-    b->keys[b->n] = b->cur_key;
-    b->n++;
-    b->open = false;
-}
-
-/* Add the state after one event, whose position on the axis is x (event or step count). */
-static void tl_add(tl_builder *b, uint64_t x, const moment *m)
-{
-    uint64_t key = x / b->per_point;
-    if (b->open && key != b->cur_key) {
-        tl_flush(b);
-        key = x / b->per_point; /* the width may have doubled */
-        if (b->n > 0 && b->keys[b->n - 1] == key) {
-            /* still inside the last point after merging: reopen it */
-            b->cur = b->pts[--b->n];
-            b->open = true;
-        }
-    }
-    mp_tl_point *p = &b->cur;
-    if (!b->open) {
-        b->open = true;
-        b->cur_key = key;
-        memset(p, 0, sizeof *p);
-        p->ev_first = m->event;
-        p->step_first = m->steps;
-        p->heap = m->heap;
-        p->t_ns = m->t_ns;
-        memcpy(p->live, m->live, sizeof p->live);
-        p->phase_kind = m->phase_kind;
-        p->run = m->run;
-        p->op = m->op;
-    } else if (m->heap > p->heap) {
-        p->heap = m->heap;
-        p->t_ns = m->t_ns;
-        memcpy(p->live, m->live, sizeof p->live);
-        p->phase_kind = m->phase_kind;
-        p->run = m->run;
-        p->op = m->op;
-    }
-    p->ev_last = m->event;
-    p->step_last = m->steps;
-    p->rss = m->rss;
-    p->rss_hwm = m->rss_hwm;
-}
-
-/* Hand the points over to a timeline (the builder is left empty). */
-static void tl_finish(tl_builder *b, mp_timeline *t, bool has_rss)
-{
-    tl_flush(b);
-    memset(t, 0, sizeof *t);
-    t->n = b->n;
-    t->pts = b->pts;
-    t->per_point = b->per_point;
-    t->has_rss = has_rss;
-    b->pts = NULL;
-    for (size_t i = 1; i < t->n; i++)
-        if (t->pts[i].heap > t->pts[t->peak].heap)
-            t->peak = i;
-    if (t->n == 0) {
-        free(t->pts);
-        t->pts = NULL;
-    }
-    tl_free(b);
 }
 
 /* ---- per tensor (reference run) ------------------------------------------------------ */
@@ -232,7 +85,7 @@ typedef struct walk {
     mp_replay *r;
     int32_t *producer;
 
-    tl_builder by_event, by_step;
+    mp_tl_builder by_event, by_step;
     uint64_t steps;          /* OP_BEGIN events so far */
     uint64_t rss, rss_hwm;
     uint64_t run_begins;
@@ -453,105 +306,6 @@ static void window_end(walk *w)
 
 /* ---- arena reports ------------------------------------------------------------------ */
 
-typedef struct sweep_pt {
-    int64_t at;
-    int64_t delta;
-} sweep_pt;
-
-static int cmp_sweep(const void *pa, const void *pb)
-{
-    const sweep_pt *a = pa, *b = pb;
-    if (a->at != b->at)
-        return a->at < b->at ? -1 : 1;
-    return (a->delta > b->delta) - (a->delta < b->delta); /* ends before starts */
-}
-
-static int cmp_slot(const void *pa, const void *pb)
-{
-    const mp_arena_slot *a = pa, *b = pb;
-    if (a->offset != b->offset)
-        return a->offset < b->offset ? -1 : 1;
-    if (a->first_op != b->first_op)
-        return a->first_op < b->first_op ? -1 : 1;
-    return (a->tensor > b->tensor) - (a->tensor < b->tensor);
-}
-
-static void arena_report_free(mp_arena_report *a)
-{
-    free(a->slots);
-    free(a->free_at_op);
-    memset(a, 0, sizeof *a);
-}
-
-bool mp_arena_report_layout(mp_arena_report *a, uint64_t bytes, const mp_arena_slot *slots,
-                            size_t n, int32_t n_ops)
-{
-    a->bytes = bytes;
-    a->used = a->naive = a->lower_bound = a->frag_max = 0;
-    a->lower_bound_op = -1;
-    a->frag_max_op = -1;
-    a->n_slots = n;
-    a->slots = malloc((n + 1) * sizeof *a->slots);
-    sweep_pt *sw = malloc((2 * n + 1) * sizeof *sw);
-    a->n_ops = n_ops > 0 ? n_ops : 0;
-    a->free_at_op = a->n_ops > 0 ? calloc((size_t)a->n_ops + 1, sizeof *a->free_at_op) : NULL;
-    int64_t *diff = a->n_ops > 0 ? calloc((size_t)a->n_ops + 1, sizeof *diff) : NULL;
-    if (!a->slots || !sw || (a->n_ops > 0 && (!a->free_at_op || !diff))) {
-        free(sw);
-        free(diff);
-        arena_report_free(a);
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const mp_arena_slot *d = &slots[i];
-        int32_t last = d->last_op < d->first_op ? d->first_op : d->last_op;
-        a->slots[i] = *d;
-        if (d->offset + d->bytes > a->used)
-            a->used = d->offset + d->bytes;
-        a->naive += d->bytes;
-        sw[2 * i] = (sweep_pt){d->first_op, (int64_t)d->bytes};
-        sw[2 * i + 1] = (sweep_pt){(int64_t)last + 1, -(int64_t)d->bytes};
-        if (diff) {
-            int64_t lo = d->first_op < 0 ? 0 : d->first_op;
-            int64_t hi = last >= a->n_ops ? a->n_ops - 1 : last;
-            if (lo <= hi) {
-                diff[lo] += (int64_t)d->bytes;
-                diff[hi + 1] -= (int64_t)d->bytes;
-            }
-        }
-    }
-    qsort(a->slots, n, sizeof *a->slots, cmp_slot);
-    qsort(sw, 2 * n, sizeof *sw, cmp_sweep);
-    int64_t live = 0;
-    for (size_t i = 0; i < 2 * n; i++) {
-        live += sw[i].delta;
-        if (live > 0 && (uint64_t)live > a->lower_bound) {
-            a->lower_bound = (uint64_t)live;
-            a->lower_bound_op = (int32_t)sw[i].at;
-        }
-    }
-    if (diff) {
-        live = 0;
-        for (int32_t o = 0; o < a->n_ops; o++) {
-            live += diff[o];
-            uint64_t l = live > 0 ? (uint64_t)live : 0;
-            a->free_at_op[o] = bytes > l ? bytes - l : 0;
-            if (a->frag_max_op < 0 || a->free_at_op[o] > a->frag_max) {
-                a->frag_max = a->free_at_op[o];
-                a->frag_max_op = o;
-            }
-        }
-    }
-    free(sw);
-    free(diff);
-    return true;
-}
-
-void mp_arena_report_free(mp_arena_report *a)
-{
-    arena_report_free(a);
-}
-
 /* Fill a report from an arena's slots. False when out of memory. */
 static bool arena_report_make(const walk *w, mp_arena_report *a, const arena_info *info,
                               uint64_t bytes, const mp_replay_slot *slots, size_t n,
@@ -607,7 +361,7 @@ static bool arena_done(walk *w, uint64_t id, uint64_t bytes, const mp_replay_slo
                 if (!p->arenas[i - 1].in_reference_run)
                     at = i - 1;
             if (at != SIZE_MAX)
-                arena_report_free(&p->arenas[at]);
+                mp_arena_report_free(&p->arenas[at]);
         }
         if (ok && at != SIZE_MAX && !arena_report_make(w, &p->arenas[at], info, bytes, slots, n,
                                                        free_event)) {
@@ -886,7 +640,7 @@ static mp_status step_event(walk *w, const mp_event *ev, uint64_t i, mp_error *e
         break;
     }
 
-    moment m = {
+    mp_tl_moment m = {
         .event = i,
         .steps = w->steps,
         .t_ns = pos->t_ns,
@@ -899,8 +653,8 @@ static mp_status step_event(walk *w, const mp_event *ev, uint64_t i, mp_error *e
     };
     for (int k = 0; k < MP_KIND_COUNT; k++)
         m.live[k] = mp_replay_live(w->r, k);
-    tl_add(&w->by_event, i, &m);
-    tl_add(&w->by_step, w->steps, &m);
+    mp_tl_builder_add(&w->by_event, i, &m);
+    mp_tl_builder_add(&w->by_step, w->steps, &m);
     return MP_OK;
 }
 
@@ -991,8 +745,8 @@ static void walk_free(walk *w)
     free(w->ts);
     free(w->pending);
     free(w->live_arenas);
-    tl_free(&w->by_event);
-    tl_free(&w->by_step);
+    mp_tl_builder_free(&w->by_event);
+    mp_tl_builder_free(&w->by_step);
 }
 
 static mp_status walk_init(walk *w, mp_source *src, const mp_profile_options *opt,
@@ -1025,8 +779,8 @@ static mp_status walk_init(walk *w, mp_source *src, const mp_profile_options *op
     if (per == 0)
         per = 1;
     size_t n_pts = n_events / per + (n_events % per != 0);
-    bool ok = tl_init(&w->by_event, n_pts, per);
-    ok = tl_init(&w->by_step, opt->max_points, 1) && ok;
+    bool ok = mp_tl_builder_init(&w->by_event, n_pts, per);
+    ok = mp_tl_builder_init(&w->by_step, opt->max_points, 1) && ok;
     if (!ok || !w->r || !w->producer || !w->scratch_live || !w->kernel_live || !w->ts ||
         !w->pending || !p->lifetimes || !p->ops || !p->unused)
         return mp_fail(err, MP_ERR_NOMEM, "profile: out of memory");
@@ -1092,8 +846,8 @@ static mp_status pass(mp_source *src, mp_profile *p, const mp_profile_options *o
         st = finish(&w, err);
     if (st == MP_OK) {
         p->n_steps = w.steps;
-        tl_finish(&w.by_event, &p->by_event, p->n_rss > 0);
-        tl_finish(&w.by_step, &p->by_step, p->n_rss > 0);
+        mp_tl_builder_finish(&w.by_event, &p->by_event, p->n_rss > 0);
+        mp_tl_builder_finish(&w.by_step, &p->by_step, p->n_rss > 0);
         st = conclude(&w, err);
     }
     walk_free(&w);
@@ -1145,146 +899,9 @@ void mp_profile_free(mp_profile *p)
     free(p->by_step.pts);
     free(p->lifetimes);
     for (size_t i = 0; i < p->n_arenas; i++)
-        arena_report_free(&p->arenas[i]);
+        mp_arena_report_free(&p->arenas[i]);
     free(p->arenas);
     free(p->ops);
     free(p->unused);
     profile_clear(p);
-}
-
-/* ---- two profiles compared ---------------------------------------------------------- */
-
-typedef struct named {
-    const char *name; /* NULL or "" = unnamed */
-    int32_t index;
-} named;
-
-static bool has_name(const char *s)
-{
-    return s && s[0];
-}
-
-static int cmp_named(const void *pa, const void *pb)
-{
-    const named *a = pa, *b = pb;
-    bool na = has_name(a->name), nb = has_name(b->name);
-    if (na != nb)
-        return na ? -1 : 1;
-    if (na) {
-        int c = strcmp(a->name, b->name);
-        if (c)
-            return c;
-    }
-    return (a->index > b->index) - (a->index < b->index);
-}
-
-/* Same key: equal names, or both unnamed with equal indices. */
-static int key_cmp(const named *a, const named *b)
-{
-    bool na = has_name(a->name), nb = has_name(b->name);
-    if (na != nb)
-        return na ? -1 : 1;
-    if (na)
-        return strcmp(a->name, b->name);
-    return (a->index > b->index) - (a->index < b->index);
-}
-
-static named *names_of(const mp_profile *p)
-{
-    named *v = malloc((p->n_lifetimes + 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    for (size_t i = 0; i < p->n_lifetimes; i++) {
-        v[i].name = p->lifetimes[i].name;
-        v[i].index = (int32_t)i;
-    }
-    qsort(v, p->n_lifetimes, sizeof *v, cmp_named);
-    return v;
-}
-
-static uint64_t change_of(const mp_diff_tensor *t)
-{
-    return t->bytes_b > t->bytes_a ? t->bytes_b - t->bytes_a : t->bytes_a - t->bytes_b;
-}
-
-static int cmp_diff(const void *pa, const void *pb)
-{
-    const mp_diff_tensor *a = pa, *b = pb;
-    uint64_t ca = change_of(a), cb = change_of(b);
-    if (ca != cb)
-        return ca > cb ? -1 : 1;
-    bool ga = a->bytes_b > a->bytes_a, gb = b->bytes_b > b->bytes_a;
-    if (ga != gb)
-        return ga ? -1 : 1;
-    int32_t ia = a->tensor_a >= 0 ? a->tensor_a : a->tensor_b;
-    int32_t ib = b->tensor_a >= 0 ? b->tensor_a : b->tensor_b;
-    return (ia > ib) - (ia < ib);
-}
-
-static uint64_t ref_arena_bytes(const mp_profile *p)
-{
-    return p->reference_arena >= 0 ? p->arenas[p->reference_arena].bytes : 0;
-}
-
-mp_status mp_profile_diff_compute(const mp_profile *a, const mp_profile *b,
-                                  mp_profile_diff *out, mp_error *err)
-{
-    if (!out)
-        return mp_fail(err, MP_ERR_ARG, "diff: no output given");
-    memset(out, 0, sizeof *out);
-    if (!a || !b)
-        return mp_fail(err, MP_ERR_ARG, "diff: two profiles are needed");
-    out->peak_a = a->summary.peak_heap;
-    out->peak_b = b->summary.peak_heap;
-    memcpy(out->live_a, a->summary.peak_live, sizeof out->live_a);
-    memcpy(out->live_b, b->summary.peak_live, sizeof out->live_b);
-    memcpy(out->kind_peak_a, a->summary.kind_peak, sizeof out->kind_peak_a);
-    memcpy(out->kind_peak_b, b->summary.kind_peak, sizeof out->kind_peak_b);
-    out->arena_a = ref_arena_bytes(a);
-    out->arena_b = ref_arena_bytes(b);
-
-    named *na = names_of(a), *nb = names_of(b);
-    out->tensors = malloc((a->n_lifetimes + b->n_lifetimes + 1) * sizeof *out->tensors);
-    if (!na || !nb || !out->tensors) {
-        free(na);
-        free(nb);
-        mp_profile_diff_free(out);
-        return mp_fail(err, MP_ERR_NOMEM, "diff: out of memory");
-    }
-    size_t i = 0, j = 0;
-    while (i < a->n_lifetimes || j < b->n_lifetimes) {
-        int c = i == a->n_lifetimes   ? 1
-                : j == b->n_lifetimes ? -1
-                                      : key_cmp(&na[i], &nb[j]);
-        mp_diff_tensor d = {.tensor_a = -1, .tensor_b = -1};
-        if (c <= 0) {
-            const mp_lifetime *l = &a->lifetimes[na[i++].index];
-            d.name = has_name(l->name) ? l->name : NULL;
-            d.tensor_a = l->tensor;
-            d.bytes_a = l->bytes;
-            d.manager_a = l->manager;
-        }
-        if (c >= 0) {
-            const mp_lifetime *l = &b->lifetimes[nb[j++].index];
-            if (!d.name)
-                d.name = has_name(l->name) ? l->name : NULL;
-            d.tensor_b = l->tensor;
-            d.bytes_b = l->bytes;
-            d.manager_b = l->manager;
-        }
-        if (d.bytes_a != d.bytes_b || d.manager_a != d.manager_b)
-            out->tensors[out->n_tensors++] = d;
-    }
-    free(na);
-    free(nb);
-    qsort(out->tensors, out->n_tensors, sizeof *out->tensors, cmp_diff);
-    return MP_OK;
-}
-
-void mp_profile_diff_free(mp_profile_diff *d)
-{
-    if (!d)
-        return;
-    free(d->tensors);
-    memset(d, 0, sizeof *d);
 }

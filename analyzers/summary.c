@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "analyzers/checked.h"
-#include "trace/grow.h"
 #include "analyzers/replay.h"
+#include "trace/grow.h"
 
 /* ---- tensor homes (for duplicated bytes) ----------------------------------------------- */
 

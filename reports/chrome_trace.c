@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/grow.h"
 #include "analyzers/replay.h"
 #include "reports/markup.h"
+#include "trace/grow.h"
 
 #define PID 1
 #define TID 1

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/grow.h"
 #include "analyzers/replay.h"
+#include "trace/grow.h"
 
 #define DEFAULT_K 4096
 #define DEFAULT_BUCKETS 65536
