@@ -78,6 +78,17 @@ static void tl_flush(mp_tl_builder *b)
 }
 
 /* Add the state after one event, whose position on the axis is x (event or step count). */
+/* Point p shows moment m: its heap, time, live bytes per kind, phase, run and operator. */
+static void tl_take(mp_tl_point *p, const mp_tl_moment *m)
+{
+    p->heap = m->heap;
+    p->t_ns = m->t_ns;
+    memcpy(p->live, m->live, sizeof p->live);
+    p->phase_kind = m->phase_kind;
+    p->run = m->run;
+    p->op = m->op;
+}
+
 void mp_tl_builder_add(mp_tl_builder *b, uint64_t x, const mp_tl_moment *m)
 {
     uint64_t key = x / b->per_point;
@@ -97,19 +108,9 @@ void mp_tl_builder_add(mp_tl_builder *b, uint64_t x, const mp_tl_moment *m)
         memset(p, 0, sizeof *p);
         p->ev_first = m->event;
         p->step_first = m->steps;
-        p->heap = m->heap;
-        p->t_ns = m->t_ns;
-        memcpy(p->live, m->live, sizeof p->live);
-        p->phase_kind = m->phase_kind;
-        p->run = m->run;
-        p->op = m->op;
+        tl_take(p, m);
     } else if (m->heap > p->heap) {
-        p->heap = m->heap;
-        p->t_ns = m->t_ns;
-        memcpy(p->live, m->live, sizeof p->live);
-        p->phase_kind = m->phase_kind;
-        p->run = m->run;
-        p->op = m->op;
+        tl_take(p, m);
     }
     p->ev_last = m->event;
     p->step_last = m->steps;

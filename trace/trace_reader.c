@@ -7,7 +7,8 @@
  * by the tokenizer itself, one array at a time, straight from the read buffer: integers
  * are accumulated digit by digit, every field is checked against its range (trace_format.c)
  * and stored. When "events" comes before a member the reader needs (any member order is
- * valid JSON), opening skips the events, reads the rest, and seeks back. */
+ * valid JSON), opening skips the events, reads the rest, and seeks back. The header's
+ * values are read from their jansson trees in trace_header.c. */
 #include "trace/trace_reader.h"
 
 #include <errno.h>
@@ -24,291 +25,7 @@
 #include "trace/files.h"
 #include "trace/safe_text.h"
 #include "trace/trace_format.h"
-
-/* ---- the header's values, read from jansson trees --------------------------------------- */
-
-typedef struct loader {
-    const char *path;
-    mp_error *err;
-    mp_trace *tr;
-    bool truncated; /* meta.truncated */
-} loader;
-
-static mp_status bad(loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* A format error naming the file. Messages quote the file's own bytes (jansson's "near
- * '...'", a member name): those are escaped, so that a message stays on one line. */
-static mp_status bad(loader *ld, const char *fmt, ...)
-{
-    char msg[400], safe[MP_SAFE_TEXT_SIZE(400)];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return mp_fail(ld->err, MP_ERR_FORMAT, "%s: %s", ld->path,
-                   mp_safe_text(safe, sizeof safe, msg));
-}
-
-static mp_status nomem(loader *ld)
-{
-    return mp_fail(ld->err, MP_ERR_NOMEM, "%s: out of memory while reading the trace", ld->path);
-}
-
-/* Member key of obj (named where), which must exist. */
-static mp_status member(loader *ld, json_t *obj, const char *where, const char *key,
-                        json_t **out)
-{
-    *out = json_object_get(obj, key);
-    if (!*out)
-        return bad(ld, "%s has no '%s'", where, key);
-    return MP_OK;
-}
-
-/* An integer in lo..hi. what names it in the message. */
-static mp_status get_int(loader *ld, json_t *v, const char *what, int64_t lo, int64_t hi,
-                         int64_t *out)
-{
-    if (!json_is_integer(v)) {
-        if (lo == 0 && hi == INT64_MAX)
-            return bad(ld, "%s is not a non-negative integer", what);
-        return bad(ld, "%s is not an integer", what);
-    }
-    json_int_t x = json_integer_value(v);
-    if (x < lo || x > hi) {
-        if (lo == 0 && hi == INT64_MAX)
-            return bad(ld, "%s is not a non-negative integer", what);
-        return bad(ld, "%s is %" PRId64 ", outside %" PRId64 "..%" PRId64, what, (int64_t)x,
-                   lo, hi);
-    }
-    *out = (int64_t)x;
-    return MP_OK;
-}
-
-/* Member key of obj as an integer in lo..hi. */
-static mp_status get_int_member(loader *ld, json_t *obj, const char *where, const char *key,
-                                int64_t lo, int64_t hi, int64_t *out)
-{
-    json_t *v;
-    char what[96];
-    mp_status st = member(ld, obj, where, key, &v);
-    if (st != MP_OK)
-        return st;
-    snprintf(what, sizeof what, "%s.%s", where, key);
-    return get_int(ld, v, what, lo, hi, out);
-}
-
-/* Member key of obj as a string or null (*out NULL); *out lives as long as obj. */
-static mp_status get_str_member(loader *ld, json_t *obj, const char *where, const char *key,
-                                const char **out)
-{
-    json_t *v;
-    mp_status st = member(ld, obj, where, key, &v);
-    *out = NULL;
-    if (st != MP_OK)
-        return st;
-    if (json_is_null(v))
-        return MP_OK;
-    if (!json_is_string(v))
-        return bad(ld, "%s.%s is not a string", where, key);
-    *out = json_string_value(v);
-    return MP_OK;
-}
-
-/* Member key of obj as a string or null, copied into *field of the trace's metadata. */
-static mp_status copy_str_member(loader *ld, json_t *obj, const char *where, const char *key,
-                                 char **field)
-{
-    const char *s;
-    mp_status st = get_str_member(ld, obj, where, key, &s);
-    if (st != MP_OK)
-        return st;
-    return mp_trace_set_str(ld->tr, field, s) ? MP_OK : nomem(ld);
-}
-
-/* Member key of obj as an array (of any length). */
-static mp_status get_array_member(loader *ld, json_t *obj, const char *where, const char *key,
-                                  json_t **out)
-{
-    mp_status st = member(ld, obj, where, key, out);
-    if (st != MP_OK)
-        return st;
-    if (!json_is_array(*out))
-        return bad(ld, "%s.%s is not an array", where, key);
-    if (json_array_size(*out) > INT32_MAX)
-        return bad(ld, "%s.%s is too long", where, key);
-    return MP_OK;
-}
-
-/* A JSON array of integers into a new int32 array (*out stays NULL when empty). Ranges
- * against the tensor table are checked later by check_meta. */
-static mp_status get_int_list(loader *ld, json_t *arr, const char *what, int32_t **out)
-{
-    size_t n = json_array_size(arr);
-    *out = NULL;
-    if (n == 0)
-        return MP_OK;
-    int32_t *v = malloc(n * sizeof *v);
-    if (!v)
-        return nomem(ld);
-    for (size_t i = 0; i < n; i++) {
-        char w[96];
-        int64_t x;
-        json_t *e = json_array_get(arr, i);
-        if (!json_is_integer(e) || json_integer_value(e) < INT32_MIN ||
-            json_integer_value(e) > INT32_MAX) {
-            snprintf(w, sizeof w, "%s[%zu]", what, i);
-            free(v);
-            return get_int(ld, e, w, INT32_MIN, INT32_MAX, &x);
-        }
-        v[i] = (int32_t)json_integer_value(e);
-    }
-    *out = v;
-    return MP_OK;
-}
-
-static mp_status load_tensors(loader *ld, json_t *arr, mp_trace_meta *m)
-{
-    for (int32_t i = 0; i < m->n_tensors; i++) {
-        char where[48];
-        int64_t dtype = 0;
-        json_t *t = json_array_get(arr, (size_t)i), *c;
-        snprintf(where, sizeof where, "meta.tensors[%d]", (int)i);
-        if (!json_is_object(t))
-            return bad(ld, "%s is not an object", where);
-        mp_status st = copy_str_member(ld, t, where, "name", &m->tensors[i].name);
-        if (st == MP_OK)
-            st = get_int_member(ld, t, where, "dtype", INT32_MIN, INT32_MAX, &dtype);
-        if (st == MP_OK)
-            st = member(ld, t, where, "const", &c);
-        if (st != MP_OK)
-            return st;
-        if (!json_is_boolean(c))
-            return bad(ld, "%s.const is not true or false", where);
-        m->tensors[i].dtype = (int32_t)dtype;
-        m->tensors[i].is_const = json_is_true(c);
-    }
-    return MP_OK;
-}
-
-static mp_status load_ops(loader *ld, json_t *arr, mp_trace_meta *m)
-{
-    for (int32_t i = 0; i < m->n_ops; i++) {
-        char where[48], what[64];
-        json_t *o = json_array_get(arr, (size_t)i), *ins, *outs;
-        int32_t *in_v = NULL, *out_v = NULL;
-        const char *name = NULL;
-        snprintf(where, sizeof where, "meta.ops[%d]", (int)i);
-        if (!json_is_object(o))
-            return bad(ld, "%s is not an object", where);
-        mp_status st = get_array_member(ld, o, where, "inputs", &ins);
-        if (st == MP_OK)
-            st = get_array_member(ld, o, where, "outputs", &outs);
-        if (st == MP_OK)
-            st = get_str_member(ld, o, where, "name", &name);
-        if (st == MP_OK) {
-            snprintf(what, sizeof what, "%s.inputs", where);
-            st = get_int_list(ld, ins, what, &in_v);
-        }
-        if (st == MP_OK) {
-            snprintf(what, sizeof what, "%s.outputs", where);
-            st = get_int_list(ld, outs, what, &out_v);
-        }
-        if (st == MP_OK && !mp_trace_set_op(ld->tr, i, name, (int32_t)json_array_size(ins),
-                                            in_v, (int32_t)json_array_size(outs), out_v))
-            st = nomem(ld);
-        free(in_v);
-        free(out_v);
-        if (st != MP_OK)
-            return st;
-    }
-    return MP_OK;
-}
-
-static mp_status load_meta(loader *ld, json_t *meta)
-{
-    json_t *tensors, *ops, *ins, *outs;
-    int64_t threads, peak, overhead;
-    if (!json_is_object(meta))
-        return bad(ld, "meta is not an object");
-    mp_status st = get_array_member(ld, meta, "meta", "tensors", &tensors);
-    if (st == MP_OK)
-        st = get_array_member(ld, meta, "meta", "ops", &ops);
-    if (st == MP_OK)
-        st = get_array_member(ld, meta, "meta", "inputs", &ins);
-    if (st == MP_OK)
-        st = get_array_member(ld, meta, "meta", "outputs", &outs);
-    if (st == MP_OK)
-        st = get_int_member(ld, meta, "meta", "threads", INT32_MIN, INT32_MAX, &threads);
-    if (st == MP_OK)
-        st = get_int_member(ld, meta, "meta", "process_heap_peak", INT64_MIN, INT64_MAX, &peak);
-    if (st == MP_OK)
-        st = get_int_member(ld, meta, "meta", "allocator_overhead", INT64_MIN, INT64_MAX,
-                            &overhead);
-    if (st != MP_OK)
-        return st;
-    json_t *trunc = json_object_get(meta, "truncated"); /* optional, false when absent */
-    if (trunc && !json_is_boolean(trunc))
-        return bad(ld, "meta.truncated is not true or false");
-    ld->truncated = json_is_true(trunc);
-
-    if (!mp_trace_alloc_tables(ld->tr, (int32_t)json_array_size(tensors),
-                               (int32_t)json_array_size(ops), (int32_t)json_array_size(ins),
-                               (int32_t)json_array_size(outs)))
-        return nomem(ld);
-    mp_trace_meta *m = mp_trace_meta_mut(ld->tr);
-    m->threads = (int32_t)threads;
-    m->process_heap_peak = peak;
-    m->allocator_overhead = overhead;
-
-    st = copy_str_member(ld, meta, "meta", "model", &m->model);
-    if (st == MP_OK)
-        st = copy_str_member(ld, meta, "meta", "mode", &m->mode);
-    if (st == MP_OK)
-        st = copy_str_member(ld, meta, "meta", "planner", &m->planner);
-    if (st == MP_OK)
-        st = load_tensors(ld, tensors, m);
-    if (st == MP_OK)
-        st = load_ops(ld, ops, m);
-    for (int32_t i = 0; st == MP_OK && i < m->n_inputs + m->n_outputs; i++) {
-        bool is_in = i < m->n_inputs;
-        int32_t k = is_in ? i : i - m->n_inputs;
-        json_t *v = json_array_get(is_in ? ins : outs, (size_t)k);
-        if (!json_is_integer(v) || json_integer_value(v) < INT32_MIN ||
-            json_integer_value(v) > INT32_MAX)
-            return bad(ld, "meta.%s[%d] is not an integer", is_in ? "inputs" : "outputs",
-                       (int)k);
-        (is_in ? m->inputs : m->outputs)[k] = (int32_t)json_integer_value(v);
-    }
-    if (st != MP_OK)
-        return st;
-
-    char why[300];
-    if (!mp_tfmt_check_meta(m, why, sizeof why))
-        return bad(ld, "%s", why);
-    return MP_OK;
-}
-
-/* "event_fields": every field name exactly once, in any order; col[k] = field of column k. */
-static mp_status load_fields(loader *ld, json_t *names, int col[MP_TFMT_COUNT])
-{
-    bool seen[MP_TFMT_COUNT] = {false};
-    if (!json_is_array(names) || json_array_size(names) != MP_TFMT_COUNT)
-        return bad(ld, "event_fields is not an array of the %d event field names", MP_TFMT_COUNT);
-    for (size_t k = 0; k < MP_TFMT_COUNT; k++) {
-        const char *s = json_string_value(json_array_get(names, k));
-        int f = 0;
-        while (s && f < MP_TFMT_COUNT && strcmp(s, mp_tfmt_field_names[f]) != 0)
-            f++;
-        if (!s || f == MP_TFMT_COUNT)
-            return bad(ld, "event_fields[%zu] is not an event field name", k);
-        if (seen[f])
-            return bad(ld, "event_fields names '%s' twice", s);
-        seen[f] = true;
-        col[k] = f;
-    }
-    return MP_OK;
-}
-
+#include "trace/trace_reader_internal.h"
 
 /* ---- the tokenizer ----------------------------------------------------------------------- */
 
@@ -446,7 +163,7 @@ static mp_status io_failure(mp_trace_reader *r)
                    strerror(r->read_errno));
 }
 
-/* A format error naming the file (escaped as bad() does). */
+/* A format error naming the file (escaped as mp_trace_header_fail() does). */
 static mp_status fail(mp_trace_reader *r, const char *fmt, ...)
 {
     char msg[400], safe[MP_SAFE_TEXT_SIZE(400)];
@@ -1052,31 +769,31 @@ static mp_status read_header(mp_trace_reader *r, json_t *vals[K_COUNT], int *eve
 }
 
 /* The checks of the header's values, in the order of the format's description. */
-static mp_status check_header(mp_trace_reader *r, loader *ld, json_t *vals[K_COUNT],
+static mp_status check_header(mp_trace_reader *r, mp_trace_header_loader *ld, json_t *vals[K_COUNT],
                               int events_at)
 {
     json_t *v = vals[K_FORMAT];
     if (!json_is_string(v) || strcmp(json_string_value(v), MP_TRACE_FORMAT) != 0)
-        return bad(ld, "not a memprof trace");
+        return mp_trace_header_fail(ld, "not a memprof trace");
     v = vals[K_VERSION];
     if (!json_is_integer(v) || json_integer_value(v) < 1)
-        return bad(ld, "version is not a positive integer");
+        return mp_trace_header_fail(ld, "version is not a positive integer");
     if (json_integer_value(v) > MP_TRACE_VERSION)
-        return bad(ld, "trace version %" JSON_INTEGER_FORMAT
-                   " is newer than this memprof reads (%d)", json_integer_value(v),
-                   MP_TRACE_VERSION);
+        return mp_trace_header_fail(
+            ld, "trace version %" JSON_INTEGER_FORMAT " is newer than this memprof reads (%d)",
+            json_integer_value(v), MP_TRACE_VERSION);
     r->version = (int)json_integer_value(v);
     if (!vals[K_META])
-        return bad(ld, "the trace has no 'meta'");
+        return mp_trace_header_fail(ld, "the trace has no 'meta'");
     if (!vals[K_FIELDS])
-        return bad(ld, "the trace has no 'event_fields'");
+        return mp_trace_header_fail(ld, "the trace has no 'event_fields'");
     if (events_at < 0)
-        return bad(ld, "the trace has no 'events'");
-    mp_status st = load_meta(ld, vals[K_META]);
+        return mp_trace_header_fail(ld, "the trace has no 'events'");
+    mp_status st = mp_trace_header_meta(ld, vals[K_META]);
     if (st == MP_OK)
-        st = load_fields(ld, vals[K_FIELDS], r->col);
+        st = mp_trace_header_fields(ld, vals[K_FIELDS], r->col);
     if (st == MP_OK && events_at != '[')
-        st = bad(ld, "events is not an array");
+        st = mp_trace_header_fail(ld, "events is not an array");
     if (st != MP_OK)
         return st;
     r->truncated = ld->truncated;
@@ -1131,7 +848,7 @@ mp_status mp_trace_reader_open(const char *path, mp_trace_reader **out, mp_error
 
     json_t *vals[K_COUNT] = {NULL};
     int events_at = -1;
-    loader ld = {r->path, &r->failure, r->tr, false};
+    mp_trace_header_loader ld = {r->path, &r->failure, r->tr, false};
     mp_status st = read_header(r, vals, &events_at);
     if (st == MP_OK)
         st = check_header(r, &ld, vals, events_at);
