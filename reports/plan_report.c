@@ -1,0 +1,372 @@
+/* memprof plan's output as text, JSON and SVG (see plan_report.h). */
+#include "reports/plan_report.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzers/profile.h"
+#include "reports/svg_charts.h"
+#include "reports/units.h"
+
+#define ALIVE_SHOWN 6
+
+static const char *tname(const mp_plan_report *r, int32_t t)
+{
+    if (t < 0 || t >= r->meta->n_tensors || !r->meta->tensors[t].name)
+        return "?";
+    return r->meta->tensors[t].name;
+}
+
+static const char *oname(const mp_plan_report *r, int32_t op)
+{
+    if (op < 0 || op >= r->meta->n_ops || !r->meta->ops[op].name)
+        return "?";
+    return r->meta->ops[op].name;
+}
+
+static const char *bytes_s(char *b, size_t n, uint64_t v, bool exact)
+{
+    char h[32];
+    mp_fmt_bytes(h, sizeof h, v);
+    if (exact)
+        snprintf(b, n, "%s (%" PRIu64 ")", h, v);
+    else
+        snprintf(b, n, "%s", h);
+    return b;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 1.0;
+}
+
+static const mp_plan_report *g_sort; /* for cmp_bytes_desc (qsort has no context) */
+
+static int cmp_bytes_desc(const void *pa, const void *pb)
+{
+    uint64_t a = g_sort->items[*(const int32_t *)pa].bytes;
+    uint64_t b = g_sort->items[*(const int32_t *)pb].bytes;
+    return (a < b) - (a > b);
+}
+
+/* The items alive at step, largest first (malloc'd; *n of them). */
+static int32_t *alive_at(const mp_plan_report *r, int32_t step, int *n)
+{
+    int32_t *v = malloc(sizeof *v * ((size_t)r->n_items + 1));
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (int32_t i = 0; i < r->n_items; i++)
+        if (r->items[i].first <= step && step <= r->items[i].last && r->items[i].bytes > 0)
+            v[(*n)++] = i;
+    g_sort = r;
+    qsort(v, (size_t)*n, sizeof *v, cmp_bytes_desc);
+    return v;
+}
+
+static void item_label(const mp_plan_report *r, const mp_plan_report_item *it, char *b, size_t n)
+{
+    if (it->tensor < 0)
+        snprintf(b, n, "scratch of op #%" PRId32 " %s", it->op, oname(r, it->op));
+    else
+        snprintf(b, n, "#%" PRId32 " %.48s", it->tensor, tname(r, it->tensor));
+}
+
+static const char *shape_s(const mp_plan_report_input *in, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int32_t i = 0; i < in->rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ",%d" : "%d", in->dims[i]);
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+static void text_planners(FILE *f, const mp_plan_report *r)
+{
+    const bool x = r->exact;
+    char b1[64];
+    fprintf(f, "  %-10s %16s %9s %9s %11s\n", "planner", "arena", "/ bound", "/ naive",
+            "time");
+    for (int i = 0; i < r->n_res; i++) {
+        const mp_plan_report_result *p = &r->res[i];
+        char t[32];
+        mp_fmt_ns(t, sizeof t, p->time_ns);
+        fprintf(f, "  %-10s %16s %9.3f %9.3f %11s%s%s\n", p->name,
+                bytes_s(b1, sizeof b1, p->arena, false), ratio(p->arena, r->lower_bound),
+                ratio(p->arena, r->naive), t, p->is_default ? "  default" : "",
+                p->valid ? "" : "  INVALID");
+        if (x)
+            fprintf(f, "  %-10s %16" PRIu64 "\n", "", p->arena);
+        if (!p->valid)
+            fprintf(f, "    invalid plan: %s\n", p->why);
+    }
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < r->n_res; i++)
+        if (r->res[i].valid && r->res[i].arena < best)
+            best = r->res[i].arena;
+    if (r->n_res > 1)
+        fprintf(f, "  %s\n", best == r->lower_bound ? "the lower bound is reached"
+                                                    : "no planner reaches the lower bound");
+    for (int i = 0; i < r->n_res; i++) {
+        const mp_plan_report_result *p = &r->res[i];
+        if (p->cap && p->arena > r->lower_bound)
+            fprintf(f, "  %s: %s\n", p->name, p->cap);
+    }
+}
+
+static void text_bound_and_scratch(FILE *f, const mp_plan_report *r)
+{
+    const bool x = r->exact;
+    char b1[64], b2[64], b3[64];
+    if (r->lower_bound_step >= 0) {
+        int total = 0;
+        int32_t *shown = alive_at(r, r->lower_bound_step, &total);
+        int n = total < ALIVE_SHOWN ? total : ALIVE_SHOWN;
+        fprintf(f, "\nLower bound: %s alive at op #%" PRId32 " %s (%d buffer%s)\n",
+                bytes_s(b1, sizeof b1, r->lower_bound, x), r->lower_bound_step,
+                oname(r, r->lower_bound_step), total, total == 1 ? "" : "s");
+        for (int i = 0; shown && i < n; i++) {
+            const mp_plan_report_item *it = &r->items[shown[i]];
+            char lab[128];
+            item_label(r, it, lab, sizeof lab);
+            fprintf(f, "  %12s  %s (ops %" PRId32 "-%" PRId32 ")\n",
+                    bytes_s(b1, sizeof b1, it->bytes, x), lab, it->first, it->last);
+        }
+        if (total > n)
+            fprintf(f, "  ... %d more\n", total - n);
+        free(shown);
+    }
+    const mp_plan_report_result *chosen = &r->res[r->chosen];
+    fprintf(f, "\nKernel scratch (%s planner)\n", chosen->name);
+    if (r->n_scratch == 0) {
+        fprintf(f, "  no kernel of this model needs scratch\n");
+        return;
+    }
+    uint64_t apart = r->tensors_arena + r->scratch_max;
+    fprintf(f, "  %" PRId32 " operator%s, largest %s\n", r->n_scratch,
+            r->n_scratch == 1 ? "" : "s", bytes_s(b1, sizeof b1, r->scratch_max, x));
+    fprintf(f, "  planned together   arena %s\n", bytes_s(b1, sizeof b1, chosen->arena, x));
+    fprintf(f, "  planned apart      arena %s + scratch block %s = %s\n",
+            bytes_s(b1, sizeof b1, r->tensors_arena, x),
+            bytes_s(b2, sizeof b2, r->scratch_max, x), bytes_s(b3, sizeof b3, apart, x));
+}
+
+static void text_peer(FILE *f, const mp_plan_report *r)
+{
+    const bool x = r->exact;
+    char b1[64], b2[64], b3[64];
+    fprintf(f, "\nPeer: XNNPACK's subgraph runtime (%ld thread%s)\n", r->peer_threads,
+            r->peer_threads == 1 ? "" : "s");
+    if (!r->peer.ok) {
+        fprintf(f, "  refused: %s\n", r->peer.refused);
+        return;
+    }
+    const mp_plan_report_peer *pm = &r->peer;
+    uint64_t ours_in = r->internal_arena, ours_io = r->tensors_arena;
+    uint64_t xnn_io = pm->workspace + pm->external;
+    fprintf(f, "  %-28s %14s %14s %7s\n", "same tensors", "XNNPACK", "memprof", "ratio");
+    fprintf(f, "  %-28s %14s %14s %7.3f\n", "without inputs and outputs",
+            bytes_s(b1, sizeof b1, pm->workspace, false),
+            bytes_s(b2, sizeof b2, ours_in, false), ratio(ours_in, pm->workspace));
+    fprintf(f, "  %-28s %14s %14s %7.3f\n", "with inputs and outputs",
+            bytes_s(b1, sizeof b1, xnn_io, false), bytes_s(b2, sizeof b2, ours_io, false),
+            ratio(ours_io, xnn_io));
+    if (x) {
+        fprintf(f, "  exact, without / with I/O: XNNPACK %" PRIu64 " / %" PRIu64 "\n",
+                pm->workspace, xnn_io);
+        fprintf(f, "    memprof %" PRIu64 " / %" PRIu64 ", lower bounds %" PRIu64 " / %" PRIu64
+                   "\n", ours_in, ours_io, r->lower_bound_internal, r->lower_bound_tensors);
+    }
+    fprintf(f, "  XNNPACK keeps inputs and outputs in its caller's buffers (%s); its\n",
+            bytes_s(b1, sizeof b1, pm->external, false));
+    if (pm->workspace >= r->lower_bound_internal)
+        fprintf(f, "  workspace is the lower bound of its tensors + %" PRIu64 " B\n",
+                pm->workspace - r->lower_bound_internal);
+    else
+        fprintf(f, "  workspace is %" PRIu64 " B below our lower bound of its tensors\n",
+                r->lower_bound_internal - pm->workspace);
+    fprintf(f, "  XNNPACK's other memory: %s (operators %s, weights %s,\n",
+            bytes_s(b1, sizeof b1, pm->other, false), bytes_s(b2, sizeof b2, pm->operators, false),
+            bytes_s(b3, sizeof b3, pm->weights, false));
+    fprintf(f, "  tables %s, setup %s); its peak %s\n", bytes_s(b1, sizeof b1, pm->tables, false),
+            bytes_s(b2, sizeof b2, pm->setup, false), bytes_s(b3, sizeof b3, pm->peak, false));
+}
+
+void mp_report_plan_text(FILE *f, const mp_plan_report *r)
+{
+    const bool x = r->exact;
+    char b1[64], b2[64];
+    fprintf(f, "memprof plan: %s\n", r->model);
+    for (int i = 0; i < r->n_inputs; i++) {
+        char sh[96];
+        fprintf(f, "  input %-20.40s %s\n", r->inputs[i].name, shape_s(&r->inputs[i], sh, sizeof sh));
+    }
+    fprintf(f, "  %" PRId32 " tensors and %" PRId32 " kernel scratch buffer%s planned, slots "
+               "aligned to %" PRIu64 " B\n",
+            r->n_items - r->n_scratch, r->n_scratch, r->n_scratch == 1 ? "" : "s", r->align);
+    fprintf(f, "  lower bound %s, naive (no reuse) %s\n\n",
+            bytes_s(b1, sizeof b1, r->lower_bound, x), bytes_s(b2, sizeof b2, r->naive, x));
+    text_planners(f, r);
+    text_bound_and_scratch(f, r);
+    if (r->has_peer)
+        text_peer(f, r);
+}
+
+/* ---- json ---------------------------------------------------------------------------------- */
+
+static json_t *jstr(const char *s)
+{
+    json_t *v = s ? json_string(s) : NULL;
+    return v ? v : json_null(); /* names that are not UTF-8 become null */
+}
+
+static json_t *result_json(const mp_plan_report *r, const mp_plan_report_result *p)
+{
+    return json_pack("{s:s, s:I, s:f, s:f, s:I, s:b, s:b, s:s?}", "name", p->name, "arena",
+                     (json_int_t)p->arena, "ratio_to_bound", ratio(p->arena, r->lower_bound),
+                     "ratio_to_naive", ratio(p->arena, r->naive), "time_ns",
+                     (json_int_t)p->time_ns, "valid", p->valid, "reaches_bound",
+                     p->valid && p->arena == r->lower_bound, "cap", p->cap);
+}
+
+static json_t *item_json(const mp_plan_report *r, const mp_plan_report_item *it)
+{
+    return json_pack("{s:i, s:i, s:o}", "tensor", (int)it->tensor, "op", (int)it->op, "name",
+                     jstr(it->tensor >= 0 ? tname(r, it->tensor) : NULL));
+}
+
+static json_t *inputs_json(const mp_plan_report *r)
+{
+    json_t *inputs = json_array();
+    for (int i = 0; i < r->n_inputs; i++) {
+        json_t *dims = json_array();
+        for (int32_t d = 0; d < r->inputs[i].rank; d++)
+            json_array_append_new(dims, json_integer(r->inputs[i].dims[d]));
+        json_array_append_new(inputs, json_pack("{s:o, s:o}", "name", jstr(r->inputs[i].name),
+                                                "shape", dims));
+    }
+    return inputs;
+}
+
+static json_t *plan_json(const mp_plan_report *r)
+{
+    json_t *slots = json_array();
+    for (int32_t k = 0; k < r->n_items; k++) {
+        const mp_plan_report_item *it = &r->items[k];
+        json_t *s = item_json(r, it);
+        json_object_set_new(s, "offset", json_integer((json_int_t)r->chosen_offsets[k]));
+        json_object_set_new(s, "bytes", json_integer((json_int_t)it->bytes));
+        json_object_set_new(s, "first", json_integer(it->first));
+        json_object_set_new(s, "last", json_integer(it->last));
+        json_object_set_new(s, "io", json_boolean(it->io));
+        json_array_append_new(slots, s);
+    }
+    json_t *chosen = result_json(r, &r->res[r->chosen]);
+    json_object_set_new(chosen, "slots", slots);
+    return chosen;
+}
+
+static json_t *peer_json(const mp_plan_report *r)
+{
+    const mp_plan_report_peer *pm = &r->peer;
+    if (!pm->ok)
+        return json_pack("{s:s, s:s}", "name", "xnnpack", "refused",
+                         pm->refused ? pm->refused : "");
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "name", "xnnpack",
+                     "workspace", (json_int_t)pm->workspace, "external",
+                     (json_int_t)pm->external, "other", (json_int_t)pm->other, "operators",
+                     (json_int_t)pm->operators, "weights", (json_int_t)pm->weights, "tables",
+                     (json_int_t)pm->tables, "setup", (json_int_t)pm->setup, "peak",
+                     (json_int_t)pm->peak);
+}
+
+static json_t *build_json(const mp_plan_report *r)
+{
+    json_t *root = json_pack("{s:s, s:i, s:o, s:I, s:i, s:i, s:I, s:I, s:i, s:o}", "format",
+                             "memprof-plan", "version", 1, "model", jstr(r->model), "align",
+                             (json_int_t)r->align, "n_tensors", (int)(r->n_items - r->n_scratch),
+                             "n_scratch", (int)r->n_scratch, "lower_bound",
+                             (json_int_t)r->lower_bound, "naive", (json_int_t)r->naive,
+                             "lower_bound_op", (int)r->lower_bound_step, "lower_bound_op_name",
+                             jstr(r->lower_bound_step >= 0 ? oname(r, r->lower_bound_step)
+                                                           : NULL));
+    if (!root)
+        return NULL;
+    json_object_set_new(root, "inputs", inputs_json(r));
+    json_t *alive = json_array();
+    for (int32_t i = 0; r->lower_bound_step >= 0 && i < r->n_items; i++) {
+        const mp_plan_report_item *it = &r->items[i];
+        if (it->first <= r->lower_bound_step && r->lower_bound_step <= it->last && it->bytes > 0) {
+            json_t *a = item_json(r, it);
+            json_object_set_new(a, "bytes", json_integer((json_int_t)it->bytes));
+            json_array_append_new(alive, a);
+        }
+    }
+    json_object_set_new(root, "alive_at_bound", alive);
+    json_t *planners = json_array();
+    for (int i = 0; i < r->n_res; i++)
+        json_array_append_new(planners, result_json(r, &r->res[i]));
+    json_object_set_new(root, "planners", planners);
+    json_object_set_new(root, "plan", plan_json(r));
+    json_object_set_new(root, "scratch",
+                        json_pack("{s:I, s:I, s:I}", "largest", (json_int_t)r->scratch_max,
+                                  "apart_arena", (json_int_t)r->tensors_arena, "apart_total",
+                                  (json_int_t)(r->tensors_arena + r->scratch_max)));
+    json_object_set_new(root, "ours",
+                        json_pack("{s:s, s:I, s:I, s:I, s:I}", "planner", r->res[r->chosen].name,
+                                  "with_io", (json_int_t)r->tensors_arena, "without_io",
+                                  (json_int_t)r->internal_arena, "lower_bound_with_io",
+                                  (json_int_t)r->lower_bound_tensors, "lower_bound_without_io",
+                                  (json_int_t)r->lower_bound_internal));
+    if (r->has_peer)
+        json_object_set_new(root, "peer", peer_json(r));
+    return root;
+}
+
+mp_status mp_report_plan_json(FILE *f, const mp_plan_report *r, mp_error *err)
+{
+    json_t *j = build_json(r);
+    bool ok = j && json_dumpf(j, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0;
+    fputc('\n', f);
+    json_decref(j);
+    return ok ? MP_OK : mp_fail(err, MP_ERR_NOMEM, "out of memory writing the plan");
+}
+
+/* ---- svg ----------------------------------------------------------------------------------- */
+
+mp_status mp_report_plan_svg(FILE *f, const mp_plan_report *r, mp_error *err)
+{
+    const mp_plan_report_result *chosen = &r->res[r->chosen];
+    mp_arena_slot *v = calloc((size_t)r->n_items + 1, sizeof *v);
+    if (!v)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory writing the plan");
+    for (int32_t k = 0; k < r->n_items; k++) {
+        const mp_plan_report_item *it = &r->items[k];
+        v[k] = (mp_arena_slot){.tensor = it->tensor,
+                               .name = it->tensor >= 0 ? tname(r, it->tensor) : "scratch",
+                               .offset = r->chosen_offsets[k],
+                               .bytes = it->bytes,
+                               .first_op = it->first,
+                               .last_op = it->last,
+                               .kind = it->tensor >= 0 ? MP_KIND_STATIC : MP_KIND_SCRATCH};
+    }
+    mp_arena_report ar;
+    memset(&ar, 0, sizeof ar);
+    bool ok = mp_arena_report_layout(&ar, chosen->arena, v, (size_t)r->n_items, r->meta->n_ops);
+    free(v);
+    if (!ok)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory writing the plan");
+    ar.lower_bound = r->lower_bound; /* with alignment, as the planners see it */
+    ar.lower_bound_op = r->lower_bound_step;
+    ar.free_event = UINT64_MAX;
+    char title[512];
+    snprintf(title, sizeof title, "%s: planner %s, arena %" PRIu64 " bytes (lower bound %" PRIu64
+                                  ")",
+             r->model, chosen->name, chosen->arena, r->lower_bound);
+    mp_svg_arena_document(f, &ar, r->meta, title);
+    mp_arena_report_free(&ar);
+    return MP_OK;
+}
