@@ -49,7 +49,13 @@ size_t mp_dtype_size(mp_dtype dt);
 const char *mp_dtype_name(mp_dtype dt);
 
 /* Quantization parameters (per-tensor when count == 1, per-channel otherwise). Arrays
- * point into the mapped file when the file stores them aligned, else into model memory. */
+ * point into the mapped file when the file stores them aligned, else into model memory.
+ * Verified by the reader (TensorFlow Lite's quantization specification): quantized_dimension
+ * is a dimension of the tensor (a rank-1 tensor's is 0) and per-channel arrays have one entry
+ * per slice along it; on integer tensors every scale is positive and finite and every zero
+ * point lies in its dtype's range (uint8 0..255, int8 -128..127, int4 -8..7; 0 for int16,
+ * int32 and int64); the int8 constant weights of CONV_2D, DEPTHWISE_CONV_2D and
+ * FULLY_CONNECTED have zero point 0. Float tensors keep what they carry, unchecked. */
 typedef struct mp_quant {
     int32_t count;             /* number of scales (0: not quantized) */
     const float *scale;

@@ -242,6 +242,33 @@ static mp_status read_indices(rd *r, int32_t i, int code, const mp_fb_vec *v, co
     return MP_OK;
 }
 
+/* TensorFlow Lite's quantization specification: the int8 weights (input 1) of CONV_2D,
+ * DEPTHWISE_CONV_2D and FULLY_CONNECTED are symmetric, zero point 0 per tensor or per channel
+ * (the tensor alone cannot tell: elsewhere int8 constants may be asymmetric). Checked on
+ * constant weights; tensors are read before operators. */
+static mp_status check_symmetric_weights(rd *r, int32_t i, int code, const mp_op_info *op)
+{
+    if ((code != MP_OP_CONV_2D && code != MP_OP_DEPTHWISE_CONV_2D &&
+         code != MP_OP_FULLY_CONNECTED) || op->n_inputs < 2 || op->inputs[1] < 0)
+        return MP_OK;
+    int32_t w = op->inputs[1];
+    const mp_tensor_info *t = &r->m->tensors[w];
+    if (t->dtype != MP_DT_INT8 || !t->data || !t->quant.zero_point)
+        return MP_OK;
+    for (int32_t k = 0; k < t->quant.count; k++) {
+        if (t->quant.zero_point[k] == 0)
+            continue;
+        char nm[80], where[40] = "";
+        if (t->quant.count > 1)
+            snprintf(where, sizeof where, " (channel %d)", k);
+        return mp_tfl_fail(r, MP_ERR_FORMAT,
+                           "tensor %d '%s', the weights of operator %d (%s), has zero point %lld%s; int8 weights are symmetric (zero point 0)",
+                           w, mp_tfl_safe(t->name, nm, sizeof nm), i, mp_tfl_op_label(code),
+                           (long long)t->quant.zero_point[k], where);
+    }
+    return MP_OK;
+}
+
 static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n_tensors, mp_op_info *op)
 {
     mp_fb_reader *fb = &r->fb;
@@ -309,6 +336,7 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
     op->inputs = idx;
     op->outputs = idx + in.n;
     op->intermediates = idx + in.n + out.n;
+    TRY(check_symmetric_weights(r, i, code, op));
 
     return mp_tfl_read_options(r, i, code, opt_type, &opts, &op->opt);
 }

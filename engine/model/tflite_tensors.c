@@ -3,8 +3,10 @@
  * the dtype and shape, used in place when aligned and counted once in const_bytes. */
 #include "engine/model/tflite_reader_internal.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/engine_limits.h"
@@ -155,8 +157,80 @@ static const void *in_place_or_copy(rd *r, const void *p, size_t n, size_t elem,
     return c;
 }
 
+/* The zero points TensorFlow Lite's quantization specification allows for a dtype: the
+ * type's range for uint8 and int8 (int4 too), 0 for int16 activations and for int32/int64
+ * biases. False for dtypes it says nothing about (floats carry min/max or scales that no
+ * kernel reads as integers; unsigned wide types are not used quantized). */
+static bool zero_point_range(mp_dtype dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case MP_DT_UINT8: *lo = 0; *hi = 255; return true;
+    case MP_DT_INT8: *lo = -128; *hi = 127; return true;
+    case MP_DT_INT4: *lo = -8; *hi = 7; return true;
+    case MP_DT_INT16:
+    case MP_DT_INT32:
+    case MP_DT_INT64: *lo = 0; *hi = 0; return true;
+    default: return false;
+    }
+}
+
+/* Integer dtypes whose scales are used in integer arithmetic: their scales must be
+ * positive and finite (a zero scale divides by zero in requantization). */
+static bool quantized_integer(mp_dtype dt)
+{
+    switch (dt) {
+    case MP_DT_UINT8: case MP_DT_INT8: case MP_DT_INT4: case MP_DT_INT16: case MP_DT_UINT16:
+    case MP_DT_INT32: case MP_DT_UINT32: case MP_DT_INT64: case MP_DT_UINT64:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The values of tensor i's quantization parameters (arrays already read, lengths and
+ * dimension checked) against the specification: every scale positive and finite, every zero
+ * point inside its dtype's range (0 for int16, int32 and int64). Float tensors keep whatever
+ * they carry (TensorFlow Lite ignores it for them). */
+static mp_status check_quant_values(rd *r, int32_t i, const char *nm, const mp_tensor_info *ti)
+{
+    const mp_quant *q = &ti->quant;
+    if (!quantized_integer(ti->dtype))
+        return MP_OK;
+    char where[40] = "";
+    for (int32_t k = 0; k < q->count; k++) {
+        float s = q->scale[k];
+        if (q->count > 1)
+            snprintf(where, sizeof where, " (channel %d)", k);
+        if (!(s > 0.0f) || !isfinite(s))
+            return mp_tfl_fail(r, MP_ERR_FORMAT,
+                               "tensor %d '%s' has quantization scale %g%s; a scale must be positive and finite",
+                               i, nm, (double)s, where);
+    }
+    int64_t lo, hi;
+    if (!q->zero_point || !zero_point_range(ti->dtype, &lo, &hi))
+        return MP_OK;
+    for (int32_t k = 0; k < q->count; k++) {
+        int64_t z = q->zero_point[k];
+        if (q->count > 1)
+            snprintf(where, sizeof where, " (channel %d)", k);
+        if (z < lo || z > hi) {
+            if (lo == hi)
+                return mp_tfl_fail(r, MP_ERR_FORMAT,
+                                   "tensor %d '%s' has zero point %lld%s; %s tensors are quantized symmetrically (zero point 0)",
+                                   i, nm, (long long)z, where, mp_dtype_name(ti->dtype));
+            return mp_tfl_fail(r, MP_ERR_FORMAT,
+                               "tensor %d '%s' has zero point %lld%s, outside the %s range %lld..%lld",
+                               i, nm, (long long)z, where, mp_dtype_name(ti->dtype), (long long)lo,
+                               (long long)hi);
+        }
+    }
+    return MP_OK;
+}
+
 /* The quantization parameters of tensor i (table q, present): per-tensor or per-channel
- * scales and zero points, used in place when aligned. */
+ * scales and zero points, used in place when aligned, and checked (see model.h, mp_quant).
+ * As in TensorFlow Lite, a table without scales (min/max only, or zero points alone) means
+ * "not quantized", and absent zero points mean all zero. */
 static mp_status read_tensor_quant(rd *r, int32_t i, const char *nm, const mp_fb_table *q,
                                    mp_tensor_info *ti)
 {
@@ -173,34 +247,41 @@ static mp_status read_tensor_quant(rd *r, int32_t i, const char *nm, const mp_fb
     if (details != 0)
         return mp_tfl_fail(r, MP_ERR_UNSUPPORTED, "tensor %d '%s' uses custom quantization, which is not supported",
                        i, nm);
-    if (scale.n > 0) {
-        if (scale.n > INT32_MAX)
-            return mp_tfl_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales", i, nm, scale.n);
-        if (zp.n != 0 && zp.n != scale.n)
-            return mp_tfl_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales but %u zero points",
-                           i, nm, scale.n, zp.n);
-        /* Some TOCO files (tfmicro person_detect) give a rank-1 bias the filter's
-         * quantized_dimension (3); the only dimension it can mean is 0. */
-        if (scale.n > 1 && ti->rank == 1 && (uint32_t)ti->shape[0] == scale.n)
-            qdim = 0;
-        if (scale.n > 1 && (qdim < 0 || qdim >= ti->rank || (uint32_t)ti->shape[qdim] != scale.n))
-            return mp_tfl_fail(r, MP_ERR_FORMAT,
-                           "tensor %d '%s' has %u per-channel scales along dimension %d, which does not match its shape",
-                           i, nm, scale.n, qdim);
-        ti->quant.count = (int32_t)scale.n;
-        ti->quant.quantized_dimension = qdim;
-        ti->quant.scale = in_place_or_copy(r, mp_fb_vec_data(fb, &scale), scale.n, sizeof(float),
-                                           _Alignof(float));
-        if (!ti->quant.scale)
+    if (scale.n == 0)
+        return MP_OK;
+    if (scale.n > INT32_MAX)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales", i, nm, scale.n);
+    if (zp.n != 0 && zp.n != scale.n)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "tensor %d '%s' has %u quantization scales but %u zero points",
+                       i, nm, scale.n, zp.n);
+    /* Some TOCO files (tfmicro person_detect) give a rank-1 bias the filter's
+     * quantized_dimension (3); the only dimension it can mean is 0. */
+    if (ti->rank == 1 && qdim > 0 && qdim < MP_MAX_RANK &&
+        (scale.n == 1 || (uint32_t)ti->shape[0] == scale.n))
+        qdim = 0;
+    /* The dimension must exist (TensorFlow Lite's rule, a scalar aside), and per-channel
+     * parameters need one entry per slice along it. */
+    if (qdim < 0 || (ti->rank > 0 && qdim >= ti->rank) || (ti->rank == 0 && scale.n > 1))
+        return mp_tfl_fail(r, MP_ERR_FORMAT,
+                           "tensor %d '%s' has quantized_dimension %d, out of range for its rank %d",
+                           i, nm, qdim, ti->rank);
+    if (scale.n > 1 && (uint32_t)ti->shape[qdim] != scale.n)
+        return mp_tfl_fail(r, MP_ERR_FORMAT,
+                           "tensor %d '%s' has %u per-channel scales along dimension %d, which has %d channels",
+                           i, nm, scale.n, qdim, ti->shape[qdim]);
+    ti->quant.count = (int32_t)scale.n;
+    ti->quant.quantized_dimension = qdim;
+    ti->quant.scale = in_place_or_copy(r, mp_fb_vec_data(fb, &scale), scale.n, sizeof(float),
+                                       _Alignof(float));
+    if (!ti->quant.scale)
+        return mp_tfl_nomem(r);
+    if (zp.n) {
+        ti->quant.zero_point = in_place_or_copy(r, mp_fb_vec_data(fb, &zp), zp.n,
+                                                sizeof(int64_t), _Alignof(int64_t));
+        if (!ti->quant.zero_point)
             return mp_tfl_nomem(r);
-        if (zp.n) {
-            ti->quant.zero_point = in_place_or_copy(r, mp_fb_vec_data(fb, &zp), zp.n,
-                                                    sizeof(int64_t), _Alignof(int64_t));
-            if (!ti->quant.zero_point)
-                return mp_tfl_nomem(r);
-        }
     }
-    return MP_OK;
+    return check_quant_values(r, i, nm, ti);
 }
 
 /* Tensor i's constant data (bytes at data) against its dtype and element count. */

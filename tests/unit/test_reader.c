@@ -292,6 +292,7 @@ typedef struct tspec {
     int n_scale, n_zp;
     int32_t qdim;
     bool misalign; /* zero_point array not 8-aligned */
+    bool minmax;   /* a quantization table with min and max (and n_zp zero points), no scales */
 } tspec;
 
 typedef struct ospec {
@@ -369,7 +370,7 @@ static size_t build_tensor(fbb *b, const tspec *t)
     f[n++] = (fld){2, 4, t->buffer};         /* buffer */
     f[n++] = (fld)REF(3);                    /* name */
     int iq = -1, isp = -1, isig = -1;
-    if (t->n_scale) {
+    if (t->n_scale || t->minmax) {
         iq = n;
         f[n++] = (fld)REF(4);
     }
@@ -384,7 +385,17 @@ static size_t build_tensor(fbb *b, const tspec *t)
     size_t tp = table(b, f, n, rp);
     ref(b, rp[0], vec(b, t->shape, (uint32_t)t->rank, 4));
     ref(b, rp[3], str(b, t->name));
-    if (iq >= 0) {
+    if (iq >= 0 && t->minmax) {
+        size_t qrp[3];
+        fld qf[3] = {REF(0), REF(1), REF(3)};
+        ref(b, rp[iq], table(b, qf, t->n_zp ? 3 : 2, qrp));
+        float lo = -1.0f, hi = 1.0f;
+        int64_t zp[16] = {0};
+        ref(b, qrp[0], vec(b, &lo, 1, 4));
+        ref(b, qrp[1], vec(b, &hi, 1, 4));
+        if (t->n_zp)
+            ref(b, qrp[2], vec(b, zp, (uint32_t)t->n_zp, 8));
+    } else if (iq >= 0) {
         size_t qrp[3];
         fld qf[3] = {REF(2), {6, 4, t->qdim}, REF(3)};
         ref(b, rp[iq], table(b, qf, t->n_zp ? 3 : 2, qrp));
@@ -986,6 +997,21 @@ static void test_built_faults(void **state)
     s.t[1].n_zp = 1;
     s.t[1].qdim = 1;
     expect_fail(&s, MP_ERR_FORMAT, "2 quantization scales but 1 zero points");
+    s = base_spec();
+    s.t[1].n_scale = 1;
+    s.t[1].n_zp = 2;
+    expect_fail(&s, MP_ERR_FORMAT, "tensor 1 'const' has 1 quantization scales but 2 zero points");
+    s = base_spec();
+    s.t[1].n_scale = 1;
+    s.t[1].qdim = 2; /* rank 2 */
+    expect_fail(&s, MP_ERR_FORMAT, "tensor 1 'const' has quantized_dimension 2, out of range");
+    s = base_spec();
+    s.t[1].type = MP_DT_INT8;
+    s.bufs[1].n_data = 2;
+    s.t[1].n_scale = 1;
+    s.t[1].n_zp = 1;
+    s.t[1].qdim = -1;
+    expect_fail(&s, MP_ERR_FORMAT, "tensor 1 'const' has quantized_dimension -1");
 
     /* Options. */
     s = base_spec();
@@ -1328,6 +1354,34 @@ static void test_built_quant(void **state)
     mp_model_free(m);
 }
 
+/* A quantization table without scales (min and max only, as float tensors of converted
+ * models carry; or zero points alone) means "not quantized", as in TensorFlow Lite. */
+static void test_built_quant_without_scales(void **state)
+{
+    (void)state;
+    mspec s = base_spec();
+    s.t[1].minmax = true;
+    size_t len;
+    uint8_t *bytes = build(&s, &len);
+    mp_model *m = NULL;
+    mp_error err = {0};
+    if (mp_model_load_memory(bytes, len, "q.tflite", &m, &err) != MP_OK)
+        fail_msg("%s", err.msg);
+    free(bytes);
+    assert_int_equal(m->tensors[1].quant.count, 0);
+    mp_model_free(m);
+
+    s.t[1].n_zp = 2;
+    s.t[1].type = MP_DT_INT8;
+    s.bufs[1].n_data = 2;
+    bytes = build(&s, &len);
+    if (mp_model_load_memory(bytes, len, "q.tflite", &m, &err) != MP_OK)
+        fail_msg("%s", err.msg);
+    free(bytes);
+    assert_int_equal(m->tensors[1].quant.count, 0);
+    mp_model_free(m);
+}
+
 /* An 8-byte constant on a 4-byte boundary (converters only promise 4) is copied into
  * aligned memory rather than refused, and not counted as used in place. */
 static void test_built_misaligned_data(void **state)
@@ -1604,6 +1658,7 @@ int main(void)
         cmocka_unit_test(test_built_data_forms),
         cmocka_unit_test(test_built_more_options),
         cmocka_unit_test(test_built_quant),
+        cmocka_unit_test(test_built_quant_without_scales),
         cmocka_unit_test(test_built_misaligned_data),
         cmocka_unit_test(test_shared_subobjects_budget),
         cmocka_unit_test(test_mutations_built),
