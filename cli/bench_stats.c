@@ -34,10 +34,6 @@ void mp_stats_compute(uint64_t *ns, size_t n, mp_stats *out)
     out->geomean_ns = exp(logs / (double)n);
 }
 
-double mp_stats_ratio(double a, double b)
-{
-    return b > 0 ? a / b : 0;
-}
 
 int mp_bench_order(int n, long r, int j)
 {
@@ -51,13 +47,6 @@ int mp_bench_order(int n, long r, int j)
     return (int)((first + row) % n);
 }
 
-json_t *mp_stats_json(const mp_stats *st)
-{
-    return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)st->n, "mean_ms",
-                     st->mean_ns / 1e6, "median_ms", st->median_ns / 1e6, "min_ms",
-                     st->min_ns / 1e6, "max_ms", st->max_ns / 1e6, "geomean_ms",
-                     st->geomean_ns / 1e6);
-}
 
 static uint64_t now_ns(void)
 {

@@ -4,7 +4,6 @@
  * mean, median, min, max and geometric mean, the allocations and bytes per run and the
  * peak from each mode's recorded trace, the ratio of each mode to static, and the process's
  * resident memory after each phase next to the recorded bytes. */
-#include <jansson.h>
 #include <pthreadpool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,14 +16,10 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "peers/xnnpack_runtime.h"
-#include "reports/units.h"
+#include "reports/bench_report.h"
 
 #define N_MODES 3        /* static, dynamic, auto: mode[0] is the baseline of ratios */
-#define N_PHASES 4
 #define MAX_RSS_STEPS 16
-
-static const char *const k_phase[N_PHASES] = {"load", "prepare", "first run", "later runs"};
-static const char *const k_phase_key[N_PHASES] = {"load", "prepare", "first_run", "later_runs"};
 static const mp_memory_mode k_modes[N_MODES] = {MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC,
                                                 MP_MEMORY_AUTO};
 
@@ -133,23 +128,15 @@ typedef struct contestant {
     bool has_load;          /* the peer has no load of its own */
     uint64_t load_ns, prepare_ns, first_ns;
     uint64_t *later;        /* runs samples */
-    mp_stats st[N_PHASES];
-    /* memory */
-    uint64_t first_allocs, first_bytes, later_allocs, later_bytes, peak;
-    uint64_t static_bytes, dynamic_bytes, dup_bytes;
     mp_xnn_peer_memory pm;  /* the peer after its runs */
 } contestant;
-
-typedef struct rss_step {
-    char label[32];
-    uint64_t rss, hwm, recorded;
-} rss_step;
 
 typedef struct bench {
     const bench_args *a;
     contestant c[N_MODES + 1];
     int n;                  /* contestants: N_MODES, + 1 with the peer */
-    rss_step rss[MAX_RSS_STEPS];
+    mp_bench_row rows[N_MODES + 1]; /* their figures, once the runs are over */
+    mp_bench_rss rss[MAX_RSS_STEPS];
     int n_rss;
     bool rss_ok;
     mp_cli_inputs *in;
@@ -180,7 +167,7 @@ static void rss_sample(bench *b, const char *what, const char *who)
 {
     if (b->n_rss == MAX_RSS_STEPS)
         return;
-    rss_step *r = &b->rss[b->n_rss];
+    mp_bench_rss *r = &b->rss[b->n_rss];
     if (!mp_proc_rss(&r->rss, &r->hwm)) {
         b->rss_ok = false;
         return;
@@ -230,12 +217,13 @@ static int run_once(bench *b, contestant *c, long r)
         mp_xnn_peer_memory_info(c->p, &m1);
         uint64_t n = (m1.n_alloc + m1.n_realloc) - (m0.n_alloc + m0.n_realloc);
         uint64_t bytes = m1.bytes_allocated - m0.bytes_allocated;
+        mp_bench_row *w = &b->rows[c - b->c];
         if (r == 0) {
-            c->first_allocs = n;
-            c->first_bytes = bytes;
+            w->first_allocs = n;
+            w->first_bytes = bytes;
         } else {
-            c->later_allocs = n > c->later_allocs ? n : c->later_allocs;
-            c->later_bytes = bytes > c->later_bytes ? bytes : c->later_bytes;
+            w->later_allocs = n > w->later_allocs ? n : w->later_allocs;
+            w->later_bytes = bytes > w->later_bytes ? bytes : w->later_bytes;
         }
     }
     return MP_EXIT_OK;
@@ -327,225 +315,70 @@ static int conclude(bench *b)
     mp_error err = {0};
     for (int i = 0; i < b->n; i++) {
         contestant *c = &b->c[i];
+        mp_bench_row *w = &b->rows[i];
+        w->name = c->name;
+        w->is_peer = c->is_peer;
         uint64_t one[3] = {c->load_ns, c->prepare_ns, c->first_ns};
         if (c->has_load)
-            mp_stats_compute(&one[0], 1, &c->st[0]);
-        mp_stats_compute(&one[1], 1, &c->st[1]);
-        mp_stats_compute(&one[2], 1, &c->st[2]);
-        mp_stats_compute(c->later, (size_t)b->a->m.runs, &c->st[3]);
+            mp_stats_compute(&one[0], 1, &w->st[0]);
+        mp_stats_compute(&one[1], 1, &w->st[1]);
+        mp_stats_compute(&one[2], 1, &w->st[2]);
+        mp_stats_compute(c->later, (size_t)b->a->m.runs, &w->st[3]);
         if (c->is_peer) {
-            c->peak = c->pm.peak_bytes;
+            const mp_xnn_peer_memory *m = &c->pm;
+            w->peak = m->peak_bytes;
+            w->workspace = m->workspace_bytes;
+            w->other = m->other_bytes;
+            w->live = m->live_bytes;
+            w->external = m->external_bytes;
+            w->static_copy = m->static_copy_bytes;
+            w->run_allocations = m->run_allocations;
             continue;
         }
         mp_summary sum;
         if (mp_summary_compute(c->tr, &sum, &err) != MP_OK)
             return mp_report_error(&err);
-        c->first_allocs = sum.first_run.n_alloc;
-        c->first_bytes = sum.first_run.bytes_alloc;
-        c->later_allocs = sum.later_max.n_alloc;
-        c->later_bytes = sum.later_max.bytes_alloc;
-        c->peak = sum.peak_heap;
-        c->static_bytes = sum.static_bytes;
-        c->dynamic_bytes = sum.dynamic_bytes;
-        c->dup_bytes = sum.dup_bytes;
+        w->first_allocs = sum.first_run.n_alloc;
+        w->first_bytes = sum.first_run.bytes_alloc;
+        w->later_allocs = sum.later_max.n_alloc;
+        w->later_bytes = sum.later_max.bytes_alloc;
+        w->peak = sum.peak_heap;
+        w->static_bytes = sum.static_bytes;
+        w->dynamic_bytes = sum.dynamic_bytes;
+        w->dup_bytes = sum.dup_bytes;
         mp_summary_free(&sum);
     }
     return MP_EXIT_OK;
 }
 
-static void shapes_line(FILE *f, const bench *b)
-{
-    const contestant *c = &b->c[0];
-    char line[512] = "";
-    size_t at = 0;
-    for (int k = 0; c->s && k < mp_session_input_count(c->s) && k < MP_CLI_MAX_INPUTS; k++)
-        for (int j = 0; j < b->sp->n[k] && at < sizeof line; j++) {
-            char sh[128];
-            at += (size_t)snprintf(line + at, sizeof line - at, "%s%s=%s", at ? " " : "",
-                                   mp_session_input(c->s, k)->info->name,
-                                   mp_shape_str(b->sp->rank[k][j], b->sp->dims[k][j], sh,
-                                                sizeof sh));
-        }
-    if (at)
-        mp_text_line(f, "  shapes %s (at %s)", line, mp_shape_at_name(b->a->m.at));
-}
-
-static void print_text(FILE *f, const bench *b)
-{
-    const bench_args *a = b->a;
-    char x[6][32];
-    mp_text_title(f, "memprof bench", a->model);
-    mp_text_line(f, "  %ld thread%s; per mode: load, prepare, first run, %ld warm-up, %ld timed "
-                    "runs", a->m.threads, a->m.threads == 1 ? "" : "s", a->m.warmup, a->m.runs);
-    if (a->no_huge_pages)
-        mp_text_line(f, "  --no-huge-pages: arenas and packed weights on ordinary pages");
-    shapes_line(f, b);
-    mp_text_line(f, "%s", "");
-    mp_text_line(f, "Time, ms          n      mean    median       min       max   geomean  "
-                    "/static");
-    for (int ph = 0; ph < N_PHASES; ph++) {
-        mp_text_line(f, "%s", k_phase[ph]);
-        double base = b->c[0].st[ph].median_ns;
-        for (int i = 0; i < b->n; i++) {
-            const mp_stats *s = &b->c[i].st[ph];
-            if (s->n == 0) {
-                mp_text_line(f, "  %-12s    -  (built from the session's graph)", b->c[i].name);
-                continue;
-            }
-            mp_text_line(f, "  %-12s %4zu %9.3f %9.3f %9.3f %9.3f %9.3f %7.2f", b->c[i].name,
-                         s->n, s->mean_ns / 1e6, s->median_ns / 1e6, s->min_ns / 1e6,
-                         s->max_ns / 1e6, s->geomean_ns / 1e6,
-                         mp_stats_ratio(s->median_ns, base));
-        }
-    }
-    mp_text_line(f, "(/static: the median's ratio to static's%s)",
-                 a->peer ? "; xnnpack's prepare: creating it" : "");
-    mp_text_line(f, "%s", "");
-    mp_text_line(f, "Memory: the first run, the later run that allocated most, the heap peak");
-    mp_text_line(f, "  %-9s %15s %21s", "", "allocations", "bytes allocated");
-    mp_text_line(f, "  %-9s %7s %7s %10s %10s %10s %8s", "mode", "first", "later", "first",
-                 "later", "peak", "/static");
-    for (int i = 0; i < b->n; i++) {
-        const contestant *c = &b->c[i];
-        mp_fmt_bytes(x[0], sizeof x[0], c->first_bytes);
-        mp_fmt_bytes(x[1], sizeof x[1], c->later_bytes);
-        mp_fmt_bytes(x[2], sizeof x[2], c->peak);
-        mp_text_line(f, "  %-9s %7llu %7llu %10s %10s %10s %8.2f", c->name,
-                     (unsigned long long)c->first_allocs, (unsigned long long)c->later_allocs,
-                     x[0], x[1], x[2], mp_stats_ratio((double)c->peak, (double)b->c[0].peak));
-    }
-    mp_text_line(f, "(our modes: the heap in each session's trace, peak over its whole life;");
-    if (a->peer) {
-        const mp_xnn_peer_memory *m = &b->c[N_MODES].pm;
-        mp_fmt_bytes(x[0], sizeof x[0], m->workspace_bytes);
-        mp_fmt_bytes(x[1], sizeof x[1], m->other_bytes);
-        mp_fmt_bytes(x[2], sizeof x[2], m->external_bytes + m->static_copy_bytes);
-        mp_text_line(f, " xnnpack: what XNNPACK allocated; after setup a workspace of %s and",
-                     x[0]);
-        mp_text_line(f, " %s of weights, operators and tables; beside it, the peer's own",
-                     x[1]);
-        mp_text_line(f, " input/output buffers and constant copies: %s)", x[2]);
-    } else {
-        mp_text_line(f, " see 'memprof run' for one mode's whole report)");
-    }
-    mp_text_line(f, "%s", "");
-    if (!b->rss_ok) {
-        mp_text_line(f, "Resident memory: /proc/self/status unreadable");
-        return;
-    }
-    mp_text_line(f, "Resident memory after each phase (the whole process: every mode, the");
-    mp_text_line(f, "peer and the recorders share it; 'recorded' = heap the sessions and the");
-    mp_text_line(f, "peer held then)");
-    mp_text_line(f, "  after                        RSS     change        HWM    recorded");
-    for (int i = 0; i < b->n_rss; i++) {
-        const rss_step *r = &b->rss[i];
-        mp_fmt_bytes(x[0], sizeof x[0], r->rss);
-        if (i)
-            mp_fmt_sbytes(x[1], sizeof x[1], (int64_t)r->rss - (int64_t)b->rss[i - 1].rss);
-        else
-            snprintf(x[1], sizeof x[1], "-");
-        if (i && x[1][0] != '-')
-            memmove(x[1] + 1, x[1], strlen(x[1]) + 1), x[1][0] = '+';
-        mp_fmt_bytes(x[2], sizeof x[2], r->hwm);
-        mp_fmt_bytes(x[3], sizeof x[3], r->recorded);
-        mp_text_line(f, "  %-22s %10s %10s %10s %11s", r->label, x[0], x[1], x[2], x[3]);
-    }
-}
-
-static json_t *to_json(const bench *b)
-{
-    const bench_args *a = b->a;
-    json_t *root = json_object(), *modes = json_array(), *rss = json_array(),
-           *shapes = json_array();
-    json_object_set_new(root, "format", json_string("memprof-bench"));
-    json_object_set_new(root, "version", json_integer(1));
-    json_object_set_new(root, "model", json_string(a->model));
-    json_object_set_new(root, "threads", json_integer(a->m.threads));
-    json_object_set_new(root, "runs", json_integer(a->m.runs));
-    json_object_set_new(root, "warmup", json_integer(a->m.warmup));
-    json_object_set_new(root, "huge_pages", json_boolean(!a->no_huge_pages));
-    json_object_set_new(root, "shape_at", json_string(mp_shape_at_name(a->m.at)));
-    const mp_session *s0 = b->c[0].s;
-    for (int k = 0; s0 && k < mp_session_input_count(s0) && k < MP_CLI_MAX_INPUTS; k++)
-        for (int j = 0; j < b->sp->n[k]; j++) {
-            json_t *d = json_array();
-            for (int i = 0; i < b->sp->rank[k][j]; i++)
-                json_array_append_new(d, json_integer(b->sp->dims[k][j][i]));
-            json_array_append_new(shapes, json_pack("{s:i, s:s, s:o}", "input", k, "name",
-                                                    mp_session_input(s0, k)->info->name,
-                                                    "dims", d));
-        }
-    json_object_set_new(root, "shapes", shapes);
-    for (int i = 0; i < b->n; i++) {
-        const contestant *c = &b->c[i];
-        json_t *o = json_object(), *ratio = json_object(), *mem = json_object();
-        json_object_set_new(o, "name", json_string(c->name));
-        json_object_set_new(o, "kind", json_string(c->is_peer ? "peer" : "memory_mode"));
-        for (int ph = 0; ph < N_PHASES; ph++) {
-            const mp_stats *s = &c->st[ph];
-            json_object_set_new(o, k_phase_key[ph], s->n ? mp_stats_json(s) : json_null());
-            json_object_set_new(ratio, k_phase_key[ph],
-                                s->n ? json_real(mp_stats_ratio(s->median_ns,
-                                                                b->c[0].st[ph].median_ns))
-                                     : json_null());
-        }
-        json_object_set_new(o, "ratio_to_static", ratio);
-        json_object_set_new(mem, "first_run_allocations", json_integer((json_int_t)c->first_allocs));
-        json_object_set_new(mem, "first_run_bytes", json_integer((json_int_t)c->first_bytes));
-        json_object_set_new(mem, "later_run_allocations_max",
-                            json_integer((json_int_t)c->later_allocs));
-        json_object_set_new(mem, "later_run_bytes_max", json_integer((json_int_t)c->later_bytes));
-        json_object_set_new(mem, "peak_bytes", json_integer((json_int_t)c->peak));
-        json_object_set_new(mem, "peak_ratio_to_static",
-                            json_real(mp_stats_ratio((double)c->peak, (double)b->c[0].peak)));
-        if (c->is_peer) {
-            const mp_xnn_peer_memory *m = &c->pm;
-            json_object_set_new(mem, "workspace_bytes", json_integer((json_int_t)m->workspace_bytes));
-            json_object_set_new(mem, "other_bytes", json_integer((json_int_t)m->other_bytes));
-            json_object_set_new(mem, "live_bytes", json_integer((json_int_t)m->live_bytes));
-            json_object_set_new(mem, "external_bytes", json_integer((json_int_t)m->external_bytes));
-            json_object_set_new(mem, "static_copy_bytes",
-                                json_integer((json_int_t)m->static_copy_bytes));
-            json_object_set_new(mem, "run_allocations", json_integer((json_int_t)m->run_allocations));
-        } else {
-            json_object_set_new(mem, "static_bytes", json_integer((json_int_t)c->static_bytes));
-            json_object_set_new(mem, "dynamic_bytes", json_integer((json_int_t)c->dynamic_bytes));
-            json_object_set_new(mem, "dup_bytes", json_integer((json_int_t)c->dup_bytes));
-        }
-        json_object_set_new(o, "memory", mem);
-        json_array_append_new(modes, o);
-    }
-    json_object_set_new(root, "modes", modes);
-    for (int i = 0; i < b->n_rss; i++)
-        json_array_append_new(rss, json_pack("{s:s, s:I, s:I, s:I}", "after", b->rss[i].label,
-                                             "rss_bytes", (json_int_t)b->rss[i].rss, "hwm_bytes",
-                                             (json_int_t)b->rss[i].hwm, "recorded_bytes",
-                                             (json_int_t)b->rss[i].recorded));
-    json_object_set_new(root, "rss", rss);
-    return root;
-}
-
 static int write_out(const bench *b)
 {
     const bench_args *a = b->a;
+    mp_bench_shape shapes[64];
+    int n_shapes = 0;
+    const mp_session *s0 = b->c[0].s;
+    for (int k = 0; s0 && k < mp_session_input_count(s0) && k < MP_CLI_MAX_INPUTS; k++)
+        for (int j = 0; j < b->sp->n[k] && n_shapes < 64; j++)
+            shapes[n_shapes++] = (mp_bench_shape){k, mp_session_input(s0, k)->info->name,
+                                                  b->sp->rank[k][j], b->sp->dims[k][j]};
+    mp_bench_report r = {.model = a->model, .threads = a->m.threads, .runs = a->m.runs,
+                         .warmup = a->m.warmup, .huge_pages = !a->no_huge_pages,
+                         .peer = a->peer, .shape_at = mp_shape_at_name(a->m.at),
+                         .shapes = shapes, .n_shapes = n_shapes, .rows = b->rows,
+                         .n_rows = b->n, .rss_ok = b->rss_ok, .rss = b->rss, .n_rss = b->n_rss};
     mp_out o;
     char why[256];
+    mp_error err = {0};
     if (!mp_out_open(&o, a->out_path, why, sizeof why)) {
         fprintf(stderr, "memprof bench: cannot write %s: %s\n", a->out_path, why);
         return MP_EXIT_IO;
     }
-    if (a->json) {
-        json_t *root = to_json(b);
-        size_t fl = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
-        int bad = !root || json_dumpf(root, o.f, fl) != 0;
-        json_decref(root);
-        if (bad || fputc('\n', o.f) == EOF) {
-            mp_out_abort(&o);
-            fprintf(stderr, "memprof bench: cannot write the JSON output\n");
-            return MP_EXIT_IO;
-        }
-    } else {
-        print_text(o.f, b);
+    if (!a->json)
+        mp_report_bench_text(o.f, &r);
+    else if (mp_report_bench_json(o.f, &r, &err) != MP_OK) {
+        mp_out_abort(&o);
+        fprintf(stderr, "memprof bench: %s\n", err.msg);
+        return MP_EXIT_IO;
     }
     if (!mp_out_commit(&o, why, sizeof why)) {
         fprintf(stderr, "memprof bench: cannot write %s: %s\n", a->out_path ? a->out_path : "stdout",

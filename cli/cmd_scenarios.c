@@ -2,7 +2,6 @@
  * given, each in a fresh recorded session, and print one table of latency and memory per
  * case (first run, later runs, static, dynamic, peak and duplicated bytes, allocations per
  * run), flagging what a good runtime never does; --strict turns a flag into exit 1. */
-#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,7 @@
 #include "cli/call_orders.h"
 #include "cli/cli.h"
 #include "cli/options.h"
-#include "reports/units.h"
+#include "reports/scenarios_report.h"
 
 #define SCENARIO_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS | \
                        MP_OPT_WARMUP)
@@ -114,18 +113,11 @@ static const char *const k_calls[N_CASES] = {
     "set shape, prepare, other shape, run...",
 };
 
-/* What one case measured. */
+/* One case: what the report shows, and the shapes it plays. */
 typedef struct sc_case {
-    char name;                 /* 'A'..'E' */
-    mp_shape_args *sp;         /* its shape lists */
+    mp_scenario_case r;
+    mp_shape_args *sp; /* its shape lists */
     mp_shape_at at;
-    uint64_t first_ns;
-    mp_stats later;
-    uint64_t static_bytes, dynamic_bytes, peak_bytes, dup_bytes;
-    uint64_t first_allocs, first_bytes, later_allocs, later_bytes;
-    uint64_t plans_made, plans_reused;
-    size_t n_runs;
-    bool flag_dup, flag_alloc;
 } sc_case;
 
 /* The shape lists of each case from the user's lists u and the model's shapes f (one per
@@ -172,7 +164,7 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
         rc = mp_shapes_after_prepare(s, cs->sp, cs->at);
     long total = 1 + a->m.warmup + a->m.runs;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
-        mp_progress_update(pg, "scenarios: case %c, run %ld of %ld", cs->name, r + 1, total);
+        mp_progress_update(pg, "scenarios: case %c, run %ld of %ld", cs->r.name, r + 1, total);
         rc = mp_shapes_before_run(s, cs->sp, cs->at, r);
         if (rc == MP_EXIT_OK)
             rc = mp_cli_inputs_feed(s, in);
@@ -185,15 +177,15 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
         }
         uint64_t dt = mp_now_ns() - t0;
         if (r == 0)
-            cs->first_ns = dt;
+            cs->r.first_ns = dt;
         else if (r > a->m.warmup)
             times[r - 1 - a->m.warmup] = dt;
     }
     if (rc == MP_EXIT_OK) {
         mp_session_memory mi;
         mp_session_memory_info(s, &mi);
-        cs->plans_made = mi.plans_made;
-        cs->plans_reused = mi.plans_reused;
+        cs->r.plans_made = mi.plans_made;
+        cs->r.plans_reused = mi.plans_reused;
     }
     mp_session_destroy(s);
     if (rc == MP_EXIT_OK) {
@@ -201,18 +193,18 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
         if (mp_summary_compute(tr, &sum, &err) != MP_OK) {
             rc = mp_report_error(&err);
         } else {
-            mp_stats_compute(times, (size_t)a->m.runs, &cs->later);
-            cs->static_bytes = sum.static_bytes;
-            cs->dynamic_bytes = sum.dynamic_bytes;
-            cs->peak_bytes = sum.peak_heap;
-            cs->dup_bytes = sum.dup_bytes;
-            cs->first_allocs = sum.first_run.n_alloc;
-            cs->first_bytes = sum.first_run.bytes_alloc;
-            cs->later_allocs = sum.later_max.n_alloc;
-            cs->later_bytes = sum.later_max.bytes_alloc;
-            cs->n_runs = sum.n_runs;
-            cs->flag_dup = sum.dup_bytes > 0;
-            cs->flag_alloc = a->m.mode != MP_MEMORY_DYNAMIC && cs->name != 'D' &&
+            mp_stats_compute(times, (size_t)a->m.runs, &cs->r.later);
+            cs->r.static_bytes = sum.static_bytes;
+            cs->r.dynamic_bytes = sum.dynamic_bytes;
+            cs->r.peak_bytes = sum.peak_heap;
+            cs->r.dup_bytes = sum.dup_bytes;
+            cs->r.first_allocs = sum.first_run.n_alloc;
+            cs->r.first_bytes = sum.first_run.bytes_alloc;
+            cs->r.later_allocs = sum.later_max.n_alloc;
+            cs->r.later_bytes = sum.later_max.bytes_alloc;
+            cs->r.n_runs = sum.n_runs;
+            cs->r.flag_dup = sum.dup_bytes > 0;
+            cs->r.flag_alloc = a->m.mode != MP_MEMORY_DYNAMIC && cs->r.name != 'D' &&
                              sum.later_max.n_alloc > 0;
             mp_summary_free(&sum);
         }
@@ -221,180 +213,39 @@ static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs 
     return rc;
 }
 
-/* "input_1 [2,32,32,3] [1,32,32,3]; mask [2,5]" for a case's lists. */
-static void shapes_str(mp_session *probe, const mp_shape_args *sp, char *buf, size_t n)
+/* The report's rows: each case with its shapes (by input, named from the probe). */
+static int write_out(const sc_args *a, mp_session *probe, sc_case *cases)
 {
-    size_t at = 0;
-    buf[0] = 0;
-    for (int k = 0; k < mp_session_input_count(probe) && k < MP_CLI_MAX_INPUTS; k++) {
-        if (!sp->n[k])
-            continue;
-        at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s", at ? "; " : "",
-                               mp_session_input(probe, k)->info->name);
-        for (int j = 0; j < sp->n[k] && at < n; j++) {
-            char sh[128];
-            at += (size_t)snprintf(buf + at, n - at, " %s",
-                                   mp_shape_str(sp->rank[k][j], sp->dims[k][j], sh, sizeof sh));
-        }
-        if (at >= n)
-            break;
-    }
-    if (!buf[0])
-        snprintf(buf, n, "the model's own");
-}
-
-static const char *flags_str(const sc_case *cs)
-{
-    return cs->flag_dup && cs->flag_alloc ? "dup,alloc" : cs->flag_dup ? "dup"
-           : cs->flag_alloc ? "alloc" : "";
-}
-
-static void print_text(FILE *f, const sc_args *a, mp_session *probe, const sc_case *cases)
-{
-    char b[4][48];
-    mp_text_title(f, "memprof scenarios", a->model);
-    mp_text_line(f, "  mode %s, %ld thread%s; per case: first run, %ld warm-up, %ld timed runs",
-                 mp_memory_mode_name(a->m.mode), a->m.threads, a->m.threads == 1 ? "" : "s",
-                 a->m.warmup, a->m.runs);
-    if (a->keep_stale)
-        mp_text_line(f, "  debug: --keep-stale-arena (the old arena kept after a shape change)");
-    mp_text_line(f, "%s", "");
-    mp_text_line(f, "     first    later     static    dynamic       peak duplicated allocs");
-    mp_text_line(f, "case run ms  med. ms      bytes      bytes      bytes      bytes  /run flags");
+    mp_scenario_case rows[N_CASES];
     for (int c = 0; c < N_CASES; c++) {
-        const sc_case *cs = &cases[c];
-        if (a->exact)
-            for (int i = 0; i < 4; i++)
-                snprintf(b[i], sizeof b[i], "%llu",
-                         (unsigned long long)(i == 0   ? cs->static_bytes
-                                              : i == 1 ? cs->dynamic_bytes
-                                              : i == 2 ? cs->peak_bytes
-                                                       : cs->dup_bytes));
-        else {
-            mp_fmt_bytes(b[0], sizeof b[0], cs->static_bytes);
-            mp_fmt_bytes(b[1], sizeof b[1], cs->dynamic_bytes);
-            mp_fmt_bytes(b[2], sizeof b[2], cs->peak_bytes);
-            mp_fmt_bytes(b[3], sizeof b[3], cs->dup_bytes);
-        }
-        mp_text_line(f, "%-2c %8.3f %8.3f %10s %10s %10s %10s %5llu %s", cs->name,
-                     cs->first_ns / 1e6, cs->later.median_ns / 1e6, b[0], b[1], b[2], b[3],
-                     (unsigned long long)cs->later_allocs, flags_str(cs));
+        mp_scenario_case *w = &cases[c].r;
+        const mp_shape_args *sp = cases[c].sp;
+        w->calls = k_calls[c];
+        w->shape_at = mp_shape_at_name(cases[c].at);
+        w->n_shapes = 0;
+        for (int k = 0; k < mp_session_input_count(probe) && k < MP_CLI_MAX_INPUTS; k++)
+            for (int j = 0; j < sp->n[k] && w->n_shapes < MP_SCENARIO_MAX_SHAPES; j++)
+                w->shapes[w->n_shapes++] = (mp_bench_shape){
+                    k, mp_session_input(probe, k)->info->name, sp->rank[k][j], sp->dims[k][j]};
+        rows[c] = *w;
     }
-    mp_text_line(f, "%s", "");
-    mp_text_line(f, "case calls                                    shapes");
-    for (int c = 0; c < N_CASES; c++) {
-        char sh[512];
-        shapes_str(probe, cases[c].sp, sh, sizeof sh);
-        mp_text_line(f, "%-4c %-40s %s", cases[c].name, k_calls[c], sh);
-    }
-    mp_text_line(f, "%s", "");
-    mp_text_line(f, "allocs /run: the most allocations in one run after the first (warm-up "
-                    "included).");
-    mp_text_line(f, "flags: dup = a tensor held twice; alloc = a later run allocated with no "
-                    "shape");
-    mp_text_line(f, "change before it (D changes shapes before every run: not flagged for it).");
-    int n_flagged = 0;
-    char which[64] = "";
-    for (int c = 0; c < N_CASES; c++)
-        if (cases[c].flag_dup || cases[c].flag_alloc) {
-            size_t l = strlen(which);
-            snprintf(which + l, sizeof which - l, "%s%c", n_flagged ? ", " : "", cases[c].name);
-            n_flagged++;
-        }
-    if (n_flagged)
-        mp_text_line(f, "flagged: %s", which);
-    else
-        mp_text_line(f, "flagged: none");
-}
-
-static json_t *shapes_json(mp_session *probe, const mp_shape_args *sp)
-{
-    json_t *arr = json_array();
-    for (int k = 0; k < mp_session_input_count(probe) && k < MP_CLI_MAX_INPUTS; k++) {
-        if (!sp->n[k])
-            continue;
-        json_t *list = json_array();
-        for (int j = 0; j < sp->n[k]; j++) {
-            json_t *d = json_array();
-            for (int i = 0; i < sp->rank[k][j]; i++)
-                json_array_append_new(d, json_integer(sp->dims[k][j][i]));
-            json_array_append_new(list, d);
-        }
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:o}", "input", k, "name",
-                                             mp_session_input(probe, k)->info->name, "shapes",
-                                             list));
-    }
-    return arr;
-}
-
-static json_t *to_json(const sc_args *a, mp_session *probe, const sc_case *cases)
-{
-    json_t *root = json_object(), *arr = json_array();
-    int n_flagged = 0;
-    json_object_set_new(root, "format", json_string("memprof-scenarios"));
-    json_object_set_new(root, "version", json_integer(1));
-    json_object_set_new(root, "model", json_string(a->model));
-    json_object_set_new(root, "mode", json_string(mp_memory_mode_name(a->m.mode)));
-    json_object_set_new(root, "threads", json_integer(a->m.threads));
-    json_object_set_new(root, "runs", json_integer(a->m.runs));
-    json_object_set_new(root, "warmup", json_integer(a->m.warmup));
-    json_object_set_new(root, "keep_stale_arena", json_boolean(a->keep_stale));
-    for (int c = 0; c < N_CASES; c++) {
-        const sc_case *cs = &cases[c];
-        char name[2] = {cs->name, 0};
-        json_t *flags = json_array();
-        if (cs->flag_dup)
-            json_array_append_new(flags, json_string("dup"));
-        if (cs->flag_alloc)
-            json_array_append_new(flags, json_string("alloc"));
-        n_flagged += cs->flag_dup || cs->flag_alloc;
-        json_t *o = json_object();
-        json_object_set_new(o, "case", json_string(name));
-        json_object_set_new(o, "calls", json_string(k_calls[c]));
-        json_object_set_new(o, "shape_at", json_string(mp_shape_at_name(cs->at)));
-        json_object_set_new(o, "shapes", shapes_json(probe, cs->sp));
-        json_object_set_new(o, "runs", json_integer((json_int_t)cs->n_runs));
-        json_object_set_new(o, "first_run_ms", json_real(cs->first_ns / 1e6));
-        json_object_set_new(o, "later_runs", mp_stats_json(&cs->later));
-        json_object_set_new(o, "static_bytes", json_integer((json_int_t)cs->static_bytes));
-        json_object_set_new(o, "dynamic_bytes", json_integer((json_int_t)cs->dynamic_bytes));
-        json_object_set_new(o, "peak_bytes", json_integer((json_int_t)cs->peak_bytes));
-        json_object_set_new(o, "dup_bytes", json_integer((json_int_t)cs->dup_bytes));
-        json_object_set_new(o, "first_run_allocations", json_integer((json_int_t)cs->first_allocs));
-        json_object_set_new(o, "first_run_bytes", json_integer((json_int_t)cs->first_bytes));
-        json_object_set_new(o, "later_run_allocations_max",
-                            json_integer((json_int_t)cs->later_allocs));
-        json_object_set_new(o, "later_run_bytes_max", json_integer((json_int_t)cs->later_bytes));
-        json_object_set_new(o, "plans_made", json_integer((json_int_t)cs->plans_made));
-        json_object_set_new(o, "plans_reused", json_integer((json_int_t)cs->plans_reused));
-        json_object_set_new(o, "flags", flags);
-        json_array_append_new(arr, o);
-    }
-    json_object_set_new(root, "cases", arr);
-    json_object_set_new(root, "flagged", json_integer(n_flagged));
-    return root;
-}
-
-static int write_out(const sc_args *a, mp_session *probe, const sc_case *cases)
-{
+    mp_scenarios_report r = {.model = a->model, .mode = mp_memory_mode_name(a->m.mode),
+                             .threads = a->m.threads, .runs = a->m.runs,
+                             .warmup = a->m.warmup, .keep_stale = a->keep_stale,
+                             .exact = a->exact, .cases = rows, .n_cases = N_CASES};
     mp_out o;
     char why[256];
+    mp_error err = {0};
     if (!mp_out_open(&o, a->out_path, why, sizeof why)) {
         fprintf(stderr, "memprof scenarios: cannot write %s: %s\n", a->out_path, why);
         return MP_EXIT_IO;
     }
-    if (a->json) {
-        json_t *root = to_json(a, probe, cases);
-        size_t fl = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
-        int bad = !root || json_dumpf(root, o.f, fl) != 0;
-        json_decref(root);
-        if (bad || fputc('\n', o.f) == EOF) {
-            mp_out_abort(&o);
-            fprintf(stderr, "memprof scenarios: cannot write the JSON output\n");
-            return MP_EXIT_IO;
-        }
-    } else {
-        print_text(o.f, a, probe, cases);
+    if (!a->json)
+        mp_report_scenarios_text(o.f, &r);
+    else if (mp_report_scenarios_json(o.f, &r, &err) != MP_OK) {
+        mp_out_abort(&o);
+        fprintf(stderr, "memprof scenarios: %s\n", err.msg);
+        return MP_EXIT_IO;
     }
     if (!mp_out_commit(&o, why, sizeof why)) {
         fprintf(stderr, "memprof scenarios: cannot write %s: %s\n",
@@ -447,7 +298,7 @@ int mp_cmd_scenarios(int argc, char **argv)
         for (int j = 0; j < user->n[k] && rc == MP_EXIT_OK; j++)
             rc = mp_cli_apply_shape(probe, user, k, j);
     for (int c = 0; c < N_CASES && rc == MP_EXIT_OK; c++) {
-        cases[c].name = (char)('A' + c);
+        cases[c].r.name = (char)('A' + c);
         cases[c].sp = &sps[c];
         case_shapes(c, user, file, n_in, &sps[c], &cases[c].at);
         rc = play(&a, bytes, size, in, &cases[c], times, &pg);
@@ -457,9 +308,9 @@ int mp_cmd_scenarios(int argc, char **argv)
         rc = write_out(&a, probe, cases);
     if (rc == MP_EXIT_OK && a.strict) {
         for (int c = 0; c < N_CASES; c++)
-            if (cases[c].flag_dup || cases[c].flag_alloc) {
+            if (cases[c].r.flag_dup || cases[c].r.flag_alloc) {
                 fprintf(stderr, "memprof scenarios: --strict: case %c is flagged (%s)\n",
-                        cases[c].name, flags_str(&cases[c]));
+                        cases[c].r.name, mp_scenario_flags(&cases[c].r));
                 rc = MP_EXIT_GATE;
             }
     }
