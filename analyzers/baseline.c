@@ -100,8 +100,15 @@ bool mp_baseline_add_input(mp_baseline *b, const char *name, const char *dims)
         free(d);
         return false;
     }
-    in[b->n_inputs].name = n;
-    in[b->n_inputs].dims = d;
+    /* kept in name order, the order a baseline file holds them in (its keys are sorted): a
+     * baseline made from a run and one read back compare input by input */
+    size_t at = b->n_inputs;
+    while (at > 0 && strcmp(in[at - 1].name, n) > 0) {
+        in[at] = in[at - 1];
+        at--;
+    }
+    in[at].name = n;
+    in[at].dims = d;
     b->n_inputs++;
     return true;
 }

@@ -89,6 +89,7 @@ void mp_baseline_free(mp_baseline *b);
 
 /* Identity setters (copy their arguments; false when out of memory). */
 bool mp_baseline_set_sha256(mp_baseline *b, const char hex[65]);
+/* Adds an input, keeping b->inputs in name order (a baseline file's order). */
 bool mp_baseline_add_input(mp_baseline *b, const char *name, const char *dims);
 
 /* The tensor named name, or NULL (binary search). */

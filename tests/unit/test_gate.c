@@ -409,6 +409,43 @@ static void test_file_machine_figures_ignored(void **state)
     mp_baseline_free(&b);
 }
 
+/* Inputs are kept in name order, the order a file holds them in (its keys are sorted): a
+ * file listing them otherwise reads back equal after a round trip (fuzz_baseline found a
+ * file whose inputs came back swapped), and a run's inputs compare one by one with a file's. */
+static void test_file_inputs_in_name_order(void **state)
+{
+    (void)state;
+    const char *text = "{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":"
+                       "\"m\",\"mode\":\"auto\",\"planner\":\"best\",\"inputs\":{\"zeta\":"
+                       "\"1,3\",\"alpha\":\"2\",\"mid\":\"4,5\"}},\"figures\":{\"peak\":5},"
+                       "\"tensors\":{}}";
+    mp_baseline a, b, run;
+    mp_error err = {0};
+    assert_int_equal(mp_baseline_parse(text, strlen(text), "f", &a, &err), MP_OK);
+    assert_int_equal(a.n_inputs, 3);
+    const char *names[3] = {"alpha", "mid", "zeta"}, *dims[3] = {"2", "4,5", "1,3"};
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(a.inputs[i].name, names[i]);
+        assert_string_equal(a.inputs[i].dims, dims[i]);
+    }
+    char *again = mp_baseline_to_json(&a);
+    assert_non_null(again);
+    assert_int_equal(mp_baseline_parse(again, strlen(again), "g", &b, &err), MP_OK);
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(b.inputs[i].name, names[i]);
+    /* added in a model's order, as a run adds them */
+    memset(&run, 0, sizeof run);
+    assert_true(mp_baseline_add_input(&run, "zeta", "1,3"));
+    assert_true(mp_baseline_add_input(&run, "alpha", "2"));
+    assert_true(mp_baseline_add_input(&run, "mid", "4,5"));
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(run.inputs[i].name, names[i]);
+    free(again);
+    mp_baseline_free(&a);
+    mp_baseline_free(&b);
+    mp_baseline_free(&run);
+}
+
 /* ---- the gate ------------------------------------------------------------------------------ */
 
 static mp_gate_result gate(const mp_baseline *now, const mp_gate_limit *lim, size_t n,
@@ -881,6 +918,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_file_errors_one_line),
         cmocka_unit_test(test_file_machine_figures_ignored),
+        cmocka_unit_test(test_file_inputs_in_name_order),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_tolerance),
         cmocka_unit_test(test_baseline_regression),
