@@ -202,20 +202,40 @@ void mp_cli_inputs_release(mp_cli_inputs *in)
 int mp_cli_play(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,
                 mp_cli_inputs *in)
 {
+    return mp_cli_play_with(s, sp, at, runs, in, NULL);
+}
+
+int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,
+                     mp_cli_inputs *in, mp_cli_play_opts *o)
+{
+    mp_cli_play_opts none = {0};
+    if (!o)
+        o = &none;
     mp_error err = {0};
-    int rc = mp_shapes_before_prepare(s, sp, at);
+    int rc = mp_shapes_before_prepare(s, sp, at); /* A/B's shapes, and E's first one */
     if (rc != MP_EXIT_OK)
         return rc;
+    uint64_t t0 = mp_now_ns();
     if (mp_session_prepare(s, &err) != MP_OK)
         return mp_report_error(&err);
-    rc = mp_shapes_after_prepare(s, sp, at);
+    o->prepare_ns = mp_now_ns() - t0;
+    mp_trace_rss_sample(o->rss_trace);
+    rc = mp_shapes_after_prepare(s, sp, at); /* C's shape, E's second one */
     for (long r = 0; r < runs && rc == MP_EXIT_OK; r++) {
-        rc = mp_shapes_before_run(s, sp, at, r);
+        rc = mp_shapes_before_run(s, sp, at, r); /* D */
         if (rc == MP_EXIT_OK)
             rc = mp_cli_inputs_feed(s, in);
-        if (rc == MP_EXIT_OK && mp_session_run(s, &err) != MP_OK)
-            rc = mp_report_error(&err);
+        if (rc != MP_EXIT_OK)
+            break;
+        t0 = mp_now_ns();
+        if (mp_session_run(s, &err) != MP_OK)
+            return mp_report_error(&err);
+        if (o->times && r >= o->warmup)
+            o->times[r - o->warmup] = mp_now_ns() - t0;
+        mp_trace_rss_sample(o->rss_trace);
     }
+    if (o->keep_outputs)
+        return rc;
     for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
         const mp_tensor *t = mp_session_output(s, j);
         void *copy = malloc(t->bytes ? t->bytes : 1);

@@ -72,4 +72,17 @@ void mp_cli_inputs_release(mp_cli_inputs *in);
 int mp_cli_play(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,
                 mp_cli_inputs *in);
 
+/* What memprof run also wants of a call order: the prepare and run times, RSS samples in the
+ * trace after prepare and after each run, and the outputs left for the caller to read. */
+typedef struct mp_cli_play_opts {
+    mp_trace *rss_trace; /* RSS samples go there (NULL: none) */
+    long warmup;         /* the first runs are not timed */
+    uint64_t *times;     /* the timed runs' times, runs - warmup of them (NULL: none) */
+    uint64_t prepare_ns; /* out: the prepare's time */
+    bool keep_outputs;   /* do not copy the outputs out at the end */
+} mp_cli_play_opts;
+/* mp_cli_play with those (o NULL: as mp_cli_play). */
+int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,
+                     mp_cli_inputs *in, mp_cli_play_opts *o);
+
 #endif

@@ -333,13 +333,13 @@ static int collect_shapes(mp_session *s, const run_args *a, mp_shape_args *sp)
     return rc == MP_EXIT_OK ? mp_shape_at_check("run", sp, a->m.at) : rc;
 }
 
-/* Load, shape, prepare and run as the flags say; times[] gets the timed runs. */
+/* Load, shape, prepare and run as the flags say (the shared player); times[] gets the
+ * timed runs. */
 static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *sp,
                  const void *zoo_bytes, size_t zoo_size, mp_cli_inputs *in, uint64_t *times,
                  uint64_t *t_load, uint64_t *t_prepare)
 {
     mp_error err = {0};
-    int rc = MP_EXIT_OK;
     uint64_t t0 = mp_now_ns();
     mp_status st = zoo_bytes ? mp_session_load_memory(s, zoo_bytes, zoo_size, a->model, &err)
                              : mp_session_load(s, a->model, &err);
@@ -347,37 +347,16 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
         return mp_report_error(&err);
     *t_load = mp_now_ns() - t0;
     mp_trace_rss_sample(tr); /* RSS after each phase, beside the recorded bytes */
-    rc = collect_shapes(s, a, sp);
+    int rc = collect_shapes(s, a, sp);
     if (rc == MP_EXIT_OK)
         rc = mp_cli_inputs_files(s, "run", (const char *const *)a->m.inputs, a->m.n_inputs, in);
-    /* before prepare: A/B's shapes, and E's first one */
-    if (rc == MP_EXIT_OK)
-        rc = mp_shapes_before_prepare(s, sp, a->m.at);
     if (rc != MP_EXIT_OK)
         return rc;
-    t0 = mp_now_ns();
-    if (mp_session_prepare(s, &err) != MP_OK)
-        return mp_report_error(&err);
-    *t_prepare = mp_now_ns() - t0;
-    mp_trace_rss_sample(tr);
-    /* after prepare: C's shape, E's second one */
-    rc = mp_shapes_after_prepare(s, sp, a->m.at);
-    long total = a->m.warmup + a->m.runs;
-    for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
-        rc = mp_shapes_before_run(s, sp, a->m.at, r); /* D */
-        if (rc == MP_EXIT_OK)
-            rc = mp_cli_inputs_feed(s, in);
-        if (rc != MP_EXIT_OK)
-            break;
-        t0 = mp_now_ns();
-        if (mp_session_run(s, &err) != MP_OK) {
-            rc = mp_report_error(&err);
-            break;
-        }
-        if (r >= a->m.warmup)
-            times[r - a->m.warmup] = mp_now_ns() - t0;
-        mp_trace_rss_sample(tr);
-    }
+    /* the outputs are read (and copied with --io copy) by print_outputs */
+    mp_cli_play_opts o = {.rss_trace = tr, .warmup = a->m.warmup, .times = times,
+                          .keep_outputs = true};
+    rc = mp_cli_play_with(s, sp, a->m.at, a->m.warmup + a->m.runs, in, &o);
+    *t_prepare = o.prepare_ns;
     return rc;
 }
 
