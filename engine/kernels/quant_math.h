@@ -1,0 +1,69 @@
+/* TensorFlow Lite's integer quantization arithmetic, for the plain-C kernels that compute on
+ * quantized tensors (real_value = scale * (q - zero_point)).
+ *
+ * A real multiplier (a ratio of scales) becomes an int32 Q0.31 multiplier and a power-of-two
+ * shift (mp_quantize_multiplier); a value is scaled by it with gemmlowp's rounding doubling
+ * high multiply, then a rounding divide by a power of two (mp_multiply_by_quantized_multiplier):
+ * two roundings, bit-exact with TensorFlow Lite's reference kernels (the double-rounding
+ * build, its default), not a float emulation. Every function is defined for every input
+ * (no undefined shifts or overflows): where TensorFlow Lite's C++ relies on two's-complement
+ * wrapping, these wrap the same way. */
+#ifndef MP_QUANT_MATH_H
+#define MP_QUANT_MATH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/model/model.h"
+
+/* A real multiplier as quantized_multiplier * 2^(shift - 31), quantized_multiplier in
+ * [2^30, 2^31) (negative multipliers: its negation), as TensorFlow Lite's QuantizeMultiplier:
+ * frexp, round half away from zero, a significand that rounds up to 2^31 halved with the
+ * shift raised; multipliers below about 2^-32 (shift < -31) and 0 flushed to (0, 0). False
+ * (and (0, 0)) when `real` is not finite. */
+bool mp_quantize_multiplier(double real, int32_t *quantized_multiplier, int *shift);
+
+/* gemmlowp's SaturatingRoundingDoublingHighMul: the high 32 bits of 2*a*b, rounded to
+ * nearest with ties toward +infinity, i.e. floor((a*b + 2^30) / 2^31); INT32_MIN * INT32_MIN
+ * (the one result that does not fit) saturates to INT32_MAX. */
+int32_t mp_sat_rounding_doubling_high_mul(int32_t a, int32_t b);
+
+/* gemmlowp's RoundingDivideByPOT: x / 2^exponent rounded to nearest, ties away from zero.
+ * exponent <= 0 returns x; above 62 it is taken as 62. */
+int32_t mp_rounding_divide_by_pot(int32_t x, int exponent);
+
+/* TensorFlow Lite's MultiplyByQuantizedMultiplier: x * quantized_multiplier * 2^(shift - 31)
+ * as x shifted left by max(shift, 0) (wrapping in 32 bits, as TensorFlow Lite's does on
+ * two's-complement machines), the rounding doubling high multiply, then the rounding divide
+ * by 2^max(-shift, 0). */
+int32_t mp_multiply_by_quantized_multiplier(int32_t x, int32_t quantized_multiplier, int shift);
+
+/* The range of a quantized integer dtype: uint8, int8, int16, int32 (int4 as -8..7). False
+ * for other dtypes. */
+bool mp_quant_dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi);
+
+/* Quantize a real value as TensorFlow Lite's AffineQuantize: round(x / scale) in float
+ * (ties away from zero), plus zero_point, saturated to [lo, hi]. NaN gives zero_point
+ * (clamped), an infinite quotient the bound on its side. */
+int32_t mp_quantize_f32(float x, float scale, int32_t zero_point, int32_t lo, int32_t hi);
+
+/* Dequantize as TensorFlow Lite's Dequantize: (float)((double)scale * (q - zero_point)). */
+float mp_dequantize_f32(int32_t q, float scale, int32_t zero_point);
+
+/* Requantization from one (scale, zero point) to another, as TensorFlow Lite's QUANTIZE of
+ * an integer input (reference Requantize): multiplier = (double)in_scale / out_scale. */
+typedef struct mp_requant {
+    int32_t multiplier;
+    int shift;
+    int32_t in_zero_point, out_zero_point;
+    int32_t lo, hi;            /* output range */
+} mp_requant;
+
+/* False when the ratio of the scales is not finite (scales are checked by the reader, so
+ * only a caller's own bad values get there). */
+bool mp_requant_init(mp_requant *r, float in_scale, int32_t in_zero_point, float out_scale,
+                     int32_t out_zero_point, int32_t lo, int32_t hi);
+/* MultiplyByQuantizedMultiplier(q - in_zero_point) + out_zero_point, saturated to [lo, hi]. */
+int32_t mp_requant_apply(const mp_requant *r, int32_t q);
+
+#endif
