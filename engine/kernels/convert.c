@@ -1,4 +1,4 @@
-/* Kernels: dtype conversions (CAST, DEQUANTIZE).
+/* Kernels: dtype conversions (CAST, DEQUANTIZE, QUANTIZE).
  *
  * CAST converts between float32, int32, int64, uint8, int8, int16 and bool like TFLite's
  * static_cast: float -> integer truncates toward zero, anything -> bool is x != 0, bool ->
@@ -10,8 +10,15 @@
  * DEQUANTIZE turns int8 / uint8 / int16 (per-tensor or per-channel scale and zero point) and
  * float16 into float32: real = scale * (q - zero_point). float16 and per-tensor 8-bit
  * activations run on XNNPACK's convert operators (vectorized, threaded); int16, per-channel
- * and constant inputs in plain C. */
+ * and constant inputs in plain C. Both round once, from the exact product, so they give
+ * TensorFlow Lite's (float)((double)scale * (q - zero_point)) bit for bit.
+ *
+ * QUANTIZE, in plain C as TensorFlow Lite's reference kernels (quant_math.h): float32 to
+ * int8 / uint8 / int16, per tensor or per channel, round(x / scale) + zero_point saturated;
+ * int8 / uint8 / int16 to any of them (requantization) with the integer multiplier and shift
+ * of in_scale / out_scale. */
 #include "engine/kernels/kernel.h"
+#include "engine/kernels/quant_math.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +31,24 @@ static mp_status check_io(mp_node *n)
         return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 input, has %d", n->n_in);
     if (n->n_out != 1 || !n->out[0])
         return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 output, has %d", n->n_out);
+    return MP_OK;
+}
+
+/* The output takes the input's shape (infer). */
+static mp_status same_shape(mp_node *n)
+{
+    if (!mp_tensor_set_shape(n->out[0], n->in[0]->rank, n->in[0]->dims))
+        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(n->out[0]));
+    return MP_OK;
+}
+
+/* The output has as many elements as the input, *count (run). */
+static mp_status same_count(mp_node *n, size_t *count)
+{
+    *count = mp_tensor_elements(n->in[0]);
+    if (*count != mp_tensor_elements(n->out[0]))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have as many elements as '%s'",
+                            mp_tname(n->out[0]), mp_tname(n->in[0]));
     return MP_OK;
 }
 
@@ -52,9 +77,7 @@ static mp_status cast_infer(mp_node *n)
                             "cannot cast '%s' %s to '%s' %s (supported: f32, i32, i64, u8, i8, "
                             "i16, bool)", mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
                             mp_dtype_name(out->dtype));
-    if (!mp_tensor_set_shape(out, in->rank, in->dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
-    return MP_OK;
+    return same_shape(n);
 }
 
 /* float -> int32 / int64 with saturation; NaN -> 0. The bounds are powers of two, exact in
@@ -133,10 +156,10 @@ static mp_status cast_run(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    size_t count = mp_tensor_elements(in);
-    if (count != mp_tensor_elements(out))
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have as many elements as '%s'",
-                            mp_tname(out), mp_tname(in));
+    size_t count;
+    mp_status st = same_count(n, &count);
+    if (st != MP_OK)
+        return st;
     if (count == 0)
         return MP_OK;
     if (in->dtype == out->dtype && in->dtype != MP_DT_BOOL) {
@@ -189,9 +212,7 @@ static mp_status dq_infer(mp_node *n)
                             "cannot dequantize '%s' of dtype %s (supported: i8, u8, i16, f16)",
                             mp_tname(in), mp_dtype_name(in->dtype));
     }
-    if (!mp_tensor_set_shape(out, in->rank, in->dims))
-        return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
-    return MP_OK;
+    return same_shape(n);
 }
 
 static mp_status dq_prepare(mp_node *n)
@@ -289,10 +310,10 @@ static mp_status dq_run(mp_node *n)
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
     dq_state *s = n->state;
-    size_t count = mp_tensor_elements(in);
-    if (count != mp_tensor_elements(out))
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have as many elements as '%s'",
-                            mp_tname(out), mp_tname(in));
+    size_t count;
+    mp_status st = same_count(n, &count);
+    if (st != MP_OK)
+        return st;
     if (count == 0)
         return MP_OK;
     if (s && s->op) {
@@ -340,6 +361,136 @@ static void dq_release(mp_node *n)
         mp_node_free_state(n, &s->op);
 }
 
+/* ---- QUANTIZE --------------------------------------------------------------------------- */
+
+static bool quantized_8_16(mp_dtype dt)
+{
+    return dt == MP_DT_INT8 || dt == MP_DT_UINT8 || dt == MP_DT_INT16;
+}
+
+/* The one (scale, zero point) of a per-tensor quantized tensor, its zero point inside the
+ * dtype's range [lo, hi]. */
+static mp_status q_params(mp_node *n, const mp_tensor *t, float *scale, int32_t *zp, int32_t *lo,
+                          int32_t *hi)
+{
+    const mp_quant *q = &t->info->quant;
+    mp_quant_dtype_range(t->dtype, lo, hi);
+    int64_t z = q->zero_point ? q->zero_point[0] : 0;
+    if (q->count != 1 || !q->scale)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "'%s' (%s) needs one scale and zero point, has %d",
+                            mp_tname(t), mp_dtype_name(t->dtype), q->count);
+    if (!(q->scale[0] > 0.0f) || !isfinite(q->scale[0]) || z < *lo || z > *hi)
+        return mp_node_fail(n, MP_ERR_FORMAT, "'%s' has scale %g and zero point %lld, invalid for %s",
+                            mp_tname(t), (double)q->scale[0], (long long)z, mp_dtype_name(t->dtype));
+    *scale = q->scale[0];
+    *zp = (int32_t)z;
+    return MP_OK;
+}
+
+static mp_status qz_infer(mp_node *n)
+{
+    mp_status st = check_io(n);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if ((in->dtype != MP_DT_FLOAT32 && !quantized_8_16(in->dtype)) || !quantized_8_16(out->dtype))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "cannot quantize '%s' %s to '%s' %s (supported: f32, i8, u8, i16 to i8, "
+                            "u8, i16)", mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
+                            mp_dtype_name(out->dtype));
+    const mp_quant *oq = &out->info->quant;
+    float scale, in_scale;
+    int32_t zp, in_zp, lo, hi;
+    if (in->dtype == MP_DT_FLOAT32 && oq->count > 1) {
+        /* per channel along quantized_dimension: every channel's parameters checked here */
+        int32_t d = oq->quantized_dimension;
+        if (d < 0 || d >= in->rank || in->dims[d] != oq->count || !oq->scale)
+            return mp_node_fail(n, MP_ERR_SHAPE, "output '%s': %d scales do not match dimension %d of '%s'",
+                                mp_tname(out), oq->count, d, mp_tname(in));
+        mp_quant_dtype_range(out->dtype, &lo, &hi);
+        for (int32_t c = 0; c < oq->count; c++) {
+            int64_t z = oq->zero_point ? oq->zero_point[c] : 0;
+            if (!(oq->scale[c] > 0.0f) || !isfinite(oq->scale[c]) || z < lo || z > hi)
+                return mp_node_fail(n, MP_ERR_FORMAT, "output '%s' channel %d has scale %g and zero point %lld, invalid for %s",
+                                    mp_tname(out), c, (double)oq->scale[c], (long long)z,
+                                    mp_dtype_name(out->dtype));
+        }
+    } else if ((st = q_params(n, out, &scale, &zp, &lo, &hi)) != MP_OK) {
+        return st;
+    }
+    if (in->dtype != MP_DT_FLOAT32) {
+        int32_t ilo, ihi;
+        mp_requant r;
+        if ((st = q_params(n, in, &in_scale, &in_zp, &ilo, &ihi)) != MP_OK)
+            return st;
+        if (!mp_requant_init(&r, in_scale, in_zp, scale, zp, lo, hi))
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "scale ratio %g / %g of '%s' to '%s' is not finite",
+                                (double)in_scale, (double)scale, mp_tname(in), mp_tname(out));
+    }
+    return same_shape(n);
+}
+
+/* float -> TO over `count` elements of one channel (scale, zero point). */
+#define QZ_F32_LOOP(TO)                                                                            do {                                                                                               TO *y_ = (TO *)out->data + start;                                                              for (size_t i_ = 0; i_ < len; i_++)                                                                y_[i_] = (TO)mp_quantize_f32(x[start + i_], sc, z, lo, hi);                            } while (0)
+
+/* TI -> TO through the requantization r. */
+#define QZ_INT_LOOP(TI, TO)                                                                        do {                                                                                               const TI *x_ = (const TI *)in->data;                                                           TO *y_ = (TO *)out->data;                                                                      for (size_t i_ = 0; i_ < count; i_++)                                                              y_[i_] = (TO)mp_requant_apply(&r, x_[i_]);                                             } while (0)
+
+#define QZ_INT_TO(TI)                                                                              switch (out->dtype) {                                                                          case MP_DT_INT8: QZ_INT_LOOP(TI, int8_t); break;                                               case MP_DT_UINT8: QZ_INT_LOOP(TI, uint8_t); break;                                             default: QZ_INT_LOOP(TI, int16_t); break;                                                      }
+
+static mp_status qz_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    size_t count;
+    mp_status st = same_count(n, &count);
+    if (st != MP_OK)
+        return st;
+    if (count == 0)
+        return MP_OK;
+    const mp_quant *oq = &out->info->quant;
+    int32_t lo, hi;
+    mp_quant_dtype_range(out->dtype, &lo, &hi);
+    if (in->dtype == MP_DT_FLOAT32) {
+        /* outer x channels x inner blocks; per tensor: one channel, one block */
+        size_t outer = 1, channels = 1, inner = count;
+        if (oq->count > 1) {
+            int32_t d = oq->quantized_dimension;
+            channels = (size_t)oq->count;
+            inner = 1;
+            for (int32_t i = 0; i < d; i++)
+                outer *= (size_t)in->dims[i];
+            for (int32_t i = d + 1; i < in->rank; i++)
+                inner *= (size_t)in->dims[i];
+        }
+        const float *x = in->data;
+        for (size_t o = 0; o < outer; o++)
+            for (size_t c = 0; c < channels; c++) {
+                float sc = oq->scale[c];
+                int32_t z = oq->zero_point ? (int32_t)oq->zero_point[c] : 0;
+                size_t start = (o * channels + c) * inner, len = inner;
+                switch (out->dtype) {
+                case MP_DT_INT8: QZ_F32_LOOP(int8_t); break;
+                case MP_DT_UINT8: QZ_F32_LOOP(uint8_t); break;
+                default: QZ_F32_LOOP(int16_t); break;
+                }
+            }
+        return MP_OK;
+    }
+    /* infer checked both sides' parameters and that the multiplier exists */
+    const mp_quant *iq = &in->info->quant;
+    mp_requant r;
+    mp_requant_init(&r, iq->scale[0], iq->zero_point ? (int32_t)iq->zero_point[0] : 0,
+                    oq->scale[0], oq->zero_point ? (int32_t)oq->zero_point[0] : 0, lo, hi);
+    switch (in->dtype) {
+    case MP_DT_INT8: QZ_INT_TO(int8_t) break;
+    case MP_DT_UINT8: QZ_INT_TO(uint8_t) break;
+    default: QZ_INT_TO(int16_t) break;
+    }
+    return MP_OK;
+}
+
 /* ---- table ------------------------------------------------------------------------------ */
 
 const mp_kernel mp_kernels_convert[] = {
@@ -347,5 +498,7 @@ const mp_kernel mp_kernels_convert[] = {
      .infer = cast_infer, .run = cast_run},
     {.opcode = MP_OP_DEQUANTIZE, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
      .infer = dq_infer, .prepare = dq_prepare, .run = dq_run, .release = dq_release},
+    {.opcode = MP_OP_QUANTIZE, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
+     .infer = qz_infer, .run = qz_run},
     {.opcode = -1},
 };

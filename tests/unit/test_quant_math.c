@@ -2,14 +2,18 @@
  * bit-exact values derived by hand from the documented formulas (the arithmetic is in the
  * comments), the edges (multiplier 1.0, the significand that rounds up to 2^31, tiny
  * multipliers flushed to zero, ties, INT32_MIN * INT32_MIN), and a randomized comparison
- * against a plain 64-bit / long double restatement of the same formulas written here. */
+ * against a plain 64-bit / long double restatement of the same formulas written here. The
+ * QUANTIZE and DEQUANTIZE kernels, run through the kernel harness, are checked bit for bit
+ * against hand-derived values and against these functions. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/kernels/quant_math.h"
+#include "tests/util/kernel_harness.h"
 
 static void expect_qm(double real, int32_t want_m, int want_shift)
 {
@@ -369,6 +373,215 @@ static void test_random_round_trips(void **state)
     }
 }
 
+/* ---- QUANTIZE and DEQUANTIZE kernels ---------------------------------------------------------- */
+
+/* Element i of an int8 / uint8 / int16 tensor. */
+static int32_t q_at(const mp_tensor *t, size_t i)
+{
+    switch (t->dtype) {
+    case MP_DT_INT8: return ((const int8_t *)t->data)[i];
+    case MP_DT_UINT8: return ((const uint8_t *)t->data)[i];
+    default: return ((const int16_t *)t->data)[i];
+    }
+}
+
+static void test_quantize_kernel_by_hand(void **state)
+{
+    (void)state;
+    /* float -> int8, scale 0.5, zero point -1: x / 0.5 rounded half away from zero, - 1,
+     * saturated: 0 -> -1; 0.25 -> 0.5 -> 1 -> 0; -0.25 -> -1 -> -2; 0.74 -> 1.48 -> 1 -> 0;
+     * 63.9 -> 127.8 -> 128 -> 127; 64 -> 128 -> 127 (saturated); -64 -> -128 -> -129 -> -128;
+     * -1000 -> -128. */
+    static const float x[] = {0.0f, 0.25f, -0.25f, 0.74f, 63.9f, 64.0f, -64.0f, -1000.0f};
+    static const int8_t want[] = {-1, 0, -2, 0, 127, 127, -128, -128};
+    static const float s = 0.5f;
+    static const int64_t z = -1;
+    kh_case c;
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){2, 4}, x);
+    mp_tensor *out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, out, 1, &s, &z, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(out->rank, 2);
+    assert_memory_equal(out->data, want, sizeof want);
+    kh_free(&c);
+
+    /* float -> uint8, scale 1/128 (0.0078125), zero point 128: -1 -> -128 + 128 = 0;
+     * 0.5 -> 64 + 128 = 192; 0.99 -> 126.72 -> 127 -> 255; 1 -> 256 -> 255. */
+    static const float xu[] = {-1.0f, 0.5f, 0.99f, 1.0f};
+    static const uint8_t want_u[] = {0, 192, 255, 255};
+    static const float su = 0.0078125f;
+    static const int64_t zu = 128;
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){4}, xu);
+    out = kh_output(&c, MP_DT_UINT8);
+    kh_quant(&c, out, 1, &su, &zu, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(out->data, want_u, sizeof want_u);
+    kh_free(&c);
+
+    /* float -> int8 per channel along dimension 1 of [2, 2]: scales {1, 0.25}, zero points
+     * {0, 3}: row 0 {2.5, 2.5} -> {3 (2.5 away from zero), 10 + 3 = 13}; row 1 {-2.5, -0.125}
+     * -> {-3, -0.5 -> -1, + 3 = 2}. */
+    static const float xc[] = {2.5f, 2.5f, -2.5f, -0.125f};
+    static const int8_t want_c[] = {3, 13, -3, 2};
+    static const float sc[] = {1.0f, 0.25f};
+    static const int64_t zc[] = {0, 3};
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){2, 2}, xc);
+    out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, out, 2, sc, zc, 1);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(out->data, want_c, sizeof want_c);
+    kh_free(&c);
+
+    /* int8 (0.5, zp 0) -> int8 (0.25, zp 0): multiplier 2.0 = (2^30, shift 2): 10 -> 20,
+     * -3 -> -6, 63 -> 126, 64 -> 127 (128 saturated), -65 -> -128. */
+    static const int8_t xi[] = {10, -3, 63, 64, -65};
+    static const int8_t want_i[] = {20, -6, 126, 127, -128};
+    static const float si = 0.5f, so = 0.25f;
+    static const int64_t z0 = 0;
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){5}, xi);
+    kh_quant(&c, in, 1, &si, &z0, 0);
+    out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, out, 1, &so, &z0, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(out->data, want_i, sizeof want_i);
+    kh_free(&c);
+
+    /* uint8 (0.25, zp 128) -> int8 (1.0, zp 0): multiplier 0.25 = (2^30, shift -1), two
+     * roundings: 133 -> 5 -> SRDHM(5, 2^30) = 2.5 -> 3 -> 3 / 2 = 1.5 -> 2 (the real 1.25 would
+     * round to 1); 125 -> -3 -> -1.5 -> -1 -> -0.5 -> -1; 128 -> 0; 255 -> 127 -> 63.5 -> 64 ->
+     * 32; 0 -> -128 -> -64 -> -32. */
+    static const uint8_t xq[] = {133, 125, 128, 255, 0};
+    static const int8_t want_q[] = {2, -1, 0, 32, -32};
+    static const float sq = 0.25f, s1 = 1.0f;
+    static const int64_t z128 = 128;
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    in = kh_input(&c, MP_DT_UINT8, 1, (int32_t[]){5}, xq);
+    kh_quant(&c, in, 1, &sq, &z128, 0);
+    out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, out, 1, &s1, &z0, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(out->data, want_q, sizeof want_q);
+    kh_free(&c);
+}
+
+static void test_quantize_kernel_errors(void **state)
+{
+    (void)state;
+    static const float s = 0.5f, bad = 0.0f;
+    static const int64_t z = 0, z300 = 300;
+    kh_case c;
+    /* no quantization on the output */
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){3}, NULL);
+    kh_output(&c, MP_DT_INT8);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "needs one scale and zero point");
+    kh_free(&c);
+    /* a zero scale, a zero point outside uint8 */
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){3}, NULL);
+    mp_tensor *out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, out, 1, &bad, &z, 0);
+    kh_expect_error(&c, MP_ERR_FORMAT, "scale 0");
+    kh_free(&c);
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){3}, NULL);
+    out = kh_output(&c, MP_DT_UINT8);
+    kh_quant(&c, out, 1, &s, &z300, 0);
+    kh_expect_error(&c, MP_ERR_FORMAT, "zero point 300");
+    kh_free(&c);
+    /* unsupported types */
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){3}, NULL);
+    out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, out, 1, &s, &z, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "cannot quantize");
+    kh_free(&c);
+    /* an integer input without parameters */
+    kh_init(&c, MP_OP_QUANTIZE, NULL);
+    kh_input(&c, MP_DT_INT8, 1, (int32_t[]){3}, NULL);
+    out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, out, 1, &s, &z, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "needs one scale");
+    kh_free(&c);
+}
+
+/* Many values through both kernels, against quant_math's functions element by element
+ * (which the tests above pin to the formulas): float -> int8/uint8 -> float, and int -> int. */
+static void test_quantize_dequantize_kernels_random(void **state)
+{
+    (void)state;
+    pthreadpool_t pool = pthreadpool_create(2);
+    const mp_dtype types[] = {MP_DT_INT8, MP_DT_UINT8, MP_DT_INT16};
+    const int64_t zps[] = {-7, 131, 0};
+    const float scale = 0.0123f;
+    for (int k = 0; k < 3; k++) {
+        int32_t lo, hi, n = 5003;
+        mp_quant_dtype_range(types[k], &lo, &hi);
+        kh_case c;
+        kh_init(&c, MP_OP_QUANTIZE, NULL);
+        mp_tensor *x = kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){1, n}, NULL);
+        uint32_t seed = 17u + (uint32_t)k;
+        for (int32_t i = 0; i < n; i++)
+            ((float *)x->data)[i] = kh_frand(&seed, 2.0f) * (float)(hi - lo) * scale;
+        ((float *)x->data)[0] = 0.5f * scale; /* a tie */
+        ((float *)x->data)[1] = -0.5f * scale;
+        mp_tensor *q = kh_output(&c, types[k]);
+        kh_quant(&c, q, 1, &scale, &zps[k], 0);
+        kh_expect_ok(&c, kh_run(&c));
+        for (int32_t i = 0; i < n; i++) {
+            int32_t want = mp_quantize_f32(((float *)x->data)[i], scale, (int32_t)zps[k], lo, hi);
+            if (q_at(q, (size_t)i) != want)
+                fail_msg("%s element %d: %d, expected %d", mp_dtype_name(types[k]), i,
+                         q_at(q, (size_t)i), want);
+        }
+
+        /* DEQUANTIZE of that activation (XNNPACK's convert for 8-bit, threaded) is
+         * TensorFlow Lite's (float)((double)scale * (q - zp)), bit for bit. */
+        kh_case d;
+        kh_init(&d, MP_OP_DEQUANTIZE, pool);
+        mp_tensor *qi = kh_input(&d, types[k], 2, (int32_t[]){1, n}, NULL);
+        memcpy(qi->data, q->data, (size_t)n * mp_dtype_size(types[k]));
+        kh_quant(&d, qi, 1, &scale, &zps[k], 0);
+        mp_tensor *y = kh_output(&d, MP_DT_FLOAT32);
+        kh_expect_ok(&d, kh_run(&d));
+        for (int32_t i = 0; i < n; i++) {
+            float want = mp_dequantize_f32(q_at(q, (size_t)i), scale, (int32_t)zps[k]);
+            if (memcmp(&((float *)y->data)[i], &want, 4) != 0)
+                fail_msg("dequantize %s element %d: %.9g, expected %.9g", mp_dtype_name(types[k]),
+                         i, (double)((float *)y->data)[i], (double)want);
+        }
+        kh_free(&d);
+
+        /* requantize to every 8/16-bit type with another scale */
+        for (int j = 0; j < 3; j++) {
+            const float out_scale = 0.0371f;
+            int32_t olo, ohi;
+            mp_quant_dtype_range(types[j], &olo, &ohi);
+            kh_case r;
+            kh_init(&r, MP_OP_QUANTIZE, NULL);
+            mp_tensor *ri = kh_input(&r, types[k], 2, (int32_t[]){1, n}, NULL);
+            memcpy(ri->data, q->data, (size_t)n * mp_dtype_size(types[k]));
+            kh_quant(&r, ri, 1, &scale, &zps[k], 0);
+            mp_tensor *ro = kh_output(&r, types[j]);
+            kh_quant(&r, ro, 1, &out_scale, &zps[j], 0);
+            kh_expect_ok(&r, kh_run(&r));
+            mp_requant rq;
+            assert_true(mp_requant_init(&rq, scale, (int32_t)zps[k], out_scale, (int32_t)zps[j], olo, ohi));
+            for (int32_t i = 0; i < n; i++)
+                if (q_at(ro, (size_t)i) != mp_requant_apply(&rq, q_at(q, (size_t)i)))
+                    fail_msg("requantize %s -> %s element %d", mp_dtype_name(types[k]),
+                             mp_dtype_name(types[j]), i);
+            kh_free(&r);
+        }
+        kh_free(&c);
+    }
+    pthreadpool_destroy(pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +592,9 @@ int main(void)
         cmocka_unit_test(test_quantize_dequantize_by_hand),
         cmocka_unit_test(test_random_against_reference),
         cmocka_unit_test(test_random_round_trips),
+        cmocka_unit_test(test_quantize_kernel_by_hand),
+        cmocka_unit_test(test_quantize_kernel_errors),
+        cmocka_unit_test(test_quantize_dequantize_kernels_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
