@@ -1,0 +1,162 @@
+/* memprof run's outputs: summaries and --output-dir files (see run_outputs.h). */
+#include "cli/run_outputs.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+
+static double value_at(const mp_tensor *t, size_t i)
+{
+    switch (t->dtype) {
+    case MP_DT_FLOAT32: return ((const float *)t->data)[i];
+    case MP_DT_INT32: return ((const int32_t *)t->data)[i];
+    case MP_DT_INT64: return (double)((const int64_t *)t->data)[i];
+    case MP_DT_UINT8: return ((const uint8_t *)t->data)[i];
+    case MP_DT_INT8: return ((const int8_t *)t->data)[i];
+    case MP_DT_INT16: return ((const int16_t *)t->data)[i];
+    case MP_DT_BOOL: return ((const uint8_t *)t->data)[i];
+    default: return NAN;
+    }
+}
+
+static void print_output(const mp_tensor *t, int j)
+{
+    char sh[128];
+    size_t n = mp_tensor_elements(t);
+    printf("output %d  %s  %s %s\n", j, t->info->name, mp_dtype_name(t->dtype),
+           mp_shape_str(t->rank, t->dims, sh, sizeof sh));
+    if (n == 0 || isnan(value_at(t, 0)))
+        return;
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = value_at(t, i);
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+        sum += v;
+    }
+    printf("  min %.6g  max %.6g  mean %.6g  sum %.6g\n", mn, mx, sum / (double)n, sum);
+    size_t shown = n < 8 ? n : 8;
+    printf("  first");
+    for (size_t i = 0; i < shown; i++)
+        printf(" %.6g", value_at(t, i));
+    printf("%s\n", n > shown ? " ..." : "");
+    /* a classifier: one row of more than 5 scores */
+    if (t->rank >= 1 && n == (size_t)t->dims[t->rank - 1] && n > 5) {
+        size_t top[5];
+        for (int k = 0; k < 5; k++) {
+            size_t best = SIZE_MAX;
+            for (size_t i = 0; i < n; i++) {
+                bool taken = false;
+                for (int q = 0; q < k; q++)
+                    taken |= top[q] == i;
+                if (!taken && (best == SIZE_MAX || value_at(t, i) > value_at(t, best)))
+                    best = i;
+            }
+            top[k] = best;
+        }
+        printf("  top-5");
+        for (int k = 0; k < 5; k++)
+            printf("  %zu:%.4g", top[k], value_at(t, top[k]));
+        printf("\n");
+    }
+}
+
+static const char *dtype_long(mp_dtype dt)
+{
+    switch (dt) {
+    case MP_DT_FLOAT32: return "float32";
+    case MP_DT_INT32: return "int32";
+    case MP_DT_UINT8: return "uint8";
+    case MP_DT_INT8: return "int8";
+    case MP_DT_INT64: return "int64";
+    case MP_DT_INT16: return "int16";
+    case MP_DT_BOOL: return "bool";
+    case MP_DT_FLOAT16: return "float16";
+    default: return mp_dtype_name(dt);
+    }
+}
+
+int mp_cli_write_outputs(mp_session *s, const char *dir)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "memprof: cannot create %s: %s\n", dir, strerror(errno));
+        return MP_EXIT_IO;
+    }
+    json_t *root = json_object(), *arr = json_array();
+    json_object_set_new(root, "format", json_string("memprof-outputs"));
+    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "model", json_string(mp_session_model(s)->path));
+    json_object_set_new(root, "outputs", arr);
+    int rc = MP_EXIT_OK;
+    char path[4096], why[256];
+    for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
+        const mp_tensor *t = mp_session_output(s, j);
+        char file[64];
+        snprintf(file, sizeof file, "output_%d.bin", j);
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        if (!mp_write_file_atomic(path, t->data, t->bytes, why, sizeof why)) {
+            fprintf(stderr, "memprof: cannot write %s: %s\n", path, why);
+            rc = MP_EXIT_IO;
+            break;
+        }
+        json_t *o = json_object(), *shape = json_array();
+        for (int32_t d = 0; d < t->rank; d++)
+            json_array_append_new(shape, json_integer(t->dims[d]));
+        json_object_set_new(o, "index", json_integer(j));
+        json_object_set_new(o, "name", json_string(t->info->name));
+        json_object_set_new(o, "dtype", json_string(dtype_long(t->dtype)));
+        json_object_set_new(o, "shape", shape);
+        json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
+        json_object_set_new(o, "file", json_string(file));
+        json_array_append_new(arr, o);
+    }
+    if (rc == MP_EXIT_OK) {
+        char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        snprintf(path, sizeof path, "%s/outputs.json", dir);
+        if (!text || !mp_write_file_atomic(path, text, strlen(text), why, sizeof why)) {
+            fprintf(stderr, "memprof: cannot write %s: %s\n", path, text ? why : "out of memory");
+            rc = MP_EXIT_IO;
+        }
+        free(text);
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* Outputs are read where the engine left them; with --io copy they are copied out
+ * through the session (a recorded copy), as a caller of the API would. */
+int mp_cli_print_outputs(mp_session *s, bool bind)
+{
+    const mp_model *m = mp_session_model(s);
+    printf("model    %s  (%d operators, %d tensors, %zu constant bytes)\n", m->path, m->n_ops,
+           m->n_tensors, m->const_bytes);
+    for (int k = 0; k < mp_session_input_count(s); k++) {
+        const mp_tensor *t = mp_session_input(s, k);
+        char sh[128];
+        printf("input %d  %s  %s %s\n", k, t->info->name, mp_dtype_name(t->dtype),
+               mp_shape_str(t->rank, t->dims, sh, sizeof sh));
+    }
+    for (int j = 0; j < mp_session_output_count(s); j++) {
+        const mp_tensor *t = mp_session_output(s, j);
+        if (!bind) {
+            mp_error err = {0};
+            void *copy = malloc(t->bytes ? t->bytes : 1);
+            if (!copy)
+                return MP_EXIT_RUNTIME;
+            mp_status st = mp_session_get_output(s, j, copy, t->bytes, &err);
+            free(copy);
+            if (st != MP_OK)
+                return mp_report_error(&err);
+        }
+        print_output(t, j);
+    }
+    return MP_EXIT_OK;
+}
+
