@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzers/summary.h"
 #include "cli/bench_stats.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/scenarios_driver.h"
 #include "reports/scenarios_report.h"
 
 #define SCENARIO_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS | \
@@ -60,12 +60,6 @@ static void help(void)
            "More: docs/scenarios.md and docs/memory.md in memprof's sources.\n");
 }
 
-typedef struct sc_args {
-    const char *model, *out_path;
-    mp_model_opts m; /* --shape, --memory, -r, -w, --threads */
-    bool keep_stale, strict, exact, json;
-} sc_args;
-
 /* --format, the one option with a value of its own to check. */
 static int take(void *ctx, int id, const char *v)
 {
@@ -112,106 +106,6 @@ static const char *const k_calls[N_CASES] = {
     "prepare, new shape before every run",
     "set shape, prepare, other shape, run...",
 };
-
-/* One case: what the report shows, and the shapes it plays. */
-typedef struct sc_case {
-    mp_scenario_case r;
-    mp_shape_args *sp; /* its shape lists */
-    mp_shape_at at;
-} sc_case;
-
-/* The shape lists of each case from the user's lists u and the model's shapes f (one per
- * input: f->n[k] = 1). */
-static void case_shapes(int c, const mp_shape_args *u, const mp_shape_args *f, int n_in,
-                        mp_shape_args *sp, mp_shape_at *at)
-{
-    memset(sp->n, 0, sizeof sp->n);
-    *at = c == 0 || c == 1 ? MP_SHAPE_AT_PREPARE : c == 3 ? MP_SHAPE_AT_EACH_RUN : MP_SHAPE_AT_RUN;
-    for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS; k++) {
-        if (c == 0 || !u->n[k])
-            continue;
-        /* the list: S1 [, S2 or F] [, S3...] */
-        int want = c == 1 || c == 2 ? 1 : c == 4 ? 2 : (u->n[k] >= 2 ? u->n[k] : 2);
-        for (int j = 0; j < want; j++) {
-            const mp_shape_args *from = j < u->n[k] ? u : f;
-            int jj = j < u->n[k] ? j : 0;
-            sp->rank[k][j] = from->rank[k][jj];
-            memcpy(sp->dims[k][j], from->dims[k][jj], sizeof sp->dims[k][j]);
-        }
-        sp->n[k] = want;
-    }
-}
-
-/* Play one case in a fresh session. */
-static int play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs *in,
-                sc_case *cs, uint64_t *times, mp_progress *pg)
-{
-    mp_error err = {0};
-    mp_trace *tr = mp_trace_create();
-    if (!tr) {
-        fprintf(stderr, "memprof scenarios: out of memory\n");
-        return MP_EXIT_RUNTIME;
-    }
-    mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode, .trace = tr,
-                             .keep_stale_arena = a->keep_stale};
-    mp_session *s = NULL;
-    int rc = mp_cli_session_open(a->model, bytes, size, &so, &s, NULL);
-    if (rc == MP_EXIT_OK)
-        rc = mp_shapes_before_prepare(s, cs->sp, cs->at);
-    if (rc == MP_EXIT_OK && mp_session_prepare(s, &err) != MP_OK)
-        rc = mp_report_error(&err);
-    if (rc == MP_EXIT_OK)
-        rc = mp_shapes_after_prepare(s, cs->sp, cs->at);
-    long total = 1 + a->m.warmup + a->m.runs;
-    for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
-        mp_progress_update(pg, "scenarios: case %c, run %ld of %ld", cs->r.name, r + 1, total);
-        rc = mp_shapes_before_run(s, cs->sp, cs->at, r);
-        if (rc == MP_EXIT_OK)
-            rc = mp_cli_inputs_feed(s, in);
-        if (rc != MP_EXIT_OK)
-            break;
-        uint64_t t0 = mp_now_ns();
-        if (mp_session_run(s, &err) != MP_OK) {
-            rc = mp_report_error(&err);
-            break;
-        }
-        uint64_t dt = mp_now_ns() - t0;
-        if (r == 0)
-            cs->r.first_ns = dt;
-        else if (r > a->m.warmup)
-            times[r - 1 - a->m.warmup] = dt;
-    }
-    if (rc == MP_EXIT_OK) {
-        mp_session_memory mi;
-        mp_session_memory_info(s, &mi);
-        cs->r.plans_made = mi.plans_made;
-        cs->r.plans_reused = mi.plans_reused;
-    }
-    mp_session_destroy(s);
-    if (rc == MP_EXIT_OK) {
-        mp_summary sum;
-        if (mp_summary_compute(tr, &sum, &err) != MP_OK) {
-            rc = mp_report_error(&err);
-        } else {
-            mp_stats_compute(times, (size_t)a->m.runs, &cs->r.later);
-            cs->r.static_bytes = sum.static_bytes;
-            cs->r.dynamic_bytes = sum.dynamic_bytes;
-            cs->r.peak_bytes = sum.peak_heap;
-            cs->r.dup_bytes = sum.dup_bytes;
-            cs->r.first_allocs = sum.first_run.n_alloc;
-            cs->r.first_bytes = sum.first_run.bytes_alloc;
-            cs->r.later_allocs = sum.later_max.n_alloc;
-            cs->r.later_bytes = sum.later_max.bytes_alloc;
-            cs->r.n_runs = sum.n_runs;
-            cs->r.flag_dup = sum.dup_bytes > 0;
-            cs->r.flag_alloc = a->m.mode != MP_MEMORY_DYNAMIC && cs->r.name != 'D' &&
-                             sum.later_max.n_alloc > 0;
-            mp_summary_free(&sum);
-        }
-    }
-    mp_trace_destroy(tr);
-    return rc;
-}
 
 /* The report's rows: each case with its shapes (by input, named from the probe). */
 static int write_out(const sc_args *a, mp_session *probe, sc_case *cases)
@@ -300,8 +194,8 @@ int mp_cmd_scenarios(int argc, char **argv)
     for (int c = 0; c < N_CASES && rc == MP_EXIT_OK; c++) {
         cases[c].r.name = (char)('A' + c);
         cases[c].sp = &sps[c];
-        case_shapes(c, user, file, n_in, &sps[c], &cases[c].at);
-        rc = play(&a, bytes, size, in, &cases[c], times, &pg);
+        mp_scenario_case_shapes(c, user, file, n_in, &sps[c], &cases[c].at);
+        rc = mp_scenario_play(&a, bytes, size, in, &cases[c], times, &pg);
     }
     mp_progress_end(&pg);
     if (rc == MP_EXIT_OK)
