@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/plan_driver.h"
 #include "engine/memory/plan.h"
 #include "engine/memory/plan_compare.h"
 #include "engine/session.h"
@@ -53,15 +54,6 @@ static void help(void)
         printf("  %-10s %s\n", (*p)->name, (*p)->about);
 }
 
-typedef enum fmt { FMT_TEXT, FMT_JSON, FMT_SVG } fmt;
-
-typedef struct plan_args {
-    const char *model, *out;
-    mp_model_opts m; /* --shape, --threads, --planner (NULL: all) */
-    fmt format;
-    bool peer, exact;
-} plan_args;
-
 /* --format, the one option with a value of its own to check. */
 static int take(void *ctx, int id, const char *v)
 {
@@ -94,141 +86,6 @@ static int parse(int argc, char **argv, plan_args *a)
     mp_cli_files_in(&f, a->model);
     mp_cli_files_out(&f, a->out);
     return mp_cli_files_check("plan", &f);
-}
-
-/* ---- planning ------------------------------------------------------------------------------ */
-
-/* The buffers to plan: all items, the tensors alone, or the tensors but the model's inputs
- * and outputs. */
-typedef enum { SET_ALL, SET_TENSORS, SET_INTERNAL } set_kind;
-
-static int32_t bufs_of(mp_plan_buf *b, const mp_plan_item *it, int32_t n, set_kind kind)
-{
-    int32_t k = 0;
-    for (int32_t i = 0; i < n; i++)
-        if ((kind == SET_ALL || it[i].tensor >= 0) && (kind != SET_INTERNAL || !it[i].io))
-            b[k++] = (mp_plan_buf){it[i].bytes, it[i].first, it[i].last};
-    return k;
-}
-
-typedef struct plan_ctx {
-    const plan_args *a;
-    mp_trace *tr;
-    mp_session *s;
-    mp_plan_item *items;
-    int32_t n_items, n_scratch;
-    uint64_t align, scratch_max;
-    mp_plan_buf *bufs[3];            /* by set_kind */
-    int32_t n_bufs[3];
-    mp_plan_compare cmp;             /* the planners on every buffer */
-    uint64_t lb_tensors, lb_internal;
-    mp_plan_result tensors_res, internal_res; /* the chosen planner on the other sets */
-    bool peer_ok;
-    char peer_why[512];
-    mp_xnn_peer_memory peer_mem;
-} plan_ctx;
-
-static int prepare_model(plan_ctx *c)
-{
-    const plan_args *a = c->a;
-    mp_error err = {0};
-    c->tr = mp_trace_create();
-    if (!c->tr) {
-        fprintf(stderr, "memprof plan: out of memory\n");
-        return MP_EXIT_RUNTIME;
-    }
-    mp_trace_set_enabled(c->tr, false); /* only the metadata (names) is wanted */
-    mp_session_options o = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = c->tr};
-    if (mp_session_create(&o, &c->s, &err) != MP_OK || mp_session_load(c->s, a->model, &err) != MP_OK)
-        return mp_report_error(&err);
-    mp_shape_args *sp = calloc(1, sizeof *sp);
-    if (!sp) {
-        fprintf(stderr, "memprof plan: out of memory\n");
-        return MP_EXIT_RUNTIME;
-    }
-    int rc = mp_cli_collect_shapes(c->s, "plan", a->m.shapes, a->m.n_shapes, sp);
-    for (int k = 0; k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
-        if (sp->n[k] > 1)
-            rc = mp_usage_error("plan", "--shape: input %d has several shapes; a plan is for "
-                                        "one shape per input", k);
-        else if (sp->n[k] == 1)
-            rc = mp_cli_apply_shape(c->s, sp, k, 0);
-    }
-    free(sp);
-    if (rc != MP_EXIT_OK)
-        return rc;
-    if (mp_session_plan_items(c->s, &c->items, &c->n_items, &c->align, &err) != MP_OK)
-        return mp_report_error(&err);
-    for (int32_t i = 0; i < c->n_items; i++)
-        if (c->items[i].tensor < 0) {
-            c->n_scratch++;
-            if (c->items[i].bytes > c->scratch_max)
-                c->scratch_max = c->items[i].bytes;
-        }
-    return MP_EXIT_OK;
-}
-
-static int plan_all(plan_ctx *c)
-{
-    mp_error err = {0};
-    for (int k = 0; k < 3; k++) {
-        c->bufs[k] = malloc(sizeof *c->bufs[k] * ((size_t)c->n_items + 1));
-        if (!c->bufs[k]) {
-            fprintf(stderr, "memprof plan: out of memory\n");
-            return MP_EXIT_RUNTIME;
-        }
-        c->n_bufs[k] = bufs_of(c->bufs[k], c->items, c->n_items, (set_kind)k);
-    }
-    c->lb_tensors = mp_plan_lower_bound(c->bufs[SET_TENSORS], c->n_bufs[SET_TENSORS], c->align,
-                                        NULL);
-    c->lb_internal = mp_plan_lower_bound(c->bufs[SET_INTERNAL], c->n_bufs[SET_INTERNAL],
-                                         c->align, NULL);
-    const char *name = c->a->m.planner;
-    const mp_planner *chosen = name ? mp_planner_find(name) : mp_planner_default();
-    if (mp_plan_compare_run(c->bufs[SET_ALL], c->n_bufs[SET_ALL], c->align, chosen, name != NULL,
-                            &c->cmp, &err) != MP_OK)
-        return mp_report_error(&err);
-    /* The other sets only when they differ and are shown: without scratch the tensors are
-     * the whole set; without inputs and outputs is for the peer and the JSON. */
-    if (c->n_scratch == 0)
-        c->tensors_res.arena = c->cmp.res[c->cmp.chosen].arena;
-    else if (mp_plan_measure(chosen, c->bufs[SET_TENSORS], c->n_bufs[SET_TENSORS], c->align,
-                             &c->tensors_res, &err) != MP_OK)
-        return mp_report_error(&err);
-    if ((c->a->peer || c->a->format == FMT_JSON) &&
-        mp_plan_measure(chosen, c->bufs[SET_INTERNAL], c->n_bufs[SET_INTERNAL], c->align,
-                        &c->internal_res, &err) != MP_OK)
-        return mp_report_error(&err);
-    return MP_EXIT_OK;
-}
-
-static int peer_measure(plan_ctx *c)
-{
-    mp_error err = {0};
-    mp_xnn_peer *p = NULL;
-    mp_xnn_peer_options o = {.threads = (int)c->a->m.threads};
-    if (mp_xnn_peer_create(c->s, &o, &p, &err) != MP_OK) {
-        snprintf(c->peer_why, sizeof c->peer_why, "%s", err.msg);
-        /* only a refusal of the model is reported in the output; out of memory or an
-         * XNNPACK failure ends the command before anything is written */
-        return err.status == MP_ERR_UNSUPPORTED ? MP_EXIT_OK : mp_report_error(&err);
-    }
-    mp_xnn_peer_memory_info(p, &c->peer_mem);
-    mp_xnn_peer_destroy(p, NULL);
-    c->peer_ok = true;
-    return MP_EXIT_OK;
-}
-
-static void free_ctx(plan_ctx *c)
-{
-    mp_plan_compare_free(&c->cmp);
-    mp_plan_result_free(&c->tensors_res);
-    mp_plan_result_free(&c->internal_res);
-    for (int k = 0; k < 3; k++)
-        free(c->bufs[k]);
-    free(c->items);
-    mp_session_destroy(c->s);
-    mp_trace_destroy(c->tr);
 }
 
 /* ---- output -------------------------------------------------------------------------------- */
@@ -328,11 +185,11 @@ int mp_cmd_plan(int argc, char **argv)
     plan_ctx c;
     memset(&c, 0, sizeof c);
     c.a = &a;
-    rc = prepare_model(&c);
+    rc = mp_cli_plan_prepare(&c);
     if (rc == MP_EXIT_OK)
-        rc = plan_all(&c);
+        rc = mp_cli_plan_compare(&c);
     if (rc == MP_EXIT_OK && a.peer)
-        rc = peer_measure(&c);
+        rc = mp_cli_plan_peer(&c);
     if (rc == MP_EXIT_OK) {
         rc = write_out(&c);
         if (rc == MP_EXIT_OK && a.peer && !c.peer_ok) {
@@ -340,6 +197,6 @@ int mp_cmd_plan(int argc, char **argv)
             rc = MP_EXIT_UNSUPPORTED;
         }
     }
-    free_ctx(&c);
+    mp_cli_plan_free(&c);
     return rc;
 }

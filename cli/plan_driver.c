@@ -1,0 +1,121 @@
+/* memprof plan's driver (see plan_driver.h). */
+#include "cli/plan_driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static int32_t bufs_of(mp_plan_buf *b, const mp_plan_item *it, int32_t n, set_kind kind)
+{
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++)
+        if ((kind == SET_ALL || it[i].tensor >= 0) && (kind != SET_INTERNAL || !it[i].io))
+            b[k++] = (mp_plan_buf){it[i].bytes, it[i].first, it[i].last};
+    return k;
+}
+
+int mp_cli_plan_prepare(plan_ctx *c)
+{
+    const plan_args *a = c->a;
+    mp_error err = {0};
+    c->tr = mp_trace_create();
+    if (!c->tr) {
+        fprintf(stderr, "memprof plan: out of memory\n");
+        return MP_EXIT_RUNTIME;
+    }
+    mp_trace_set_enabled(c->tr, false); /* only the metadata (names) is wanted */
+    mp_session_options o = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = c->tr};
+    if (mp_session_create(&o, &c->s, &err) != MP_OK || mp_session_load(c->s, a->model, &err) != MP_OK)
+        return mp_report_error(&err);
+    mp_shape_args *sp = calloc(1, sizeof *sp);
+    if (!sp) {
+        fprintf(stderr, "memprof plan: out of memory\n");
+        return MP_EXIT_RUNTIME;
+    }
+    int rc = mp_cli_collect_shapes(c->s, "plan", a->m.shapes, a->m.n_shapes, sp);
+    for (int k = 0; k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++) {
+        if (sp->n[k] > 1)
+            rc = mp_usage_error("plan", "--shape: input %d has several shapes; a plan is for "
+                                        "one shape per input", k);
+        else if (sp->n[k] == 1)
+            rc = mp_cli_apply_shape(c->s, sp, k, 0);
+    }
+    free(sp);
+    if (rc != MP_EXIT_OK)
+        return rc;
+    if (mp_session_plan_items(c->s, &c->items, &c->n_items, &c->align, &err) != MP_OK)
+        return mp_report_error(&err);
+    for (int32_t i = 0; i < c->n_items; i++)
+        if (c->items[i].tensor < 0) {
+            c->n_scratch++;
+            if (c->items[i].bytes > c->scratch_max)
+                c->scratch_max = c->items[i].bytes;
+        }
+    return MP_EXIT_OK;
+}
+
+int mp_cli_plan_compare(plan_ctx *c)
+{
+    mp_error err = {0};
+    for (int k = 0; k < 3; k++) {
+        c->bufs[k] = malloc(sizeof *c->bufs[k] * ((size_t)c->n_items + 1));
+        if (!c->bufs[k]) {
+            fprintf(stderr, "memprof plan: out of memory\n");
+            return MP_EXIT_RUNTIME;
+        }
+        c->n_bufs[k] = bufs_of(c->bufs[k], c->items, c->n_items, (set_kind)k);
+    }
+    c->lb_tensors = mp_plan_lower_bound(c->bufs[SET_TENSORS], c->n_bufs[SET_TENSORS], c->align,
+                                        NULL);
+    c->lb_internal = mp_plan_lower_bound(c->bufs[SET_INTERNAL], c->n_bufs[SET_INTERNAL],
+                                         c->align, NULL);
+    const char *name = c->a->m.planner;
+    const mp_planner *chosen = name ? mp_planner_find(name) : mp_planner_default();
+    if (mp_plan_compare_run(c->bufs[SET_ALL], c->n_bufs[SET_ALL], c->align, chosen, name != NULL,
+                            &c->cmp, &err) != MP_OK)
+        return mp_report_error(&err);
+    /* The other sets only when they differ and are shown: without scratch the tensors are
+     * the whole set; without inputs and outputs is for the peer and the JSON. */
+    if (c->n_scratch == 0)
+        c->tensors_res.arena = c->cmp.res[c->cmp.chosen].arena;
+    else if (mp_plan_measure(chosen, c->bufs[SET_TENSORS], c->n_bufs[SET_TENSORS], c->align,
+                             &c->tensors_res, &err) != MP_OK)
+        return mp_report_error(&err);
+    if ((c->a->peer || c->a->format == FMT_JSON) &&
+        mp_plan_measure(chosen, c->bufs[SET_INTERNAL], c->n_bufs[SET_INTERNAL], c->align,
+                        &c->internal_res, &err) != MP_OK)
+        return mp_report_error(&err);
+    return MP_EXIT_OK;
+}
+
+int mp_cli_plan_peer(plan_ctx *c)
+{
+    mp_error err = {0};
+    mp_xnn_peer *p = NULL;
+    mp_xnn_peer_options o = {.threads = (int)c->a->m.threads};
+    if (mp_xnn_peer_create(c->s, &o, &p, &err) != MP_OK) {
+        snprintf(c->peer_why, sizeof c->peer_why, "%s", err.msg);
+        /* only a refusal of the model is reported in the output; out of memory or an
+         * XNNPACK failure ends the command before anything is written */
+        return err.status == MP_ERR_UNSUPPORTED ? MP_EXIT_OK : mp_report_error(&err);
+    }
+    mp_xnn_peer_memory_info(p, &c->peer_mem);
+    mp_xnn_peer_destroy(p, NULL);
+    c->peer_ok = true;
+    return MP_EXIT_OK;
+}
+
+void mp_cli_plan_free(plan_ctx *c)
+{
+    mp_plan_compare_free(&c->cmp);
+    mp_plan_result_free(&c->tensors_res);
+    mp_plan_result_free(&c->internal_res);
+    for (int k = 0; k < 3; k++)
+        free(c->bufs[k]);
+    free(c->items);
+    mp_session_destroy(c->s);
+    mp_trace_destroy(c->tr);
+}
+
