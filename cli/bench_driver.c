@@ -8,11 +8,11 @@
 #include "analyzers/summary.h"
 #include "cli/cli.h"
 
-const mp_memory_mode mp_bench_modes[N_MODES] = {MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC,
+const mp_memory_mode mp_bench_modes[MP_BENCH_MODES] = {MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC,
                                                 MP_MEMORY_AUTO};
 
 /* Bytes the sessions and the peer have allocated now. */
-static uint64_t recorded_now(bench *b)
+static uint64_t recorded_now(mp_bench *b)
 {
     uint64_t sum = 0;
     for (int i = 0; i < b->n; i++) {
@@ -27,9 +27,9 @@ static uint64_t recorded_now(bench *b)
     return sum;
 }
 
-static void rss_sample(bench *b, const char *what, const char *who)
+static void rss_sample(mp_bench *b, const char *what, const char *who)
 {
-    if (b->n_rss == MAX_RSS_STEPS)
+    if (b->n_rss == MP_BENCH_RSS_STEPS)
         return;
     mp_bench_rss *r = &b->rss[b->n_rss];
     if (!mp_proc_rss(&r->rss, &r->hwm)) {
@@ -42,7 +42,7 @@ static void rss_sample(bench *b, const char *what, const char *who)
 }
 
 /* Give the peer the inputs the auto session was fed (same shapes). */
-static int peer_feed(bench *b, contestant *pc)
+static int peer_feed(mp_bench *b, mp_contestant *pc)
 {
     mp_error err = {0};
     for (int k = 0; k < mp_xnn_peer_input_count(pc->p) && k < MP_CLI_MAX_INPUTS; k++)
@@ -53,7 +53,7 @@ static int peer_feed(bench *b, contestant *pc)
 }
 
 /* Run contestant i once as round r; the time goes where the round says. */
-static int run_once(bench *b, contestant *c, long r)
+static int run_once(mp_bench *b, mp_contestant *c, long r)
 {
     mp_error err = {0};
     int rc;
@@ -93,14 +93,14 @@ static int run_once(bench *b, contestant *c, long r)
     return MP_EXIT_OK;
 }
 
-static int make_peer(bench *b)
+static int make_peer(mp_bench *b)
 {
     mp_error err = {0};
-    contestant *pc = &b->c[N_MODES];
+    mp_contestant *pc = &b->c[MP_BENCH_MODES];
     mp_xnn_peer_options o = {.threads = (int)b->a->m.threads, .threadpool = b->pool};
     uint64_t t0 = mp_now_ns();
     /* from the auto session after its first run: its shapes are those of the runs */
-    if (mp_xnn_peer_create(b->c[N_MODES - 1].s, &o, &pc->p, &err) != MP_OK) {
+    if (mp_xnn_peer_create(b->c[MP_BENCH_MODES - 1].s, &o, &pc->p, &err) != MP_OK) {
         fprintf(stderr, "memprof bench: --peer xnnpack: %s\n", err.msg);
         return mp_exit_for(err.status);
     }
@@ -109,14 +109,14 @@ static int make_peer(bench *b)
 }
 
 /* Load, prepare and run every contestant. */
-int mp_bench_drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
+int mp_bench_drive(mp_bench *b, const void *bytes, size_t size, mp_progress *pg)
 {
-    const bench_args *a = b->a;
+    const mp_bench_args *a = b->a;
     int rc = MP_EXIT_OK;
     mp_error err = {0};
     rss_sample(b, "start", NULL);
-    for (int i = 0; i < N_MODES && rc == MP_EXIT_OK; i++) {
-        contestant *c = &b->c[i];
+    for (int i = 0; i < MP_BENCH_MODES && rc == MP_EXIT_OK; i++) {
+        mp_contestant *c = &b->c[i];
         mp_session_options so = {.threads = (int)a->m.threads, .threadpool = b->pool,
                                  .mode = mp_bench_modes[i], .trace = c->tr,
                                  .no_huge_pages = a->no_huge_pages};
@@ -134,8 +134,8 @@ int mp_bench_drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
                                          a->m.n_inputs, b->in);
         }
     }
-    for (int i = 0; i < N_MODES && rc == MP_EXIT_OK; i++) {
-        contestant *c = &b->c[i];
+    for (int i = 0; i < MP_BENCH_MODES && rc == MP_EXIT_OK; i++) {
+        mp_contestant *c = &b->c[i];
         rc = mp_shapes_before_prepare(c->s, b->sp, a->m.at);
         if (rc != MP_EXIT_OK)
             break;
@@ -152,7 +152,7 @@ int mp_bench_drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
     /* round 0, the first runs, in order (the peer is made from the auto session after its
      * first run); later rounds in the balanced order of mp_bench_order */
     for (int i = 0; i < b->n && rc == MP_EXIT_OK; i++) {
-        contestant *c = &b->c[i];
+        mp_contestant *c = &b->c[i];
         if (c->is_peer) {
             rc = make_peer(b);
             if (rc != MP_EXIT_OK)
@@ -174,11 +174,11 @@ int mp_bench_drive(bench *b, const void *bytes, size_t size, mp_progress *pg)
 }
 
 /* Statistics and memory figures, once the runs are over (sessions and peer destroyed). */
-int mp_bench_conclude(bench *b)
+int mp_bench_conclude(mp_bench *b)
 {
     mp_error err = {0};
     for (int i = 0; i < b->n; i++) {
-        contestant *c = &b->c[i];
+        mp_contestant *c = &b->c[i];
         mp_bench_row *w = &b->rows[i];
         w->name = c->name;
         w->is_peer = c->is_peer;

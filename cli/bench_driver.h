@@ -16,19 +16,19 @@
 #include "peers/xnnpack_runtime.h"
 #include "reports/bench_report.h"
 
-#define N_MODES 3        /* static, dynamic, auto: mode[0] is the baseline of ratios */
-#define MAX_RSS_STEPS 16
+#define MP_BENCH_MODES 3        /* static, dynamic, auto: mode[0] is the baseline of ratios */
+#define MP_BENCH_RSS_STEPS 16
 
-extern const mp_memory_mode mp_bench_modes[N_MODES]; /* static, dynamic, auto */
+extern const mp_memory_mode mp_bench_modes[MP_BENCH_MODES]; /* static, dynamic, auto */
 
-typedef struct bench_args {
+typedef struct mp_bench_args {
     const char *model, *out_path;
     mp_model_opts m; /* --shape, --input, --shape-at, -r, -w, --threads */
     bool peer, json, no_huge_pages;
-} bench_args;
+} mp_bench_args;
 
 /* One contestant: a memory mode of ours, or the peer. */
-typedef struct contestant {
+typedef struct mp_contestant {
     const char *name;
     bool is_peer;
     mp_session *s;
@@ -38,14 +38,14 @@ typedef struct contestant {
     uint64_t load_ns, prepare_ns, first_ns;
     uint64_t *later;        /* runs samples */
     mp_xnn_peer_memory pm;  /* the peer after its runs */
-} contestant;
+} mp_contestant;
 
-typedef struct bench {
-    const bench_args *a;
-    contestant c[N_MODES + 1];
-    int n;                  /* contestants: N_MODES, + 1 with the peer */
-    mp_bench_row rows[N_MODES + 1]; /* their figures, once the runs are over */
-    mp_bench_rss rss[MAX_RSS_STEPS];
+typedef struct mp_bench {
+    const mp_bench_args *a;
+    mp_contestant c[MP_BENCH_MODES + 1];
+    int n;                  /* contestants: MP_BENCH_MODES, + 1 with the peer */
+    mp_bench_row rows[MP_BENCH_MODES + 1]; /* their figures, once the runs are over */
+    mp_bench_rss rss[MP_BENCH_RSS_STEPS];
     int n_rss;
     bool rss_ok;
     mp_cli_inputs *in;
@@ -54,12 +54,12 @@ typedef struct bench {
      * the idle workers of separate pools would spin against the running ones (5 to 9 times
      * slower runs at 2 threads on 2 cores). NULL at 1 thread. */
     pthreadpool_t pool;
-} bench;
+} mp_bench;
 
 /* Load, prepare and run every contestant (the model from bytes, or its file when NULL);
  * errors printed; returns the exit code. */
-int mp_bench_drive(bench *b, const void *bytes, size_t size, mp_progress *pg);
+int mp_bench_drive(mp_bench *b, const void *bytes, size_t size, mp_progress *pg);
 /* b->rows from the runs (the sessions and the peer already destroyed). */
-int mp_bench_conclude(bench *b);
+int mp_bench_conclude(mp_bench *b);
 
 #endif

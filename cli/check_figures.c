@@ -25,7 +25,7 @@ static void dims_str(const mp_tensor *t, char *buf, size_t n)
 /* Load, shape (one shape per input, before prepare), prepare, run and read the outputs as
  * memprof run does (cli/call_orders.c), note the input shapes, then tear down: the
  * teardown is part of the trace, as in memprof run. */
-static int drive(const check_args *a, const mp_session_options *so, const void *bytes,
+static int drive(const mp_check_args *a, const mp_session_options *so, const void *bytes,
                  size_t size, mp_baseline_input *ins, int *n_ins)
 {
     mp_session *s = NULL;
@@ -48,7 +48,7 @@ static int drive(const check_args *a, const mp_session_options *so, const void *
         rc = mp_cli_play(s, sp, MP_SHAPE_AT_PREPARE, a->m.runs, in);
     /* the input shapes the figures are of */
     *n_ins = 0;
-    for (int k = 0; k < n_in && k < MAX_ARGS && rc == MP_EXIT_OK; k++) {
+    for (int k = 0; k < n_in && k < MP_CHECK_MAX_ARGS && rc == MP_EXIT_OK; k++) {
         const mp_tensor *t = mp_session_input(s, k);
         char d[256];
         dims_str(t, d, sizeof d);
@@ -68,7 +68,7 @@ static int drive(const check_args *a, const mp_session_options *so, const void *
     return rc;
 }
 
-static int figures_of_model(const check_args *a, mp_baseline *out)
+static int figures_of_model(const mp_check_args *a, mp_baseline *out)
 {
     mp_error err = {0};
     void *bytes = NULL;
@@ -84,7 +84,7 @@ static int figures_of_model(const check_args *a, mp_baseline *out)
         return MP_EXIT_IO;
     }
     mp_trace *tr = mp_trace_create();
-    mp_baseline_input ins[MAX_ARGS];
+    mp_baseline_input ins[MP_CHECK_MAX_ARGS];
     int n_ins = 0;
     memset(ins, 0, sizeof ins);
     mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode,
@@ -118,7 +118,7 @@ static int figures_of_model(const check_args *a, mp_baseline *out)
 
 /* ---- the figures of the subject --------------------------------------------------------- */
 
-int mp_check_figures(const check_args *a, mp_baseline *out)
+int mp_check_figures(const mp_check_args *a, mp_baseline *out)
 {
     mp_error err = {0};
     mp_file_kind k = strncmp(a->subject, "zoo:", 4) == 0 ? MP_FILE_MODEL

@@ -12,18 +12,18 @@
 #include "analyzers/gate.h"
 #include "cli/options.h"
 
-#define MAX_ARGS 64
+#define MP_CHECK_MAX_ARGS 64
 
-typedef struct check_args {
+typedef struct mp_check_args {
     const char *subject, *baseline, *save, *junit;
     mp_model_opts m; /* --shape, --memory, --planner, --threads, --runs */
-    mp_gate_limit limits[MAX_ARGS];
+    mp_gate_limit limits[MP_CHECK_MAX_ARGS];
     size_t n_limits;
     mp_tolerance tol;
     bool exact, model_opts;
-} check_args;
+} mp_check_args;
 
 /* The figures of a->subject into out; errors printed; returns the exit code. */
-int mp_check_figures(const check_args *a, mp_baseline *out);
+int mp_check_figures(const mp_check_args *a, mp_baseline *out);
 
 #endif

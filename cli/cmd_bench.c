@@ -76,16 +76,16 @@ static int take(void *ctx, int id, const char *v)
     static const char *const words[] = {"text", "json", NULL};
     int f = 0, rc = mp_opt_choice("bench", "--format", v, words, &f);
     (void)id;
-    ((bench_args *)ctx)->json = f == 1;
+    ((mp_bench_args *)ctx)->json = f == 1;
     return rc;
 }
 
-static int parse(int argc, char **argv, bench_args *a)
+static int parse(int argc, char **argv, mp_bench_args *a)
 {
     static const mp_opt opts[] = {
         {"format", 0, MP_ARG_VALUE, 0, 1},
-        {"output", 'o', MP_ARG_STRING, offsetof(bench_args, out_path), 0},
-        {"no-huge-pages", 0, MP_ARG_FLAG, offsetof(bench_args, no_huge_pages), 0}, {0}};
+        {"output", 'o', MP_ARG_STRING, offsetof(mp_bench_args, out_path), 0},
+        {"no-huge-pages", 0, MP_ARG_FLAG, offsetof(mp_bench_args, no_huge_pages), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 10;
@@ -108,9 +108,9 @@ static int parse(int argc, char **argv, bench_args *a)
     return mp_cli_files_check("bench", &f);
 }
 
-static int write_out(const bench *b)
+static int write_out(const mp_bench *b)
 {
-    const bench_args *a = b->a;
+    const mp_bench_args *a = b->a;
     mp_bench_shape shapes[64];
     int n_shapes = 0;
     const mp_session *s0 = b->c[0].s;
@@ -147,16 +147,16 @@ static int write_out(const bench *b)
 
 int mp_cmd_bench(int argc, char **argv)
 {
-    bench_args a;
+    mp_bench_args a;
     int rc = parse(argc, argv, &a);
     if (rc != 0)
         return rc < 0 ? MP_EXIT_OK : rc;
 
-    bench b;
+    mp_bench b;
     memset(&b, 0, sizeof b);
     b.a = &a;
     b.rss_ok = true;
-    b.n = N_MODES + (a.peer ? 1 : 0);
+    b.n = MP_BENCH_MODES + (a.peer ? 1 : 0);
     b.in = calloc(1, sizeof *b.in);
     b.sp = calloc(1, sizeof *b.sp);
     void *bytes = NULL;
@@ -167,8 +167,8 @@ int mp_cmd_bench(int argc, char **argv)
         b.pool = pthreadpool_create((size_t)a.m.threads);
     bool oom = !b.in || !b.sp || (a.m.threads > 1 && !b.pool);
     for (int i = 0; i < b.n; i++) {
-        contestant *c = &b.c[i];
-        c->is_peer = i == N_MODES;
+        mp_contestant *c = &b.c[i];
+        c->is_peer = i == MP_BENCH_MODES;
         c->name = c->is_peer ? "xnnpack" : mp_memory_mode_name(mp_bench_modes[i]);
         c->has_load = !c->is_peer;
         c->later = calloc((size_t)a.m.runs, sizeof *c->later);
@@ -187,10 +187,10 @@ int mp_cmd_bench(int argc, char **argv)
     mp_progress_end(&pg);
     /* everything ends before the figures are made: the peer first (it reads the auto
      * session's graph), keeping its capture's figures */
-    if (a.peer && b.c[N_MODES].p) {
-        mp_xnn_peer_memory_info(b.c[N_MODES].p, &b.c[N_MODES].pm);
-        mp_xnn_peer_destroy(b.c[N_MODES].p, NULL);
-        b.c[N_MODES].p = NULL;
+    if (a.peer && b.c[MP_BENCH_MODES].p) {
+        mp_xnn_peer_memory_info(b.c[MP_BENCH_MODES].p, &b.c[MP_BENCH_MODES].pm);
+        mp_xnn_peer_destroy(b.c[MP_BENCH_MODES].p, NULL);
+        b.c[MP_BENCH_MODES].p = NULL;
     }
     if (rc == MP_EXIT_OK)
         rc = mp_bench_conclude(&b);
@@ -199,7 +199,7 @@ int mp_cmd_bench(int argc, char **argv)
 done:
     mp_progress_end(&pg);
     for (int i = 0; i < b.n; i++) {
-        contestant *c = &b.c[i];
+        mp_contestant *c = &b.c[i];
         if (c->p)
             mp_xnn_peer_destroy(c->p, NULL);
         mp_session_destroy(c->s);

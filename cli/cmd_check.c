@@ -77,14 +77,14 @@ static void help(void)
 }
 
 
-static int add_limit(check_args *a, int fig, const char *size, const char *flag)
+static int add_limit(mp_check_args *a, int fig, const char *size, const char *flag)
 {
     uint64_t v;
     if (!mp_parse_size(size, &v))
         return mp_usage_error("check", "%s: '%s' is not a size (like 12MiB, 800KB, 4096)",
                               flag, size);
-    if (a->n_limits == MAX_ARGS)
-        return mp_usage_error("check", "more than %d limits", MAX_ARGS);
+    if (a->n_limits == MP_CHECK_MAX_ARGS)
+        return mp_usage_error("check", "more than %d limits", MP_CHECK_MAX_ARGS);
     a->limits[a->n_limits].figure = fig;
     a->limits[a->n_limits++].max = v;
     return 0;
@@ -94,7 +94,7 @@ enum { O_MAX_PEAK = 1, O_MAX, O_TOLERANCE };
 
 static int take(void *ctx, int id, const char *v)
 {
-    check_args *a = ctx;
+    mp_check_args *a = ctx;
     if (id == O_MAX_PEAK)
         return add_limit(a, MP_FIG_PEAK, v, "--max-peak");
     if (id == O_TOLERANCE) {
@@ -117,16 +117,16 @@ static int take(void *ctx, int id, const char *v)
     return add_limit(a, fig, eq + 1, "--max");
 }
 
-static int parse(int argc, char **argv, check_args *a)
+static int parse(int argc, char **argv, mp_check_args *a)
 {
     static const mp_opt opts[] = {
         {"max-peak", 0, MP_ARG_VALUE, 0, O_MAX_PEAK},
         {"max", 0, MP_ARG_VALUE, 0, O_MAX},
-        {"baseline", 0, MP_ARG_STRING, offsetof(check_args, baseline), 0},
+        {"baseline", 0, MP_ARG_STRING, offsetof(mp_check_args, baseline), 0},
         {"tolerance", 0, MP_ARG_VALUE, 0, O_TOLERANCE},
-        {"save-baseline", 0, MP_ARG_STRING, offsetof(check_args, save), 0},
-        {"junit", 0, MP_ARG_STRING, offsetof(check_args, junit), 0},
-        {"exact", 0, MP_ARG_FLAG, offsetof(check_args, exact), 0}, {0}};
+        {"save-baseline", 0, MP_ARG_STRING, offsetof(mp_check_args, save), 0},
+        {"junit", 0, MP_ARG_STRING, offsetof(mp_check_args, junit), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(mp_check_args, exact), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 1;
@@ -150,7 +150,7 @@ static int parse(int argc, char **argv, check_args *a)
     return mp_cli_files_check("check", &f);
 }
 
-static int write_junit(const check_args *a, const mp_baseline *now, const mp_gate_result *r)
+static int write_junit(const mp_check_args *a, const mp_baseline *now, const mp_gate_result *r)
 {
     char why[256];
     mp_out out;
@@ -171,7 +171,7 @@ static int write_junit(const check_args *a, const mp_baseline *now, const mp_gat
     return MP_EXIT_OK;
 }
 
-static int save_baseline(const check_args *a, const mp_baseline *now)
+static int save_baseline(const mp_check_args *a, const mp_baseline *now)
 {
     char why[256];
     char *text = mp_baseline_to_json(now);
@@ -189,7 +189,7 @@ static int save_baseline(const check_args *a, const mp_baseline *now)
     return MP_EXIT_OK;
 }
 
-static int check(const check_args *a)
+static int check(const mp_check_args *a)
 {
     mp_error err = {0};
     mp_baseline now, base;
@@ -224,7 +224,7 @@ static int check(const check_args *a)
 
 int mp_cmd_check(int argc, char **argv)
 {
-    check_args a;
+    mp_check_args a;
     int rc = parse(argc, argv, &a);
     if (rc == 0)
         rc = check(&a);

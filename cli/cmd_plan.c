@@ -57,19 +57,19 @@ static void help(void)
 /* --format, the one option with a value of its own to check. */
 static int take(void *ctx, int id, const char *v)
 {
-    static const char *const words[] = {"text", "json", "svg", NULL}; /* as enum fmt */
+    static const char *const words[] = {"text", "json", "svg", NULL}; /* as mp_plan_format */
     int f = 0, rc = mp_opt_choice("plan", "--format", v, words, &f);
     (void)id;
-    ((plan_args *)ctx)->format = (fmt)f;
+    ((mp_plan_args *)ctx)->format = (mp_plan_format)f;
     return rc;
 }
 
-static int parse(int argc, char **argv, plan_args *a)
+static int parse(int argc, char **argv, mp_plan_args *a)
 {
     static const mp_opt opts[] = {
         {"format", 0, MP_ARG_VALUE, 0, 1},
-        {"output", 'o', MP_ARG_STRING, offsetof(plan_args, out), 0},
-        {"exact", 0, MP_ARG_FLAG, offsetof(plan_args, exact), 0}, {0}};
+        {"output", 'o', MP_ARG_STRING, offsetof(mp_plan_args, out), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(mp_plan_args, exact), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "plan", .help = help, .opts = opts,
@@ -92,7 +92,7 @@ static int parse(int argc, char **argv, plan_args *a)
 
 /* The report's view of the plan: items, inputs, results, the peer (arrays malloc'd into
  * *items, *inputs, *res; the caller frees them). */
-static bool fill_report(const plan_ctx *c, mp_plan_report *r, mp_plan_report_item **items,
+static bool fill_report(const mp_plan_ctx *c, mp_plan_report *r, mp_plan_report_item **items,
                         mp_plan_report_input **inputs, mp_plan_report_result **res)
 {
     const mp_model *m = mp_session_model(c->s);
@@ -133,9 +133,9 @@ static bool fill_report(const plan_ctx *c, mp_plan_report *r, mp_plan_report_ite
     return true;
 }
 
-static int write_out(const plan_ctx *c)
+static int write_out(const mp_plan_ctx *c)
 {
-    const plan_args *a = c->a;
+    const mp_plan_args *a = c->a;
     mp_plan_report r;
     mp_plan_report_item *items = NULL;
     mp_plan_report_input *inputs = NULL;
@@ -152,9 +152,9 @@ static int write_out(const plan_ctx *c)
         rc = MP_EXIT_IO;
     } else {
         mp_status st = MP_OK;
-        if (a->format == FMT_TEXT)
+        if (a->format == MP_PFMT_TEXT)
             mp_report_plan_text(o.f, &r);
-        else if (a->format == FMT_JSON)
+        else if (a->format == MP_PFMT_JSON)
             st = mp_report_plan_json(o.f, &r, &err);
         else
             st = mp_report_plan_svg(o.f, &r, &err);
@@ -178,11 +178,11 @@ static int write_out(const plan_ctx *c)
 
 int mp_cmd_plan(int argc, char **argv)
 {
-    plan_args a;
+    mp_plan_args a;
     int rc = parse(argc, argv, &a);
     if (rc != 0)
         return rc < 0 ? MP_EXIT_OK : rc;
-    plan_ctx c;
+    mp_plan_ctx c;
     memset(&c, 0, sizeof c);
     c.a = &a;
     rc = mp_cli_plan_prepare(&c);

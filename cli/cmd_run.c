@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzers/source.h"
-#include "analyzers/summary.h"
-#include "cli/bench_stats.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -18,7 +15,6 @@
 #include "engine/model/zoo.h"
 #include "engine/session.h"
 #include "cli/heap_probe.h"
-#include "reports/text_summary.h"
 
 #define RUN_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
                   MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PLANNER)
@@ -165,47 +161,6 @@ static int parse(int argc, char **argv, run_args *a)
     return mp_cli_files_check("run", &f);
 }
 
-/* The memory report of the recorded session, and the trace file when asked for. */
-static int report(const mp_trace *tr, const run_args *a)
-{
-    mp_error err = {0};
-    if (a->format < 0) {
-        mp_summary sum;
-        if (mp_summary_compute(tr, &sum, &err) != MP_OK)
-            return mp_report_error(&err);
-        printf("\n");
-        mp_report_summary_text(stdout, tr, &sum, a->exact);
-        mp_summary_free(&sum);
-    } else {
-        /* the full report of `memprof report`, from the trace in memory */
-        mp_source *src = mp_source_of_trace(tr);
-        if (!src) {
-            fprintf(stderr, "memprof run: out of memory\n");
-            return MP_EXIT_RUNTIME;
-        }
-        mp_report_opts o = {.exact = a->exact};
-        if (!a->report_path)
-            printf("\n");
-        fflush(stdout);
-        int rc = mp_cli_write_report("run", src, (mp_report_format)a->format, a->report_path, &o);
-        mp_source_close(src);
-        if (rc != MP_EXIT_OK)
-            return rc;
-        if (a->report_path)
-            printf("\nreport   %s\n", a->report_path);
-    }
-    size_t n = mp_trace_count(tr);
-    printf("recorder %zu events, %zu bytes per event (%.1f MiB of events, %.1f KiB of names)\n",
-           n, sizeof(mp_event), (double)(n * sizeof(mp_event)) / (1 << 20),
-           (double)mp_trace_meta_heap(tr) / 1024);
-    if (a->trace_path) {
-        if (mp_trace_save(tr, a->trace_path, &err) != MP_OK)
-            return mp_report_error(&err);
-        printf("trace    %s (%zu events)\n", a->trace_path, mp_trace_count(tr));
-    }
-    return MP_EXIT_OK;
-}
-
 static int collect_shapes(mp_session *s, const run_args *a, mp_shape_args *sp)
 {
     int rc = mp_cli_collect_shapes(s, "run", (const char *const *)a->m.shapes, a->m.n_shapes, sp);
@@ -237,18 +192,6 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
     rc = mp_cli_play_with(s, sp, a->m.at, a->m.warmup + a->m.runs, in, &o);
     *t_prepare = o.prepare_ns;
     return rc;
-}
-
-static void print_times(const run_args *a, uint64_t *times, uint64_t t_load, uint64_t t_prepare)
-{
-    printf("time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
-           t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, a->m.threads);
-    if (a->m.runs > 1) {
-        mp_stats st;
-        mp_stats_compute(times, (size_t)a->m.runs, &st);
-        printf("runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
-               a->m.runs, a->m.warmup, st.median_ns / 1e6, st.min_ns / 1e6, st.mean_ns / 1e6);
-    }
 }
 
 int mp_cmd_run(int argc, char **argv)
@@ -294,7 +237,7 @@ int mp_cmd_run(int argc, char **argv)
     if (rc == MP_EXIT_OK)
         rc = mp_cli_print_outputs(s, a.bind);
     if (rc == MP_EXIT_OK) {
-        print_times(&a, times, t_load, t_prepare);
+        mp_cli_print_times(times, a.m.runs, a.m.warmup, a.m.threads, t_load, t_prepare);
         if (a.outdir)
             rc = mp_cli_write_outputs(s, a.outdir);
     }
@@ -311,7 +254,7 @@ int mp_cmd_run(int argc, char **argv)
          * names and tables: heap the process holds that is not the engine's */
         meta->allocator_overhead = (int64_t)(slack + mp_trace_meta_heap(tr));
     }
-    rc = report(tr, &a);
+    rc = mp_cli_run_report(tr, a.format, a.report_path, a.exact, a.trace_path);
 done:
     mp_session_destroy(s);
     mp_trace_destroy(tr);

@@ -66,18 +66,18 @@ static int take(void *ctx, int id, const char *v)
     static const char *const words[] = {"text", "json", NULL};
     int f = 0, rc = mp_opt_choice("scenarios", "--format", v, words, &f);
     (void)id;
-    ((sc_args *)ctx)->json = f == 1;
+    ((mp_sc_args *)ctx)->json = f == 1;
     return rc;
 }
 
-static int parse(int argc, char **argv, sc_args *a)
+static int parse(int argc, char **argv, mp_sc_args *a)
 {
     static const mp_opt opts[] = {
         {"format", 0, MP_ARG_VALUE, 0, 1},
-        {"output", 'o', MP_ARG_STRING, offsetof(sc_args, out_path), 0},
-        {"keep-stale-arena", 0, MP_ARG_FLAG, offsetof(sc_args, keep_stale), 0},
-        {"strict", 0, MP_ARG_FLAG, offsetof(sc_args, strict), 0},
-        {"exact", 0, MP_ARG_FLAG, offsetof(sc_args, exact), 0}, {0}};
+        {"output", 'o', MP_ARG_STRING, offsetof(mp_sc_args, out_path), 0},
+        {"keep-stale-arena", 0, MP_ARG_FLAG, offsetof(mp_sc_args, keep_stale), 0},
+        {"strict", 0, MP_ARG_FLAG, offsetof(mp_sc_args, strict), 0},
+        {"exact", 0, MP_ARG_FLAG, offsetof(mp_sc_args, exact), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 10;
@@ -108,7 +108,7 @@ static const char *const k_calls[N_CASES] = {
 };
 
 /* The report's rows: each case with its shapes (by input, named from the probe). */
-static int write_out(const sc_args *a, mp_session *probe, sc_case *cases)
+static int write_out(const mp_sc_args *a, mp_session *probe, mp_sc_case *cases)
 {
     mp_scenario_case rows[N_CASES];
     for (int c = 0; c < N_CASES; c++) {
@@ -151,7 +151,7 @@ static int write_out(const sc_args *a, mp_session *probe, sc_case *cases)
 
 int mp_cmd_scenarios(int argc, char **argv)
 {
-    sc_args a;
+    mp_sc_args a;
     int rc = parse(argc, argv, &a);
     if (rc != 0)
         return rc < 0 ? MP_EXIT_OK : rc;
@@ -163,7 +163,7 @@ int mp_cmd_scenarios(int argc, char **argv)
     mp_shape_args *sps = calloc(N_CASES, sizeof *sps);
     mp_cli_inputs *in = calloc(1, sizeof *in);
     uint64_t *times = calloc((size_t)a.m.runs, sizeof *times);
-    sc_case cases[N_CASES];
+    mp_sc_case cases[N_CASES];
     memset(cases, 0, sizeof cases);
     mp_progress pg;
     mp_progress_begin(&pg);

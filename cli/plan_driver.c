@@ -7,18 +7,18 @@
 
 #include "cli/cli.h"
 
-static int32_t bufs_of(mp_plan_buf *b, const mp_plan_item *it, int32_t n, set_kind kind)
+static int32_t bufs_of(mp_plan_buf *b, const mp_plan_item *it, int32_t n, mp_set_kind kind)
 {
     int32_t k = 0;
     for (int32_t i = 0; i < n; i++)
-        if ((kind == SET_ALL || it[i].tensor >= 0) && (kind != SET_INTERNAL || !it[i].io))
+        if ((kind == MP_SET_ALL || it[i].tensor >= 0) && (kind != MP_SET_INTERNAL || !it[i].io))
             b[k++] = (mp_plan_buf){it[i].bytes, it[i].first, it[i].last};
     return k;
 }
 
-int mp_cli_plan_prepare(plan_ctx *c)
+int mp_cli_plan_prepare(mp_plan_ctx *c)
 {
-    const plan_args *a = c->a;
+    const mp_plan_args *a = c->a;
     mp_error err = {0};
     c->tr = mp_trace_create();
     if (!c->tr) {
@@ -56,7 +56,7 @@ int mp_cli_plan_prepare(plan_ctx *c)
     return MP_EXIT_OK;
 }
 
-int mp_cli_plan_compare(plan_ctx *c)
+int mp_cli_plan_compare(mp_plan_ctx *c)
 {
     mp_error err = {0};
     for (int k = 0; k < 3; k++) {
@@ -65,32 +65,32 @@ int mp_cli_plan_compare(plan_ctx *c)
             fprintf(stderr, "memprof plan: out of memory\n");
             return MP_EXIT_RUNTIME;
         }
-        c->n_bufs[k] = bufs_of(c->bufs[k], c->items, c->n_items, (set_kind)k);
+        c->n_bufs[k] = bufs_of(c->bufs[k], c->items, c->n_items, (mp_set_kind)k);
     }
-    c->lb_tensors = mp_plan_lower_bound(c->bufs[SET_TENSORS], c->n_bufs[SET_TENSORS], c->align,
+    c->lb_tensors = mp_plan_lower_bound(c->bufs[MP_SET_TENSORS], c->n_bufs[MP_SET_TENSORS], c->align,
                                         NULL);
-    c->lb_internal = mp_plan_lower_bound(c->bufs[SET_INTERNAL], c->n_bufs[SET_INTERNAL],
+    c->lb_internal = mp_plan_lower_bound(c->bufs[MP_SET_INTERNAL], c->n_bufs[MP_SET_INTERNAL],
                                          c->align, NULL);
     const char *name = c->a->m.planner;
     const mp_planner *chosen = name ? mp_planner_find(name) : mp_planner_default();
-    if (mp_plan_compare_run(c->bufs[SET_ALL], c->n_bufs[SET_ALL], c->align, chosen, name != NULL,
+    if (mp_plan_compare_run(c->bufs[MP_SET_ALL], c->n_bufs[MP_SET_ALL], c->align, chosen, name != NULL,
                             &c->cmp, &err) != MP_OK)
         return mp_report_error(&err);
     /* The other sets only when they differ and are shown: without scratch the tensors are
      * the whole set; without inputs and outputs is for the peer and the JSON. */
     if (c->n_scratch == 0)
         c->tensors_res.arena = c->cmp.res[c->cmp.chosen].arena;
-    else if (mp_plan_measure(chosen, c->bufs[SET_TENSORS], c->n_bufs[SET_TENSORS], c->align,
+    else if (mp_plan_measure(chosen, c->bufs[MP_SET_TENSORS], c->n_bufs[MP_SET_TENSORS], c->align,
                              &c->tensors_res, &err) != MP_OK)
         return mp_report_error(&err);
-    if ((c->a->peer || c->a->format == FMT_JSON) &&
-        mp_plan_measure(chosen, c->bufs[SET_INTERNAL], c->n_bufs[SET_INTERNAL], c->align,
+    if ((c->a->peer || c->a->format == MP_PFMT_JSON) &&
+        mp_plan_measure(chosen, c->bufs[MP_SET_INTERNAL], c->n_bufs[MP_SET_INTERNAL], c->align,
                         &c->internal_res, &err) != MP_OK)
         return mp_report_error(&err);
     return MP_EXIT_OK;
 }
 
-int mp_cli_plan_peer(plan_ctx *c)
+int mp_cli_plan_peer(mp_plan_ctx *c)
 {
     mp_error err = {0};
     mp_xnn_peer *p = NULL;
@@ -107,7 +107,7 @@ int mp_cli_plan_peer(plan_ctx *c)
     return MP_EXIT_OK;
 }
 
-void mp_cli_plan_free(plan_ctx *c)
+void mp_cli_plan_free(mp_plan_ctx *c)
 {
     mp_plan_compare_free(&c->cmp);
     mp_plan_result_free(&c->tensors_res);

@@ -15,27 +15,27 @@
 #include "peers/xnnpack_runtime.h"
 #include "trace/trace.h"
 
-typedef enum fmt { FMT_TEXT, FMT_JSON, FMT_SVG } fmt;
+typedef enum mp_plan_format { MP_PFMT_TEXT, MP_PFMT_JSON, MP_PFMT_SVG } mp_plan_format;
 
-typedef struct plan_args {
+typedef struct mp_plan_args {
     const char *model, *out;
     mp_model_opts m; /* --shape, --threads, --planner (NULL: all) */
-    fmt format;
+    mp_plan_format format;
     bool peer, exact;
-} plan_args;
+} mp_plan_args;
 
 /* The buffers to plan: all items, the tensors alone, or the tensors but the model's inputs
  * and outputs. */
-typedef enum { SET_ALL, SET_TENSORS, SET_INTERNAL } set_kind;
+typedef enum { MP_SET_ALL, MP_SET_TENSORS, MP_SET_INTERNAL } mp_set_kind;
 
-typedef struct plan_ctx {
-    const plan_args *a;
+typedef struct mp_plan_ctx {
+    const mp_plan_args *a;
     mp_trace *tr;
     mp_session *s;
     mp_plan_item *items;
     int32_t n_items, n_scratch;
     uint64_t align, scratch_max;
-    mp_plan_buf *bufs[3];            /* by set_kind */
+    mp_plan_buf *bufs[3];            /* by mp_set_kind */
     int32_t n_bufs[3];
     mp_plan_compare cmp;             /* the planners on every buffer */
     uint64_t lb_tensors, lb_internal;
@@ -43,14 +43,14 @@ typedef struct plan_ctx {
     bool peer_ok;
     char peer_why[512];
     mp_xnn_peer_memory peer_mem;
-} plan_ctx;
+} mp_plan_ctx;
 
 /* Load and shape the model; errors printed; returns the exit code. */
-int mp_cli_plan_prepare(plan_ctx *c);
+int mp_cli_plan_prepare(mp_plan_ctx *c);
 /* Compare the planners on the buffer sets. */
-int mp_cli_plan_compare(plan_ctx *c);
+int mp_cli_plan_compare(mp_plan_ctx *c);
 /* Build XNNPACK's runtime and take its memory (a refusal is kept in peer_why, exit 0). */
-int mp_cli_plan_peer(plan_ctx *c);
-void mp_cli_plan_free(plan_ctx *c);
+int mp_cli_plan_peer(mp_plan_ctx *c);
+void mp_cli_plan_free(mp_plan_ctx *c);
 
 #endif

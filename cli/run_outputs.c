@@ -1,4 +1,5 @@
-/* memprof run's outputs: summaries and --output-dir files (see run_outputs.h). */
+/* memprof run's outputs: summaries, times, --output-dir files, the memory report and the
+ * trace file (see run_outputs.h). */
 #include "cli/run_outputs.h"
 
 #include <errno.h>
@@ -10,7 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analyzers/source.h"
+#include "analyzers/summary.h"
+#include "cli/bench_stats.h"
 #include "cli/cli.h"
+#include "reports/text_summary.h"
 
 static double value_at(const mp_tensor *t, size_t i)
 {
@@ -160,3 +165,56 @@ int mp_cli_print_outputs(mp_session *s, bool bind)
     return MP_EXIT_OK;
 }
 
+void mp_cli_print_times(uint64_t *times, long runs, long warmup, long threads, uint64_t t_load,
+                        uint64_t t_prepare)
+{
+    printf("time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
+           t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, threads);
+    if (runs > 1) {
+        mp_stats st;
+        mp_stats_compute(times, (size_t)runs, &st);
+        printf("runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
+               runs, warmup, st.median_ns / 1e6, st.min_ns / 1e6, st.mean_ns / 1e6);
+    }
+}
+
+int mp_cli_run_report(const mp_trace *tr, int format, const char *report_path, bool exact,
+                      const char *trace_path)
+{
+    mp_error err = {0};
+    if (format < 0) {
+        mp_summary sum;
+        if (mp_summary_compute(tr, &sum, &err) != MP_OK)
+            return mp_report_error(&err);
+        printf("\n");
+        mp_report_summary_text(stdout, tr, &sum, exact);
+        mp_summary_free(&sum);
+    } else {
+        /* the full report of `memprof report`, from the trace in memory */
+        mp_source *src = mp_source_of_trace(tr);
+        if (!src) {
+            fprintf(stderr, "memprof run: out of memory\n");
+            return MP_EXIT_RUNTIME;
+        }
+        mp_report_opts o = {.exact = exact};
+        if (!report_path)
+            printf("\n");
+        fflush(stdout);
+        int rc = mp_cli_write_report("run", src, (mp_report_format)format, report_path, &o);
+        mp_source_close(src);
+        if (rc != MP_EXIT_OK)
+            return rc;
+        if (report_path)
+            printf("\nreport   %s\n", report_path);
+    }
+    size_t n = mp_trace_count(tr);
+    printf("recorder %zu events, %zu bytes per event (%.1f MiB of events, %.1f KiB of names)\n",
+           n, sizeof(mp_event), (double)(n * sizeof(mp_event)) / (1 << 20),
+           (double)mp_trace_meta_heap(tr) / 1024);
+    if (trace_path) {
+        if (mp_trace_save(tr, trace_path, &err) != MP_OK)
+            return mp_report_error(&err);
+        printf("trace    %s (%zu events)\n", trace_path, mp_trace_count(tr));
+    }
+    return MP_EXIT_OK;
+}

@@ -1,12 +1,15 @@
-/* memprof run's outputs: each output's summary (min, max, mean, sum, the first values, a
+/* memprof run's outputs: the times of its phases and runs, the memory report and trace file of
+ * its recorded session, each output's summary (min, max, mean, sum, the first values, a
  * classifier's top 5) printed after the model and inputs, and --output-dir's raw files with
  * their JSON index (outputs.json, format memprof-outputs). */
 #ifndef MP_RUN_OUTPUTS_H
 #define MP_RUN_OUTPUTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "engine/session.h"
+#include "trace/trace.h"
 
 /* The model, its inputs and every output's summary; with bind false each output is first
  * copied out through the session (a recorded copy), as a caller of the API would. Errors
@@ -15,5 +18,15 @@ int mp_cli_print_outputs(mp_session *s, bool bind);
 /* output_J.bin (raw little-endian) and outputs.json in dir, atomically; errors printed;
  * returns the exit code. */
 int mp_cli_write_outputs(mp_session *s, const char *dir);
+
+/* "time load ... prepare ... first timed run ..." and, with several runs, their median, min
+ * and mean (times[0..runs), sorted in place). */
+void mp_cli_print_times(uint64_t *times, long runs, long warmup, long threads, uint64_t t_load,
+                        uint64_t t_prepare);
+/* The recorded session's memory report: the run summary (format < 0) or `memprof report`'s
+ * report in format (mp_report_format) to report_path (NULL: stdout); then the recorder's
+ * size and, with trace_path, the trace saved there. Errors printed; returns the exit code. */
+int mp_cli_run_report(const mp_trace *tr, int format, const char *report_path, bool exact,
+                      const char *trace_path);
 
 #endif

@@ -30,8 +30,8 @@ void mp_scenario_case_shapes(int c, const mp_shape_args *u, const mp_shape_args 
 }
 
 /* Play one case in a fresh session. */
-int mp_scenario_play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs *in,
-                     sc_case *cs, uint64_t *times, mp_progress *pg)
+int mp_scenario_play(const mp_sc_args *a, const void *bytes, size_t size, mp_cli_inputs *in,
+                     mp_sc_case *cs, uint64_t *times, mp_progress *pg)
 {
     mp_error err = {0};
     mp_trace *tr = mp_trace_create();

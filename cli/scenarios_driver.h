@@ -13,18 +13,18 @@
 #include "cli/options.h"
 #include "reports/scenarios_report.h"
 
-typedef struct sc_args {
+typedef struct mp_sc_args {
     const char *model, *out_path;
     mp_model_opts m; /* --shape, --memory, -r, -w, --threads */
     bool keep_stale, strict, exact, json;
-} sc_args;
+} mp_sc_args;
 
 /* One case: what the report shows, and the shapes it plays. */
-typedef struct sc_case {
+typedef struct mp_sc_case {
     mp_scenario_case r;
     mp_shape_args *sp; /* its shape lists */
     mp_shape_at at;
-} sc_case;
+} mp_sc_case;
 
 /* The shape lists of case c (0 = A) from the user's lists u and the model's shapes f (one
  * per input: f->n[k] = 1), and where they change. */
@@ -32,7 +32,7 @@ void mp_scenario_case_shapes(int c, const mp_shape_args *u, const mp_shape_args 
                              mp_shape_args *sp, mp_shape_at *at);
 /* Play case cs in a fresh session (the model from bytes, or its file when NULL); times has
  * room for the timed runs. Errors printed; returns the exit code. */
-int mp_scenario_play(const sc_args *a, const void *bytes, size_t size, mp_cli_inputs *in,
-                     sc_case *cs, uint64_t *times, mp_progress *pg);
+int mp_scenario_play(const mp_sc_args *a, const void *bytes, size_t size, mp_cli_inputs *in,
+                     mp_sc_case *cs, uint64_t *times, mp_progress *pg);
 
 #endif
