@@ -1,11 +1,13 @@
 /* memprof inspect: a model's inputs, outputs, operators and tensors with shapes and bytes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "engine/kernels/kernel.h"
 #include "engine/model/model.h"
+#include "reports/model_report.h"
 
 static void help(void)
 {
@@ -29,21 +31,41 @@ static size_t info_bytes(const mp_tensor_info *t)
     return n * mp_dtype_size(t->dtype);
 }
 
-static void print_tensor_line(const mp_model *m, int32_t idx, const char *indent)
+_Static_assert(MP_MAX_RANK <= MP_MODEL_REPORT_RANK, "a model's rank fits the report's shapes");
+
+/* The report's plain description of the model (its arrays malloc'd; NULL when out of memory). */
+static bool describe(const mp_model *m, mp_model_report *r, mp_model_report_tensor **tensors,
+                     mp_model_report_op **ops)
 {
-    const mp_tensor_info *t = &m->tensors[idx];
-    char shape[128], sig[128];
-    mp_shape_str(t->rank, t->shape, shape, sizeof shape);
-    printf("%s%-4d %-40s %-5s %-18s", indent, idx, t->name, mp_dtype_name(t->dtype), shape);
-    if (t->has_signature)
-        printf(" sig %-16s", mp_shape_str(t->rank, t->signature, sig, sizeof sig));
-    printf(" %10zu B", info_bytes(t));
-    if (t->quant.count == 1)
-        printf("  q scale=%g zp=%lld", (double)t->quant.scale[0],
-               (long long)(t->quant.zero_point ? t->quant.zero_point[0] : 0));
-    else if (t->quant.count > 1)
-        printf("  q per-channel (%d scales, dim %d)", t->quant.count, t->quant.quantized_dimension);
-    printf("\n");
+    *tensors = calloc((size_t)m->n_tensors + 1, sizeof **tensors);
+    *ops = calloc((size_t)m->n_ops + 1, sizeof **ops);
+    if (!*tensors || !*ops)
+        return false;
+    for (int32_t i = 0; i < m->n_tensors; i++) {
+        const mp_tensor_info *t = &m->tensors[i];
+        mp_model_report_tensor *x = &(*tensors)[i];
+        *x = (mp_model_report_tensor){.name = t->name, .dtype = mp_dtype_name(t->dtype),
+                                      .rank = t->rank, .has_signature = t->has_signature,
+                                      .bytes = info_bytes(t), .is_const = t->data != NULL,
+                                      .q_count = t->quant.count,
+                                      .q_dimension = t->quant.quantized_dimension};
+        memcpy(x->shape, t->shape, sizeof(int32_t) * (size_t)t->rank);
+        memcpy(x->signature, t->signature, sizeof(int32_t) * (size_t)t->rank);
+        if (t->quant.count == 1) {
+            x->q_scale = (double)t->quant.scale[0];
+            x->q_zero_point = (long long)(t->quant.zero_point ? t->quant.zero_point[0] : 0);
+        }
+    }
+    for (int32_t i = 0; i < m->n_ops; i++) {
+        const mp_op_info *op = &m->ops[i];
+        (*ops)[i] = (mp_model_report_op){mp_op_name(op->opcode), op->n_inputs, op->n_outputs,
+                                         op->inputs, op->outputs,
+                                         mp_kernel_find(op->opcode) != NULL};
+    }
+    *r = (mp_model_report){m->path, m->description, m->file_bytes, m->const_bytes, m->version,
+                           m->n_tensors, m->n_inputs, m->n_outputs, m->n_ops, *tensors,
+                           m->inputs, m->outputs, *ops};
+    return true;
 }
 
 int mp_cmd_inspect(int argc, char **argv)
@@ -63,63 +85,17 @@ int mp_cmd_inspect(int argc, char **argv)
     mp_status st = mp_model_open(path, &m, &err);
     if (st != MP_OK)
         return mp_report_error(&err);
-
-    size_t act = 0;
-    int32_t n_const = 0;
-    for (int32_t i = 0; i < m->n_tensors; i++) {
-        if (m->tensors[i].data)
-            n_const++;
-        else
-            act += info_bytes(&m->tensors[i]);
+    mp_model_report r;
+    mp_model_report_tensor *tensors = NULL;
+    mp_model_report_op *ops = NULL;
+    if (describe(m, &r, &tensors, &ops)) {
+        mp_report_model_text(stdout, &r, !no_tensors);
+    } else {
+        fprintf(stderr, "memprof inspect: out of memory\n");
+        rc = MP_EXIT_RUNTIME;
     }
-    printf("model       %s (%zu bytes, schema v%u)\n", m->path, m->file_bytes, m->version);
-    if (m->description && *m->description)
-        printf("description %s\n", m->description);
-    printf("tensors     %d (%d constant: %zu bytes used in place; %zu bytes of non-constant tensors)\n",
-           m->n_tensors, n_const, m->const_bytes, act);
-    printf("\ninputs\n");
-    for (int32_t i = 0; i < m->n_inputs; i++)
-        print_tensor_line(m, m->inputs[i], "  ");
-    printf("\noutputs\n");
-    for (int32_t i = 0; i < m->n_outputs; i++)
-        print_tensor_line(m, m->outputs[i], "  ");
-
-    /* operator counts in first-seen order */
-    int32_t codes[64], counts[64], nc = 0, unsupported = 0;
-    for (int32_t i = 0; i < m->n_ops; i++) {
-        int32_t c = m->ops[i].opcode, k = 0;
-        while (k < nc && codes[k] != c)
-            k++;
-        if (k == nc && nc < 64) {
-            codes[nc] = c;
-            counts[nc++] = 0;
-        }
-        if (k < 64)
-            counts[k]++;
-        if (!mp_kernel_find(c))
-            unsupported++;
-    }
-    printf("\noperators   %d:", m->n_ops);
-    for (int32_t k = 0; k < nc; k++)
-        printf("%s %s x%d", k ? "," : "", mp_op_name(codes[k]), counts[k]);
-    printf("\n");
-    for (int32_t i = 0; i < m->n_ops; i++) {
-        const mp_op_info *op = &m->ops[i];
-        printf("  #%-3d %-22s (", i, mp_op_name(op->opcode));
-        for (int32_t j = 0; j < op->n_inputs; j++)
-            printf(j ? " %d" : "%d", op->inputs[j]);
-        printf(") -> (");
-        for (int32_t j = 0; j < op->n_outputs; j++)
-            printf(j ? " %d" : "%d", op->outputs[j]);
-        printf(")%s\n", mp_kernel_find(op->opcode) ? "" : "   [not supported by memprof]");
-    }
-    if (unsupported)
-        printf("  %d operator(s) memprof cannot run yet\n", unsupported);
-    if (!no_tensors) {
-        printf("\ntensors (index, name, dtype, shape, bytes; * = constant)\n");
-        for (int32_t i = 0; i < m->n_tensors; i++)
-            print_tensor_line(m, i, m->tensors[i].data ? "* " : "  ");
-    }
+    free(tensors);
+    free(ops);
     mp_model_free(m);
-    return MP_EXIT_OK;
+    return rc;
 }

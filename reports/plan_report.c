@@ -76,12 +76,7 @@ static void item_label(const mp_plan_report *r, const mp_plan_report_item *it, c
 
 static const char *shape_s(const mp_plan_report_input *in, char *buf, size_t n)
 {
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (int32_t i = 0; i < in->rank && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, i ? ",%d" : "%d", in->dims[i]);
-    if (k < n)
-        snprintf(buf + k, n - k, "]");
-    return buf;
+    return mp_fmt_dims(buf, n, in->rank, in->dims);
 }
 
 static void text_planners(FILE *f, const mp_plan_report *r)

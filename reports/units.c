@@ -178,3 +178,13 @@ const char *mp_kind_label(int kind)
                                    "engine"};
     return kind >= 0 && kind < (int)(sizeof labels / sizeof labels[0]) ? labels[kind] : "?";
 }
+
+const char *mp_fmt_dims(char *buf, size_t n, int32_t rank, const int32_t *dims)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int32_t i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ",%d" : "%d", (int)dims[i]);
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+    return buf;
+}

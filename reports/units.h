@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdint.h>
 
+/* "[1,224,224,3]" (rank 0: "[]"). */
+const char *mp_fmt_dims(char *buf, size_t n, int32_t rank, const int32_t *dims);
+
 /* "512 B", "1.5 KiB", "12.3 MiB" (the unit is chosen so that the number stays below 1024
  * after rounding). Writes at most n bytes (n >= 16 always suffices) and returns buf. */
 const char *mp_fmt_bytes(char *buf, size_t n, uint64_t bytes);

@@ -1,0 +1,48 @@
+/* `memprof inspect`'s report: a model's inputs, outputs, operators and tensors as text. The
+ * command fills the plain description below from the model (reports never read models). */
+#ifndef MP_MODEL_REPORT_H
+#define MP_MODEL_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MP_MODEL_REPORT_RANK 8
+
+typedef struct mp_model_report_tensor {
+    const char *name;
+    const char *dtype;         /* its name ("f32", "i8", ...) */
+    int32_t rank;
+    int32_t shape[MP_MODEL_REPORT_RANK];
+    bool has_signature;        /* signature: the shape with -1 for a free dimension */
+    int32_t signature[MP_MODEL_REPORT_RANK];
+    size_t bytes;              /* declared shape x element size (0 when not countable) */
+    bool is_const;
+    int32_t q_count;           /* scales: 0 not quantized, 1 per tensor, more per channel */
+    double q_scale;            /* the one scale, when q_count is 1 */
+    long long q_zero_point;    /* its zero point */
+    int32_t q_dimension;       /* the quantized dimension, when per channel */
+} mp_model_report_tensor;
+
+typedef struct mp_model_report_op {
+    const char *name;          /* the builtin operator's name */
+    int32_t n_inputs, n_outputs;
+    const int32_t *inputs, *outputs; /* tensor indices, -1 = omitted */
+    bool supported;            /* memprof has a kernel for it */
+} mp_model_report_op;
+
+typedef struct mp_model_report {
+    const char *path, *description;
+    size_t file_bytes, const_bytes;
+    unsigned version;          /* schema version */
+    int32_t n_tensors, n_inputs, n_outputs, n_ops;
+    const mp_model_report_tensor *tensors;
+    const int32_t *inputs, *outputs; /* tensor indices */
+    const mp_model_report_op *ops;
+} mp_model_report;
+
+/* The report as `memprof inspect` prints it; with_tensors adds every tensor's line. */
+void mp_report_model_text(FILE *f, const mp_model_report *m, bool with_tensors);
+
+#endif
