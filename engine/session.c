@@ -466,9 +466,10 @@ static uint64_t node_versions(const mp_session *s, const mp_node *n)
 }
 
 /* A kernel sizes its work from its tensors' shapes, and the memory managers sized its
- * outputs and scratch from the shapes infer gave them: before the kernel is set up (and so
- * before it runs), its inputs must still give exactly those output shapes and no more
- * scratch, else it would write past a buffer sized for other shapes. */
+ * outputs and scratch from the shapes infer gave them: once every shape is inferred, each
+ * node's inputs must still give exactly those output shapes and no more scratch (a tensor
+ * written after a node read it would change them), else the kernel would write past a
+ * buffer sized for other shapes. */
 static mp_status check_node_shapes(mp_session *s, int32_t i, mp_error *err)
 {
     mp_node *n = &s->nodes[i];
@@ -525,9 +526,6 @@ static mp_status prepare_node(mp_session *s, int32_t i, mp_error *err)
     uint64_t v = node_versions(s, n);
     if (r->created && v == r->seen)
         return MP_OK;
-    mp_status cs = check_node_shapes(s, i, err);
-    if (cs != MP_OK)
-        return cs;
     mp_mem_set_current(s->mem, i);
     mp_status st = r->kernel->prepare ? r->kernel->prepare(n) : MP_OK;
     if (st != MP_OK) {
@@ -654,7 +652,8 @@ static bool node_has_storage(const mp_node *n)
 static mp_status prepare_all(mp_session *s, mp_error *err)
 {
     mp_status st;
-    if (s->shapes_dirty || !s->prepared) {
+    bool inferred = s->shapes_dirty || !s->prepared;
+    if (inferred) {
         st = infer_all(s, err);
         if (st != MP_OK)
             return st;
@@ -663,9 +662,13 @@ static mp_status prepare_all(mp_session *s, mp_error *err)
     if (st != MP_OK)
         return st;
     for (int32_t i = 0; i < s->n_nodes; i++) {
-        if (s->nrt[i].folded || s->nrt[i].deferred || !node_has_storage(&s->nodes[i]))
+        if (s->nrt[i].folded || s->nrt[i].deferred)
             continue;
-        st = prepare_node(s, i, err);
+        /* once per shape change, not per run: a deferred node is inferred right before it
+         * runs, and a re-prepare for new storage (dynamic mode) changes no shape */
+        st = inferred ? check_node_shapes(s, i, err) : MP_OK;
+        if (st == MP_OK && node_has_storage(&s->nodes[i]))
+            st = prepare_node(s, i, err);
         if (st != MP_OK)
             return st;
     }
