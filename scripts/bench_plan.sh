@@ -26,6 +26,7 @@ fi
 shift
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 100000)
+[ -x /usr/bin/time ] || { echo "bench_plan: --models needs GNU time (/usr/bin/time, Debian package time)" >&2; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target memprof gen_model >/dev/null
 memprof=${MEMPROF:-./$build/memprof}
 tmp=$(mktemp -d)

@@ -8,6 +8,7 @@
 # cannot be written is found before the model runs.
 # Usage: test_files.sh MEMPROF SHARED_DIR
 set -u
+export LC_ALL=C # stat's file-type words and strerror's texts, as the checks below spell them
 . "$(dirname "$0")/lib.sh"
 mp=$(realpath "$1")
 cd "$tmp" || exit 1
