@@ -34,7 +34,8 @@ static void usage(FILE *f)
                "prints the version.\n\n"
                "Exit codes: 0 ok, 1 limit exceeded (check), 2 usage error, 3 file cannot be read\n"
                "or written, 4 malformed model or input, 5 unsupported operator or dtype,\n"
-               "6 impossible shape, 7 runtime failure (out of memory, backend).\n"
+               "6 impossible shape, 7 runtime failure (out of memory, backend); ended by\n"
+               "SIGINT, SIGTERM or SIGHUP (130, 143, 129 in a shell) after removing temporaries.\n"
                "More: README.md and docs/ (docs/exit-codes.md) in memprof's sources.\n");
 }
 
