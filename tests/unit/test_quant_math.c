@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/kernels/quant_math.h"
+#include "engine/kernels/quant_tensor.h"
 #include "tests/util/kernel_harness.h"
 
 static void expect_qm(double real, int32_t want_m, int want_shift)
@@ -582,6 +583,34 @@ static void test_quantize_dequantize_kernels_random(void **state)
     pthreadpool_destroy(pool);
 }
 
+/* Fused activation ranges in the integers (TensorFlow Lite's CalculateActivationRangeQuantized),
+ * by hand: int8, scale 0.5, zero point -10: RELU from -10 + round(0/0.5) = -10; RELU6 up to
+ * -10 + round(6/0.5) = 2; RELU_N1_TO_1 from -10 + round(-2) = -12 to -8. uint8, scale 0.1,
+ * zero point 250: RELU6's 250 + 60 clamps to 255. A bound below the range clamps up: int8
+ * zero point -128, scale 1/3, RELU_N1_TO_1 low -128 + round(-3) = -131 -> -128. Ties round
+ * away from zero: scale 4, RELU6 at 6/4 = 1.5 -> 2. */
+static void test_activation_range_q_by_hand(void **state)
+{
+    (void)state;
+    int32_t lo, hi;
+    assert_true(mp_activation_range_q(MP_ACT_NONE, 0.5f, -10, MP_DT_INT8, &lo, &hi));
+    assert_int_equal(lo, -128); assert_int_equal(hi, 127);
+    assert_true(mp_activation_range_q(MP_ACT_RELU, 0.5f, -10, MP_DT_INT8, &lo, &hi));
+    assert_int_equal(lo, -10); assert_int_equal(hi, 127);
+    assert_true(mp_activation_range_q(MP_ACT_RELU6, 0.5f, -10, MP_DT_INT8, &lo, &hi));
+    assert_int_equal(lo, -10); assert_int_equal(hi, 2);
+    assert_true(mp_activation_range_q(MP_ACT_RELU_N1_TO_1, 0.5f, -10, MP_DT_INT8, &lo, &hi));
+    assert_int_equal(lo, -12); assert_int_equal(hi, -8);
+    assert_true(mp_activation_range_q(MP_ACT_RELU6, 0.1f, 250, MP_DT_UINT8, &lo, &hi));
+    assert_int_equal(lo, 250); assert_int_equal(hi, 255);
+    assert_true(mp_activation_range_q(MP_ACT_RELU_N1_TO_1, 1.0f / 3.0f, -128, MP_DT_INT8, &lo, &hi));
+    assert_int_equal(lo, -128); assert_int_equal(hi, -125);
+    assert_true(mp_activation_range_q(MP_ACT_RELU6, 4.0f, 0, MP_DT_INT8, &lo, &hi));
+    assert_int_equal(lo, 0); assert_int_equal(hi, 2);
+    assert_false(mp_activation_range_q(MP_ACT_TANH, 0.5f, 0, MP_DT_INT8, &lo, &hi));
+    assert_false(mp_activation_range_q(MP_ACT_RELU, 0.5f, 0, MP_DT_FLOAT32, &lo, &hi));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -595,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_quantize_kernel_by_hand),
         cmocka_unit_test(test_quantize_kernel_errors),
         cmocka_unit_test(test_quantize_dequantize_kernels_random),
+        cmocka_unit_test(test_activation_range_q_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
