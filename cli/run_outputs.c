@@ -15,6 +15,7 @@
 #include "analyzers/summary.h"
 #include "cli/bench_stats.h"
 #include "cli/cli.h"
+#include "engine/kernels/quant_math.h"
 #include "reports/text_summary.h"
 
 static double value_at(const mp_tensor *t, size_t i)
@@ -31,28 +32,72 @@ static double value_at(const mp_tensor *t, size_t i)
     }
 }
 
-static void print_output(const mp_tensor *t, int j)
+/* One scale and zero point on an integer tensor: its values are real numbers
+ * scale * (q - zero_point), shown next to the raw integers. */
+static bool per_tensor_quantized(const mp_tensor *t, float *scale, int32_t *zero_point)
 {
-    char sh[128];
-    size_t n = mp_tensor_elements(t);
-    printf("output %d  %s  %s %s\n", j, t->info->name, mp_dtype_name(t->dtype),
-           mp_shape_str(t->rank, t->dims, sh, sizeof sh));
-    if (n == 0 || isnan(value_at(t, 0)))
-        return;
+    const mp_quant *q = &t->info->quant;
+    if (q->count != 1 || t->dtype == MP_DT_FLOAT32 || t->dtype == MP_DT_FLOAT16)
+        return false;
+    *scale = q->scale[0];
+    *zero_point = q->zero_point ? (int32_t)q->zero_point[0] : 0;
+    return true;
+}
+
+/* min, max, mean and sum of n values of f(t, i) on one line. */
+static void print_stats(const mp_tensor *t, size_t n, double (*f)(const mp_tensor *, size_t),
+                        const char *label)
+{
     double mn = INFINITY, mx = -INFINITY, sum = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = value_at(t, i);
+        double v = f(t, i);
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
         sum += v;
     }
-    printf("  min %.6g  max %.6g  mean %.6g  sum %.6g\n", mn, mx, sum / (double)n, sum);
+    printf("  %smin %.6g  max %.6g  mean %.6g  sum %.6g\n", label, mn, mx, sum / (double)n, sum);
+}
+
+static void print_first(const mp_tensor *t, size_t n, double (*f)(const mp_tensor *, size_t),
+                        const char *label)
+{
     size_t shown = n < 8 ? n : 8;
-    printf("  first");
+    printf("  %sfirst", label);
     for (size_t i = 0; i < shown; i++)
-        printf(" %.6g", value_at(t, i));
+        printf(" %.6g", f(t, i));
     printf("%s\n", n > shown ? " ..." : "");
-    /* a classifier: one row of more than 5 scores */
+}
+
+static double real_at(const mp_tensor *t, size_t i)
+{
+    float scale;
+    int32_t zp;
+    if (!per_tensor_quantized(t, &scale, &zp))
+        return value_at(t, i);
+    return mp_dequantize_f32((int32_t)value_at(t, i), scale, zp);
+}
+
+static void print_output(const mp_tensor *t, int j)
+{
+    char sh[128];
+    size_t n = mp_tensor_elements(t);
+    float scale;
+    int32_t zp;
+    bool quant = per_tensor_quantized(t, &scale, &zp);
+    printf("output %d  %s  %s %s", j, t->info->name, mp_dtype_name(t->dtype),
+           mp_shape_str(t->rank, t->dims, sh, sizeof sh));
+    if (quant)
+        printf("  (scale %.6g, zero point %d)", (double)scale, zp);
+    printf("\n");
+    if (n == 0 || isnan(value_at(t, 0)))
+        return;
+    print_stats(t, n, value_at, quant ? "raw   " : "");
+    if (quant)
+        print_stats(t, n, real_at, "real  ");
+    print_first(t, n, value_at, quant ? "raw   " : "");
+    if (quant)
+        print_first(t, n, real_at, "real  ");
+    /* a classifier: one row of more than 5 scores, ranked by their real values */
     if (t->rank >= 1 && n == (size_t)t->dims[t->rank - 1] && n > 5) {
         size_t top[5];
         for (int k = 0; k < 5; k++) {
@@ -61,14 +106,17 @@ static void print_output(const mp_tensor *t, int j)
                 bool taken = false;
                 for (int q = 0; q < k; q++)
                     taken |= top[q] == i;
-                if (!taken && (best == SIZE_MAX || value_at(t, i) > value_at(t, best)))
+                if (!taken && (best == SIZE_MAX || real_at(t, i) > real_at(t, best)))
                     best = i;
             }
             top[k] = best;
         }
         printf("  top-5");
-        for (int k = 0; k < 5; k++)
-            printf("  %zu:%.4g", top[k], value_at(t, top[k]));
+        for (int k = 0; k < 5; k++) {
+            printf("  %zu:%.4g", top[k], real_at(t, top[k]));
+            if (quant)
+                printf(" (%.0f)", value_at(t, top[k]));
+        }
         printf("\n");
     }
 }
@@ -120,6 +168,12 @@ int mp_cli_write_outputs(mp_session *s, const char *dir)
         json_object_set_new(o, "shape", shape);
         json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
         json_object_set_new(o, "file", json_string(file));
+        float scale;
+        int32_t zp;
+        if (per_tensor_quantized(t, &scale, &zp)) {
+            json_object_set_new(o, "scale", json_real((double)scale));
+            json_object_set_new(o, "zero_point", json_integer(zp));
+        }
         json_array_append_new(arr, o);
     }
     if (rc == MP_EXIT_OK) {

@@ -1,7 +1,9 @@
 /* memprof run's outputs: the times of its phases and runs, the memory report and trace file of
  * its recorded session, each output's summary (min, max, mean, sum, the first values, a
- * classifier's top 5) printed after the model and inputs, and --output-dir's raw files with
- * their JSON index (outputs.json, format memprof-outputs). */
+ * classifier's top 5) printed after the model and inputs (a quantized output's both as raw
+ * integers and as real values scale * (q - zero_point), the top 5 ranked by real value), and
+ * --output-dir's raw files with their JSON index (outputs.json, format memprof-outputs, with
+ * each quantized output's scale and zero point). */
 #ifndef MP_RUN_OUTPUTS_H
 #define MP_RUN_OUTPUTS_H
 
