@@ -227,6 +227,51 @@ def seeds():
          {"opcode": 1, "in": [1], "out": [2], "opt_type": 37, "opt": [(0, "b", U8), (1, "b", F32)]},
          {"opcode": 2, "in": [2, 3], "out": [4], "opt_type": 27, "opt": [(0, "B", 1)]}],
         [0], [4], [b"", struct.pack("<2i", 1, 2)])
+    # Quantized graphs (issue 15): uint8 FULLY_CONNECTED with a non-zero weight zero point and
+    # an int32 bias, RELU6 fused.
+    out["fc_u8.tflite"] = model(
+        [(9, None)],
+        [dict(name="x", type=U8, shape=[2, 3], scale=[0.05], zp=[120]),
+         dict(name="w", type=U8, shape=[2, 3], buffer=1, scale=[0.02], zp=[130]),
+         dict(name="b", type=I32, shape=[2], buffer=2, scale=[0.001], zp=[0]),
+         dict(name="y", type=U8, shape=[2, 2], scale=[0.03], zp=[10])],
+        [{"in": [0, 1, 2], "out": [3], "opt_type": 8, "opt": [(0, "B", 3)]}],
+        [0], [3], [b"", bytes([1, 200, 130, 40, 90, 255]), struct.pack("<2i", -500, 700)])
+    # int8 ADD of inputs with different scales, then int8 SOFTMAX (output 1/256, -128).
+    out["add_softmax_i8.tflite"] = model(
+        [(0, None), (25, None)],
+        [dict(name="a", type=I8, shape=[1, 5], scale=[0.1], zp=[3]),
+         dict(name="b", type=I8, shape=[1, 5], scale=[0.07], zp=[-20]),
+         dict(name="s", type=I8, shape=[1, 5], scale=[0.15], zp=[0]),
+         dict(name="y", type=I8, shape=[1, 5], scale=[1.0 / 256], zp=[-128])],
+        [{"opcode": 0, "in": [0, 1], "out": [2], "opt_type": 11, "opt": [(0, "B", 1)]},
+         {"opcode": 1, "in": [2], "out": [3], "opt_type": 9, "opt": [(0, "f", 1.0)]}],
+        [0, 1], [3], [b""])
+    # int8 DEPTHWISE_CONV_2D with per-channel weights along dimension 3 and multiplier 2, an
+    # int8 AVERAGE_POOL_2D, then a CONCATENATION with an input of another scale.
+    out["dw_pool_concat_i8.tflite"] = model(
+        [(4, None), (1, None), (2, None)],
+        [dict(name="x", type=I8, shape=[1, 4, 4, 2], scale=[0.5], zp=[-1]),
+         dict(name="w", type=I8, shape=[1, 3, 3, 4], buffer=1, scale=[0.1, 0.2, 0.05, 0.3],
+              zp=[0, 0, 0, 0], qdim=3),
+         dict(name="d", type=I8, shape=[1, 4, 4, 4], scale=[0.4], zp=[5]),
+         dict(name="p", type=I8, shape=[1, 2, 2, 4], scale=[0.4], zp=[5]),
+         dict(name="z", type=I8, shape=[1, 2, 2, 3], scale=[0.25], zp=[-7]),
+         dict(name="y", type=I8, shape=[1, 2, 2, 7], scale=[0.3], zp=[2])],
+        [{"opcode": 0, "in": [0, 1, -1], "out": [2], "opt_type": 2,
+          "opt": [(0, "B", 0), (1, "i", 1), (2, "i", 1), (3, "i", 2), (4, "B", 1)]},
+         {"opcode": 1, "in": [2], "out": [3], "opt_type": 5,
+          "opt": [(0, "B", 1), (1, "i", 2), (2, "i", 2), (3, "i", 2), (4, "i", 2)]},
+         {"opcode": 2, "in": [3, 4], "out": [5], "opt_type": 10, "opt": [(0, "i", 3)]}],
+        [0, 4], [5], [b"", bytes((i * 37 + 11) % 256 for i in range(36))])
+    # QUANTIZE float32 -> uint8, then DEQUANTIZE back.
+    out["quantize_dequantize.tflite"] = model(
+        [(114, None), (6, None)],
+        [dict(name="x", type=F32, shape=[1, 6]),
+         dict(name="q", type=U8, shape=[1, 6], scale=[0.02], zp=[128]),
+         dict(name="y", type=F32, shape=[1, 6])],
+        [{"opcode": 0, "in": [0], "out": [1]}, {"opcode": 1, "in": [1], "out": [2]}],
+        [0], [2], [b""])
     # Refused on purpose: a custom operator, and two subgraphs.
     out["custom_op.tflite"] = model(
         [(32, "fake-op")],
