@@ -7,6 +7,19 @@
  * graphs), FLOOR_MOD, and float32 shapes whose broadcast pattern needs more dimensions
  * than XNNPACK takes (XNN_MAX_TENSOR_DIMS).
  *
+ * Quantized ADD, SUB and MUL (int8 and uint8, each input and the output with its own
+ * per-tensor scale and zero point, the fused activation as an integer range) run on
+ * XNNPACK's *_nd_qs8 / *_nd_qu8 operators. XNNPACK refuses some scale ratios that
+ * TensorFlow Lite accepts (this version: input / output scale outside [2^-10, 2^8) for ADD
+ * and SUB, input product / output scale outside [2^-16, 2^8) for MUL); those nodes, and
+ * broadcasts deeper than XNNPACK takes, run in plain C as TensorFlow Lite's reference
+ * integer kernels, bit for bit: ADD and SUB shift both centred inputs left by 20 bits,
+ * scale each by its input multiplier (its scale over twice the larger input scale; SUB
+ * negates the second one's, as TensorFlow Lite's PrepareGeneralSubOp), add, and scale the
+ * sum by the output multiplier; MUL scales the product of the centred inputs by
+ * in1_scale * in2_scale / out_scale (computed in float as TensorFlow Lite does). XNNPACK's
+ * own requantization (fp32 in this version) may differ from those by 1 in the last place.
+ *
  * Integer semantics follow TensorFlow Lite: DIV truncates toward zero, FLOOR_MOD takes the
  * sign of the divisor (like Python's %), a zero divisor is an error at run time (as in
  * TFLite) rather than a crash. Overflow wraps (two's complement) instead of being undefined:
@@ -16,6 +29,9 @@
 #include <math.h>
 #include <string.h>
 #include <xnnpack.h>
+
+#include "engine/kernels/quant_math.h"
+#include "engine/kernels/quant_tensor.h"
 
 /* Broadcast plan over the output: unit dimensions dropped and neighbouring dimensions
  * that broadcast the same way merged, so equal shapes become one contiguous run and
@@ -170,21 +186,113 @@ DEFINE_BC_KERNEL(mul_i64, int64_t, i64_wrap((uint64_t)x * (uint64_t)w))
 DEFINE_BC_KERNEL(div_i64k, int64_t, div_i64(x, w))
 DEFINE_BC_KERNEL(mod_i64, int64_t, fmod_i64(x, w))
 
+/* A quantized node's parameters: the tensors' scales and zero points (for XNNPACK) and
+ * TensorFlow Lite's integer ADD/SUB/MUL parameters (for the plain-C path). */
+typedef struct q8_binary {
+    float scale[3];                         /* a, b, output */
+    int32_t zero_point[3];
+    int32_t a_offset, b_offset, out_offset; /* -zp(a), -zp(b), zp(output) */
+    int32_t a_mult, b_mult, out_mult;       /* ADD/SUB: all three; MUL: out_mult only */
+    int a_shift, b_shift, out_shift;
+    int32_t lo, hi;                         /* the fused activation's range */
+} q8_binary;
+
+/* TensorFlow Lite's left shift of 8-bit ADD/SUB inputs before they are scaled. */
+#define Q8_ADD_LEFT_SHIFT 20
+
+static inline int32_t q8_finish(const q8_binary *q, int32_t scaled)
+{
+    int64_t v = (int64_t)scaled + q->out_offset;
+    return v < q->lo ? q->lo : (v > q->hi ? q->hi : (int32_t)v);
+}
+
+/* Centred inputs of at most 9 bits shifted by 20 and scaled by multipliers <= 1: the sum
+ * stays below 2^30, nothing overflows. */
+static inline int32_t q8_add(const q8_binary *q, int32_t x, int32_t w)
+{
+    int32_t sx = mp_multiply_by_quantized_multiplier((x + q->a_offset) * (1 << Q8_ADD_LEFT_SHIFT),
+                                                     q->a_mult, q->a_shift);
+    int32_t sw = mp_multiply_by_quantized_multiplier((w + q->b_offset) * (1 << Q8_ADD_LEFT_SHIFT),
+                                                     q->b_mult, q->b_shift);
+    return q8_finish(q, mp_multiply_by_quantized_multiplier(sx + sw, q->out_mult, q->out_shift));
+}
+
+static inline int32_t q8_mul(const q8_binary *q, int32_t x, int32_t w)
+{
+    return q8_finish(q, mp_multiply_by_quantized_multiplier((x + q->a_offset) * (w + q->b_offset),
+                                                            q->out_mult, q->out_shift));
+}
+
+#define DEFINE_BC_Q8_KERNEL(NAME, T, FN)                                                  \
+    static void NAME(const bc_plan *p, const q8_binary *q, const T *restrict a,           \
+                     const T *restrict b, T *restrict y)                                  \
+    {                                                                                     \
+        BC_LOOP(T, (T)FN(q, x, w));                                                       \
+    }
+
+DEFINE_BC_Q8_KERNEL(add_s8, int8_t, q8_add)
+DEFINE_BC_Q8_KERNEL(mul_s8, int8_t, q8_mul)
+DEFINE_BC_Q8_KERNEL(add_u8, uint8_t, q8_add)
+DEFINE_BC_Q8_KERNEL(mul_u8, uint8_t, q8_mul)
+
 typedef struct binary_state {
-    xnn_operator_t op; /* float32 ADD/SUB/MUL/DIV; created once (the activation is fixed) */
+    xnn_operator_t op; /* float32 ADD/SUB/MUL/DIV, 8-bit ADD/SUB/MUL; created once (the
+                          activation and the quantization are fixed) */
     bool use_xnn;      /* the current shapes run on op (else plain C) */
+    bool xnn_refused;  /* XNNPACK refused the quantization: plain C from then on */
     bc_plan plan;
+    q8_binary q;       /* 8-bit nodes */
 } binary_state;
 
 static bool binary_dtype_ok(mp_dtype dt)
 {
-    return dt == MP_DT_FLOAT32 || dt == MP_DT_INT32 || dt == MP_DT_INT64;
+    return dt == MP_DT_FLOAT32 || dt == MP_DT_INT32 || dt == MP_DT_INT64 || mp_dtype_is_q8(dt);
 }
 
 /* The fused activation of this node (FLOOR_MOD has none). */
 static int32_t binary_activation(const mp_node *n)
 {
     return n->opcode == MP_OP_FLOOR_MOD ? MP_ACT_NONE : n->opt->activation;
+}
+
+/* The quantization of a, b and the output, and TensorFlow Lite's integer parameters from
+ * it (its add.cc / sub.cc / mul.cc Prepare). */
+static mp_status q8_binary_init(mp_node *n, q8_binary *q)
+{
+    for (int i = 0; i < 3; i++) {
+        const mp_tensor *t = i < 2 ? n->in[i] : n->out[0];
+        mp_status st = mp_node_qparams(n, t, &q->scale[i], &q->zero_point[i]);
+        if (st != MP_OK)
+            return st;
+    }
+    const float sa = q->scale[0], sb = q->scale[1], so = q->scale[2];
+    q->a_offset = -q->zero_point[0];
+    q->b_offset = -q->zero_point[1];
+    q->out_offset = q->zero_point[2];
+    if (!mp_activation_range_q(binary_activation(n), so, q->out_offset, n->out[0]->dtype, &q->lo,
+                               &q->hi))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "fused activation %d has no integer range",
+                            binary_activation(n));
+    bool ok;
+    if (n->opcode == MP_OP_MUL) {
+        q->a_mult = q->b_mult = q->a_shift = q->b_shift = 0;
+        ok = mp_quantize_multiplier((double)(sa * sb / so), &q->out_mult, &q->out_shift);
+    } else {
+        const double twice_max = (double)(2.0f * fmaxf(sa, sb));
+        const double out_real = twice_max / (double)((float)(1 << Q8_ADD_LEFT_SHIFT) * so);
+        ok = mp_quantize_multiplier((double)sa / twice_max, &q->a_mult, &q->a_shift) &&
+             mp_quantize_multiplier((double)sb / twice_max, &q->b_mult, &q->b_shift) &&
+             mp_quantize_multiplier(out_real, &q->out_mult, &q->out_shift);
+        if (n->opcode == MP_OP_SUB)
+            q->b_mult = -q->b_mult;
+    }
+    if (!ok)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "the scales of '%s' (%g), '%s' (%g) and '%s' (%g) give no finite "
+                            "multiplier",
+                            mp_tname(n->in[0]), (double)sa, mp_tname(n->in[1]), (double)sb,
+                            mp_tname(n->out[0]), (double)so);
+    return MP_OK;
 }
 
 static mp_status binary_infer(mp_node *n)
@@ -202,8 +310,20 @@ static mp_status binary_infer(mp_node *n)
                             mp_dtype_name(b->dtype));
     if (!binary_dtype_ok(a->dtype))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input '%s' has dtype %s (supported: f32, i32, i64)", a->info->name,
-                            mp_dtype_name(a->dtype));
+                            "input '%s' has dtype %s (supported: f32, i32, i64, i8, u8)",
+                            a->info->name, mp_dtype_name(a->dtype));
+    if (mp_dtype_is_q8(a->dtype) && n->opcode != MP_OP_ADD && n->opcode != MP_OP_SUB &&
+        n->opcode != MP_OP_MUL)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' is %s; only ADD, SUB and MUL take 8-bit quantized inputs",
+                            a->info->name, mp_dtype_name(a->dtype));
+    /* TensorFlow Lite gives the output of ADD, SUB and MUL the inputs' dtype whatever the
+     * file declares (their Prepare sets output->type = input2->type). memprof follows it for
+     * one case only: an output declared float32 that carries one scale and zero point, i.e.
+     * quantized like 8-bit inputs (TensorFlow Lite's add_quantized test models have one).
+     * Every other mismatch is refused. */
+    if (mp_dtype_is_q8(a->dtype) && out->dtype == MP_DT_FLOAT32 && out->info->quant.count == 1)
+        out->dtype = a->dtype;
     if (out->dtype != a->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but the inputs are %s",
                             out->info->name, mp_dtype_name(out->dtype), mp_dtype_name(a->dtype));
@@ -214,6 +334,12 @@ static mp_status binary_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "fused activation %s on integer tensors is not supported",
                             act == MP_ACT_TANH ? "TANH" : "SIGN_BIT");
+    if (mp_dtype_is_q8(a->dtype)) {
+        q8_binary q;
+        mp_status st = q8_binary_init(n, &q);
+        if (st != MP_OK)
+            return st;
+    }
 
     /* NumPy broadcasting: align trailing dimensions; each pair equal or one of them 1. */
     int32_t r = a->rank > b->rank ? a->rank : b->rank;
@@ -237,34 +363,114 @@ static mp_status binary_infer(mp_node *n)
     return MP_OK;
 }
 
+/* Create the float32 operator of the node. */
+static enum xnn_status binary_create_f32(const mp_node *n, xnn_operator_t *op)
+{
+    float lo, hi;
+    if (!mp_activation_range(binary_activation(n), &lo, &hi)) {
+        lo = -INFINITY; /* TANH / SIGN_BIT: applied after the operator in run */
+        hi = INFINITY;
+    }
+    switch (n->opcode) {
+    case MP_OP_ADD: return xnn_create_add_nd_f32(lo, hi, 0, op);
+    case MP_OP_SUB: return xnn_create_subtract_nd_f32(lo, hi, 0, op);
+    case MP_OP_MUL: return xnn_create_multiply_nd_f32(lo, hi, 0, op);
+    default: return xnn_create_divide_nd_f32(lo, hi, 0, op);
+    }
+}
+
+/* Create the 8-bit operator of the node (ADD, SUB or MUL, int8 or uint8). */
+static enum xnn_status binary_create_q8(const mp_node *n, const q8_binary *q, xnn_operator_t *op)
+{
+    const float *s = q->scale;
+    const int32_t *z = q->zero_point;
+    if (n->in[0]->dtype == MP_DT_INT8) {
+        switch (n->opcode) {
+        case MP_OP_ADD:
+            return xnn_create_add_nd_qs8((int8_t)z[0], s[0], (int8_t)z[1], s[1], (int8_t)z[2],
+                                         s[2], (int8_t)q->lo, (int8_t)q->hi, 0, op);
+        case MP_OP_SUB:
+            return xnn_create_subtract_nd_qs8((int8_t)z[0], s[0], (int8_t)z[1], s[1],
+                                              (int8_t)z[2], s[2], (int8_t)q->lo, (int8_t)q->hi,
+                                              0, op);
+        default:
+            return xnn_create_multiply_nd_qs8((int8_t)z[0], s[0], (int8_t)z[1], s[1],
+                                              (int8_t)z[2], s[2], (int8_t)q->lo, (int8_t)q->hi,
+                                              0, op);
+        }
+    }
+    switch (n->opcode) {
+    case MP_OP_ADD:
+        return xnn_create_add_nd_qu8((uint8_t)z[0], s[0], (uint8_t)z[1], s[1], (uint8_t)z[2],
+                                     s[2], (uint8_t)q->lo, (uint8_t)q->hi, 0, op);
+    case MP_OP_SUB:
+        return xnn_create_subtract_nd_qu8((uint8_t)z[0], s[0], (uint8_t)z[1], s[1],
+                                          (uint8_t)z[2], s[2], (uint8_t)q->lo, (uint8_t)q->hi, 0,
+                                          op);
+    default:
+        return xnn_create_multiply_nd_qu8((uint8_t)z[0], s[0], (uint8_t)z[1], s[1],
+                                          (uint8_t)z[2], s[2], (uint8_t)q->lo, (uint8_t)q->hi, 0,
+                                          op);
+    }
+}
+
+/* Bind shapes (r dimensions each) and pointers to the node's operator. */
+static enum xnn_status binary_setup(const mp_node *n, xnn_operator_t op, size_t r,
+                                    const size_t *sha, const size_t *shb)
+{
+    const void *a = n->in[0]->data, *b = n->in[1]->data;
+    void *y = n->out[0]->data;
+    switch (n->in[0]->dtype) {
+    case MP_DT_INT8:
+        switch (n->opcode) {
+        case MP_OP_ADD: return xnn_setup_add_nd_qs8(op, r, sha, r, shb, a, b, y, n->pool);
+        case MP_OP_SUB: return xnn_setup_subtract_nd_qs8(op, r, sha, r, shb, a, b, y, n->pool);
+        default: return xnn_setup_multiply_nd_qs8(op, r, sha, r, shb, a, b, y, n->pool);
+        }
+    case MP_DT_UINT8:
+        switch (n->opcode) {
+        case MP_OP_ADD: return xnn_setup_add_nd_qu8(op, r, sha, r, shb, a, b, y, n->pool);
+        case MP_OP_SUB: return xnn_setup_subtract_nd_qu8(op, r, sha, r, shb, a, b, y, n->pool);
+        default: return xnn_setup_multiply_nd_qu8(op, r, sha, r, shb, a, b, y, n->pool);
+        }
+    default:
+        switch (n->opcode) {
+        case MP_OP_ADD: return xnn_setup_add_nd_f32(op, r, sha, r, shb, a, b, y, n->pool);
+        case MP_OP_SUB: return xnn_setup_subtract_nd_f32(op, r, sha, r, shb, a, b, y, n->pool);
+        case MP_OP_MUL: return xnn_setup_multiply_nd_f32(op, r, sha, r, shb, a, b, y, n->pool);
+        default: return xnn_setup_divide_nd_f32(op, r, sha, r, shb, a, b, y, n->pool);
+        }
+    }
+}
+
 static mp_status binary_prepare(mp_node *n)
 {
     binary_state *s = mp_node_state(n, sizeof *s);
     if (!s)
         return MP_ERR_NOMEM;
     const mp_tensor *a = n->in[0], *b = n->in[1];
-    mp_tensor *out = n->out[0];
     bc_plan_init(&s->plan, a, b);
     s->use_xnn = false;
-    if (a->dtype != MP_DT_FLOAT32 || n->opcode == MP_OP_FLOOR_MOD || s->plan.elements == 0 ||
-        s->plan.rank > XNN_MAX_TENSOR_DIMS)
+    const bool q8 = mp_dtype_is_q8(a->dtype);
+    if (q8) {
+        mp_status st = q8_binary_init(n, &s->q);
+        if (st != MP_OK)
+            return st;
+    }
+    if ((a->dtype != MP_DT_FLOAT32 && !q8) || n->opcode == MP_OP_FLOOR_MOD ||
+        s->plan.elements == 0 || s->plan.rank > XNN_MAX_TENSOR_DIMS || s->xnn_refused)
         return MP_OK; /* plain C */
 
+    enum xnn_status xs;
     if (!s->op) {
-        float lo, hi;
-        if (!mp_activation_range(binary_activation(n), &lo, &hi)) {
-            lo = -INFINITY; /* TANH / SIGN_BIT: applied after the operator in run */
-            hi = INFINITY;
+        xs = q8 ? binary_create_q8(n, &s->q, &s->op) : binary_create_f32(n, &s->op);
+        xs = mp_xnn_created(xs, s->op);
+        if (q8 && xs == xnn_status_unsupported_parameter) {
+            s->op = NULL; /* scales XNNPACK does not take: TensorFlow Lite's integer C */
+            s->xnn_refused = true;
+            return MP_OK;
         }
-        enum xnn_status xs;
-        switch (n->opcode) {
-        case MP_OP_ADD: xs = xnn_create_add_nd_f32(lo, hi, 0, &s->op); break;
-        case MP_OP_SUB: xs = xnn_create_subtract_nd_f32(lo, hi, 0, &s->op); break;
-        case MP_OP_MUL: xs = xnn_create_multiply_nd_f32(lo, hi, 0, &s->op); break;
-        case MP_OP_DIV: xs = xnn_create_divide_nd_f32(lo, hi, 0, &s->op); break;
-        default: return mp_node_fail(n, MP_ERR_UNSUPPORTED, "no XNNPACK operator");
-        }
-        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
+        if (xs != xnn_status_success) {
             s->op = NULL;
             return mp_node_xnn_fail(n, xs, "create");
         }
@@ -275,29 +481,27 @@ static mp_status binary_prepare(mp_node *n)
         sha[i] = s->plan.a_bc[i] ? 1 : s->plan.dims[i];
         shb[i] = s->plan.b_bc[i] ? 1 : s->plan.dims[i];
     }
-    size_t r = (size_t)s->plan.rank;
-    enum xnn_status xs;
-    switch (n->opcode) {
-    case MP_OP_ADD:
-        xs = xnn_setup_add_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data, n->pool);
-        break;
-    case MP_OP_SUB:
-        xs = xnn_setup_subtract_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data,
-                                       n->pool);
-        break;
-    case MP_OP_MUL:
-        xs = xnn_setup_multiply_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data,
-                                       n->pool);
-        break;
-    default:
-        xs = xnn_setup_divide_nd_f32(s->op, r, sha, r, shb, a->data, b->data, out->data,
-                                     n->pool);
-        break;
-    }
+    xs = binary_setup(n, s->op, (size_t)s->plan.rank, sha, shb);
     if (xs != xnn_status_success)
         return mp_node_xnn_fail(n, xs, "setup");
     s->use_xnn = true;
     return MP_OK;
+}
+
+/* Plain-C 8-bit ADD, SUB (ADD with the second multiplier negated) and MUL. */
+static void binary_run_q8(const mp_node *n, const binary_state *s)
+{
+    const bc_plan *p = &s->plan;
+    const bool mul = n->opcode == MP_OP_MUL;
+    if (n->in[0]->dtype == MP_DT_INT8) {
+        const int8_t *a = n->in[0]->data, *b = n->in[1]->data;
+        int8_t *y = n->out[0]->data;
+        (mul ? mul_s8 : add_s8)(p, &s->q, a, b, y);
+    } else {
+        const uint8_t *a = n->in[0]->data, *b = n->in[1]->data;
+        uint8_t *y = n->out[0]->data;
+        (mul ? mul_u8 : add_u8)(p, &s->q, a, b, y);
+    }
 }
 
 /* TFLite refuses integer division by zero at run time; so do we (checked once over the
@@ -359,8 +563,12 @@ static mp_status binary_run(mp_node *n)
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
             return mp_node_xnn_fail(n, xs, "run");
-        if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
+        if (out->dtype == MP_DT_FLOAT32 && (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT))
             mp_apply_activation_f32(out->data, p->elements, act);
+        return MP_OK;
+    }
+    if (mp_dtype_is_q8(in_a->dtype)) {
+        binary_run_q8(n, s);
         return MP_OK;
     }
 
