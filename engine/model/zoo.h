@@ -1,4 +1,5 @@
-/* Built-in model zoo: standard float32 architectures (an MNIST MLP, MobileNet v1 and v2)
+/* Built-in model zoo: standard float32 architectures (an MNIST MLP, MobileNet v1 and v2) and
+ * MobileNet v2 quantized to int8 as TensorFlow Lite's post-training quantization writes it,
  * generated as .tflite bytes with deterministic pseudo-random weights, so memprof can be
  * run and tested on realistic graphs without any model file.
  *

@@ -2,7 +2,15 @@
  * and has the structure of the architecture it claims. Expected operator and parameter counts
  * are derived here from the published architecture tables, independently of zoo.c. The graph
  * is checked to be well formed (topological order, shapes consistent with every conv, pool and
- * reshape), the weights finite and scaled, the MLP evaluated in plain C, and builds repeatable. */
+ * reshape), the weights finite and scaled, the MLP evaluated in plain C, and builds repeatable.
+ *
+ * mobilenet_v2_int8 is checked against TensorFlow Lite's quantization specification (int8
+ * activations per tensor, int8 weights per output channel with zero point 0, int32 biases of
+ * scale input_scale * weight_scale[c], pool and reshape keeping their input's quantization,
+ * softmax 1/256 and -128), its weights against mobilenet_v2's (same seed: each dequantized
+ * weight within half a step of the float one), and its run on the reference input against
+ * mobilenet_v2's run (same top-1, outputs close; skipped while the engine lacks an int8
+ * kernel, MP_ERR_UNSUPPORTED). */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -12,6 +20,7 @@
 
 #include "engine/model/reference_input.h"
 #include "engine/model/zoo.h"
+#include "engine/session.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -268,9 +277,9 @@ static void test_catalogue(void **state)
 {
     (void)state;
     static const char *required[] = {"mnist_mlp", "mobilenet_v1", "mobilenet_v2",
-                                     "mobilenet_v2_dynamic"};
+                                     "mobilenet_v2_dynamic", "mobilenet_v2_int8"};
     int n = mp_zoo_count();
-    assert_true(n >= 4);
+    assert_true(n >= 5);
     for (size_t r = 0; r < sizeof required / sizeof required[0]; r++) {
         bool found = false;
         for (int i = 0; i < n; i++)
@@ -492,6 +501,220 @@ static void test_mobilenet_v2_dynamic(void **state)
     release(&d);
 }
 
+/* ---- mobilenet_v2_int8 ------------------------------------------------------------------ */
+
+/* Per-tensor int8 quantization, scale positive and finite, zero point in range. */
+static void assert_act_int8(const mp_tensor_info *t)
+{
+    if (t->dtype != MP_DT_INT8 || t->quant.count != 1 || !(t->quant.scale[0] > 0.0f) ||
+        !isfinite(t->quant.scale[0]))
+        fail_msg("activation '%s': %s with %d scales (expected int8 per tensor)", t->name,
+                 mp_dtype_name(t->dtype), t->quant.count);
+    int64_t zp = t->quant.zero_point ? t->quant.zero_point[0] : 0;
+    assert_true(zp >= -128 && zp <= 127);
+}
+
+static int64_t zp_of(const mp_tensor_info *t)
+{
+    return t->quant.zero_point ? t->quant.zero_point[0] : 0;
+}
+
+static void assert_same_quant(const mp_tensor_info *a, const mp_tensor_info *b)
+{
+    if (a->quant.scale[0] != b->quant.scale[0] || zp_of(a) != zp_of(b))
+        fail_msg("'%s' and '%s' differ in quantization (%g %lld, %g %lld)", a->name, b->name,
+                 (double)a->quant.scale[0], (long long)zp_of(a), (double)b->quant.scale[0],
+                 (long long)zp_of(b));
+}
+
+/* A convolution's filter (int8 per channel along qdim, zero point 0) and bias (int32, scale
+ * in_scale * w_scale[c], zero point 0), each dequantized value within half a step of the
+ * float model's tensor of the same name. Returns the number of values compared. */
+static long check_conv_int8(const mp_model *m, const mp_op_info *op, const mp_model *fm)
+{
+    const mp_tensor_info *in = &m->tensors[op->inputs[0]], *w = &m->tensors[op->inputs[1]];
+    const mp_tensor_info *b = &m->tensors[op->inputs[2]];
+    bool dw = op->opcode == MP_OP_DEPTHWISE_CONV_2D;
+    int qdim = dw ? 3 : 0, nch = w->shape[qdim];
+    if (w->dtype != MP_DT_INT8 || w->quant.count != nch || w->quant.quantized_dimension != qdim)
+        fail_msg("filter '%s': %s, %d scales along %d (expected int8, %d along %d)", w->name,
+                 mp_dtype_name(w->dtype), w->quant.count, w->quant.quantized_dimension, nch,
+                 qdim);
+    if (b->dtype != MP_DT_INT32 || b->quant.count != nch)
+        fail_msg("bias '%s': %s with %d scales", b->name, mp_dtype_name(b->dtype), b->quant.count);
+    for (int c = 0; c < nch; c++) {
+        assert_true(!w->quant.zero_point || w->quant.zero_point[c] == 0);
+        assert_true(!b->quant.zero_point || b->quant.zero_point[c] == 0);
+        double want = (double)in->quant.scale[0] * (double)w->quant.scale[c];
+        if (fabs(b->quant.scale[c] - want) > 1e-6 * want)
+            fail_msg("bias '%s'[%d]: scale %g, input * filter scale %g", b->name, c,
+                     (double)b->quant.scale[c], want);
+    }
+    long compared = 0;
+    for (int k = 1; k <= 2; k++) {
+        const mp_tensor_info *q = k == 1 ? w : b;
+        int j = find_tensor(fm, q->name);
+        assert_true(j >= 0);
+        const mp_tensor_info *f = &fm->tensors[j];
+        assert_int_equal(f->dtype, MP_DT_FLOAT32);
+        size_t n = f->data_bytes / sizeof(float);
+        assert_int_equal(q->data_bytes, n * (k == 1 ? 1 : 4));
+        size_t inner = 1;
+        for (int d = k == 1 ? qdim + 1 : 1; d < q->rank; d++)
+            inner *= (size_t)q->shape[d];
+        const float *fv = f->data;
+        for (size_t i = 0; i < n; i++) {
+            float s = q->quant.scale[i / inner % (size_t)nch];
+            double v = k == 1 ? (double)((const int8_t *)q->data)[i]
+                              : (double)((const int32_t *)q->data)[i];
+            if (fabs(v * s - fv[i]) > 0.5 * s * (1 + 1e-5))
+                fail_msg("'%s'[%zu]: %g * %g is %g from the float %g", q->name, i, v, (double)s,
+                         fabs(v * s - fv[i]), (double)fv[i]);
+            if (k == 1)
+                assert_true(v >= -127 && v <= 127);
+            compared++;
+        }
+    }
+    return compared;
+}
+
+static void test_mobilenet_v2_int8(void **state)
+{
+    (void)state;
+    built q = build("mobilenet_v2_int8"), f = build("mobilenet_v2");
+    const mp_model *m = q.model;
+    check_graph(m);
+    /* the graph of mobilenet_v2: same operators, same tensor names and shapes */
+    assert_int_equal(m->n_ops, f.model->n_ops);
+    assert_int_equal(m->n_tensors, f.model->n_tensors);
+    for (int i = 0; i < m->n_ops; i++)
+        assert_int_equal(m->ops[i].opcode, f.model->ops[i].opcode);
+    for (int i = 0; i < m->n_tensors; i++) {
+        assert_string_equal(m->tensors[i].name, f.model->tensors[i].name);
+        assert_shape(&m->tensors[i], f.model->tensors[i].rank, f.model->tensors[i].shape);
+    }
+    /* every activation int8 per tensor, the model's input and output among them */
+    for (int i = 0; i < m->n_tensors; i++)
+        if (!m->tensors[i].data)
+            assert_act_int8(&m->tensors[i]);
+    const mp_tensor_info *in = &m->tensors[m->inputs[0]], *out = &m->tensors[m->outputs[0]];
+    assert_int_equal(in->dtype, MP_DT_INT8);
+    /* the reference input's range [-0.5, 0.5]: scale 1/255, zero point round(-0.5) = -1 */
+    assert_float_equal(in->quant.scale[0], 1.0f / 255.0f, 1e-9);
+    assert_int_equal(zp_of(in), -1);
+    assert_float_equal(out->quant.scale[0], 1.0f / 256.0f, 0);
+    assert_int_equal(zp_of(out), -128);
+
+    long compared = 0;
+    int convs = 0;
+    for (int i = 0; i < m->n_ops; i++) {
+        const mp_op_info *op = &m->ops[i];
+        const mp_tensor_info *x = &m->tensors[op->inputs[0]], *y = &m->tensors[op->outputs[0]];
+        switch (op->opcode) {
+        case MP_OP_CONV_2D:
+        case MP_OP_DEPTHWISE_CONV_2D:
+            compared += check_conv_int8(m, op, f.model);
+            convs++;
+            /* RELU6 stays fused; its output range starts at 0: zero point -128 */
+            if (op->opt.activation == MP_ACT_RELU6)
+                assert_int_equal(zp_of(y), -128);
+            assert_int_equal(op->opt.activation, f.model->ops[i].opt.activation);
+            break;
+        case MP_OP_AVERAGE_POOL_2D:
+        case MP_OP_RESHAPE: assert_same_quant(x, y); break;
+        case MP_OP_ADD: /* its own scale: the sum's range is wider than either input's */
+            assert_true(y->quant.scale[0] != x->quant.scale[0]);
+            break;
+        default: break;
+        }
+    }
+    assert_int_equal(convs, count_ops(m, MP_OP_CONV_2D) + count_ops(m, MP_OP_DEPTHWISE_CONV_2D));
+    assert_int_equal(compared, float_params(f.model));
+    /* a quarter of the float model's constant bytes, give or take the biases */
+    print_message("  mobilenet_v2_int8: %zu bytes (mobilenet_v2: %zu), %ld values dequantized "
+                  "within half a step\n", q.size, f.size, compared);
+    assert_true(q.size < f.size / 3);
+    release(&q);
+    release(&f);
+}
+
+/* One run of a zoo model on the reference input; MP_ERR_UNSUPPORTED is returned (with the
+ * message in err), other failures fail the test. *out is malloc'd. */
+static mp_status run_zoo(const char *spec, void **out, const mp_tensor **o, mp_session **ps,
+                         mp_error *err)
+{
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(&(mp_session_options){.threads = 1}, &s, err), MP_OK);
+    mp_status st = mp_session_load(s, spec, err);
+    if (st == MP_OK)
+        st = mp_session_prepare(s, err);
+    if (st == MP_OK) {
+        const mp_tensor *x = mp_session_input(s, 0);
+        void *buf = calloc(x->bytes + 16, 1);
+        assert_non_null(buf);
+        assert_true(mp_reference_input(buf, x->dtype, mp_tensor_elements(x), 0));
+        st = mp_session_set_input(s, 0, buf, x->bytes, err);
+        free(buf);
+    }
+    if (st == MP_OK)
+        st = mp_session_run(s, err);
+    if (st != MP_OK) {
+        mp_session_destroy(s);
+        if (st != MP_ERR_UNSUPPORTED)
+            fail_msg("%s: %s: %s", spec, mp_status_name(st), err->msg);
+        return st;
+    }
+    *o = mp_session_output(s, 0);
+    *out = malloc((*o)->bytes);
+    assert_non_null(*out);
+    assert_int_equal(mp_session_get_output(s, 0, *out, (*o)->bytes, err), MP_OK);
+    *ps = s;
+    return MP_OK;
+}
+
+static void test_mobilenet_v2_int8_run(void **state)
+{
+    (void)state;
+    mp_error err;
+    void *qv = NULL, *fv = NULL;
+    const mp_tensor *qo = NULL, *fo = NULL;
+    mp_session *qs = NULL, *fs = NULL;
+    if (run_zoo("zoo:mobilenet_v2_int8", &qv, &qo, &qs, &err) != MP_OK) {
+        print_message("SKIP: the engine cannot run zoo:mobilenet_v2_int8 yet (%s)\n", err.msg);
+        skip();
+    }
+    assert_int_equal(run_zoo("zoo:mobilenet_v2", &fv, &fo, &fs, &err), MP_OK);
+    assert_int_equal(qo->dtype, MP_DT_INT8);
+    size_t n = mp_tensor_elements(fo);
+    assert_int_equal(mp_tensor_elements(qo), n);
+    const int8_t *q = qv;
+    const float *f = fv;
+    float s = qo->info->quant.scale[0];
+    int64_t zp = zp_of(qo->info);
+    size_t top_q = 0, top_f = 0;
+    double worst = 0, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)s * (double)(q[i] - zp);
+        sum += d;
+        worst = fmax(worst, fabs(d - f[i]));
+        if (q[i] > q[top_q])
+            top_q = i;
+        if (f[i] > f[top_f])
+            top_f = i;
+    }
+    print_message("  top-1 int8 %zu (%.4f) float %zu (%.4f); largest |int8 - float| %.5f "
+                  "(%.2f steps of 1/256); int8 sum %.3f\n",
+                  top_q, (double)s * (double)(q[top_q] - zp), top_f, (double)f[top_f], worst,
+                  worst * 256.0, sum);
+    assert_int_equal(top_q, top_f);
+    /* quantized probabilities: each within 2 steps of 1/256 of the float ones */
+    assert_true(worst <= 2.0 / 256.0);
+    free(qv);
+    free(fv);
+    mp_session_destroy(qs);
+    mp_session_destroy(fs);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -533,6 +756,8 @@ int main(void)
         cmocka_unit_test(test_mobilenet_v1),
         cmocka_unit_test(test_mobilenet_v2),
         cmocka_unit_test(test_mobilenet_v2_dynamic),
+        cmocka_unit_test(test_mobilenet_v2_int8),
+        cmocka_unit_test(test_mobilenet_v2_int8_run),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_models_differ),
     };
