@@ -1,4 +1,5 @@
-/* Kernels: AVERAGE_POOL_2D and MAX_POOL_2D (float32, NHWC), on XNNPACK's pooling operators.
+/* Kernels: AVERAGE_POOL_2D and MAX_POOL_2D (float32, int8, uint8; NHWC), on XNNPACK's pooling
+ * operators.
  *
  * TFLite semantics: with SAME padding the average is over the valid (non-padded) pixels of
  * each window, and the maximum ignores padding. XNNPACK matches both: its average pooling
@@ -6,12 +7,28 @@
  * valid inputs in its window, and its max pooling never reads padding. A window that covers
  * the whole input is run by XNNPACK as a global average pool.
  * XNNPACK refuses 1x1 windows ("meaningless"), but TFLite models use them to subsample:
- * those run as a plain C strided copy. */
+ * those run as a plain C strided copy.
+ *
+ * int8 and uint8: input and output must share one scale and zero point (TensorFlow Lite's
+ * pooling assumes it and so does this kernel: it refuses otherwise); the fused activation is
+ * an integer range. MAX_POOL_2D runs on XNNPACK's max_pooling2d_nhwc_s8 / _u8, which compare
+ * the integers as TensorFlow Lite does. AVERAGE_POOL_2D follows TensorFlow Lite's reference
+ * integer AveragePool: the integer sum over the window's valid pixels divided by their count,
+ * rounded half away from zero ((sum + count/2) / count, or (sum - count/2) / count below
+ * zero), clamped to the activation range. uint8 runs on XNNPACK's
+ * average_pooling2d_nhwc_qu8 when no window reaches into padding (its padded windows count
+ * the padding as zeros, not TensorFlow Lite's average over the valid pixels; its
+ * requantization may round differently by 1). Padded uint8 windows, all int8 ones (XNNPACK
+ * has no int8 average pooling with a window; its global_average_pooling_nwc_qs8 rounds in
+ * fp32, not as TensorFlow Lite's integer division) and 1x1 windows of either pooling (one
+ * pixel: its own average and maximum) run as that reference in plain C, bit for bit. */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <string.h>
 #include <xnnpack.h>
+
+#include "engine/kernels/quant_tensor.h"
 
 typedef struct pool_state {
     xnn_operator_t op;     /* NULL for 1x1 windows */
@@ -23,6 +40,12 @@ typedef struct pool_state {
     int32_t batch, in_h, in_w, out_h, out_w;
     size_t out_elems;
     bool empty;
+    /* 8-bit tensors: their shared quantization, the activation's integer range, and the
+     * padding before the first row and column that the plain-C average uses. */
+    bool q8;
+    float scale;
+    int32_t zero_point, lo, hi;
+    int32_t pad_top, pad_left;
 } pool_state;
 
 static bool is_max(const mp_node *n)
@@ -63,12 +86,14 @@ static mp_status pool_geometry(mp_node *n, int32_t dims[4])
     if (n->n_in != 1 || n->n_out != 1 || !n->in[0])
         return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 input and 1 output");
     const mp_tensor *in = n->in[0], *out = n->out[0];
-    if (in->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s; only float32 is supported",
+    if (in->dtype != MP_DT_FLOAT32 && !mp_dtype_is_q8(in->dtype))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' is %s; only float32, int8 and uint8 are supported",
                             in->info->name, mp_dtype_name(in->dtype));
-    if (out->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s; only float32 is produced",
-                            out->info->name, mp_dtype_name(out->dtype));
+    if (out->dtype != in->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
+                            out->info->name, mp_dtype_name(out->dtype), in->info->name,
+                            mp_dtype_name(in->dtype));
     if (in->rank != 4)
         return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must have rank 4 (NHWC)",
                             in->info->name, mp_shape_str(in->rank, in->dims, s1, sizeof s1));
@@ -93,10 +118,41 @@ static mp_status pool_geometry(mp_node *n, int32_t dims[4])
     return MP_OK;
 }
 
+/* 8-bit tensors: the quantization input and output share, and the fused activation's range
+ * in the integers. */
+static mp_status pool_quant(mp_node *n, float *scale, int32_t *zero_point, int32_t *lo,
+                            int32_t *hi)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    float so;
+    int32_t zo;
+    mp_status st = mp_node_qparams(n, in, scale, zero_point);
+    if (st == MP_OK)
+        st = mp_node_qparams(n, out, &so, &zo);
+    if (st != MP_OK)
+        return st;
+    if (fabsf(so - *scale) > 1e-6f * *scale || zo != *zero_point)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' (scale %g, zero point %d) and output '%s' (scale %g, zero "
+                            "point %d) must share their quantization",
+                            in->info->name, (double)*scale, *zero_point, out->info->name,
+                            (double)so, zo);
+    if (!mp_activation_range_q(n->opt->activation, *scale, *zero_point, in->dtype, lo, hi))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "fused activation %d on %s tensors is not supported",
+                            n->opt->activation, mp_dtype_name(in->dtype));
+    return MP_OK;
+}
+
 static mp_status pool_infer(mp_node *n)
 {
     int32_t dims[4] = {0, 0, 0, 0};
     mp_status st = pool_geometry(n, dims);
+    if (st == MP_OK && mp_dtype_is_q8(n->in[0]->dtype)) {
+        float scale;
+        int32_t zp, lo, hi;
+        st = pool_quant(n, &scale, &zp, &lo, &hi);
+    }
     if (st != MP_OK)
         return st;
     return mp_node_set_output_shape(n, 4, dims);
@@ -107,6 +163,56 @@ static void pool_release(mp_node *n)
     pool_state *s = n->state;
     if (s)
         mp_node_free_state(n, &s->op);
+}
+
+/* Create the node's 8-bit operator: max pooling (int8 or uint8) or uint8 average pooling. */
+static enum xnn_status pool_create_q8(const mp_node *n, const pool_state *s, const uint32_t pad[4],
+                                      uint32_t flags, size_t c, xnn_operator_t *op)
+{
+    const mp_op_options *o = n->opt;
+    const uint32_t fh = (uint32_t)o->filter_h, fw = (uint32_t)o->filter_w;
+    const uint32_t sh = (uint32_t)o->stride_h, sw = (uint32_t)o->stride_w;
+    if (!is_max(n))
+        return xnn_create_average_pooling2d_nhwc_qu8(
+            pad[0], pad[1], pad[2], pad[3], fh, fw, sh, sw, c, c, c, (uint8_t)s->zero_point,
+            s->scale, (uint8_t)s->zero_point, s->scale, (uint8_t)s->lo, (uint8_t)s->hi, flags, op);
+    if (n->in[0]->dtype == MP_DT_INT8)
+        return xnn_create_max_pooling2d_nhwc_s8(pad[0], pad[1], pad[2], pad[3], fh, fw, sh, sw, 1,
+                                                1, c, c, c, (int8_t)s->lo, (int8_t)s->hi, flags,
+                                                op);
+    return xnn_create_max_pooling2d_nhwc_u8(pad[0], pad[1], pad[2], pad[3], fh, fw, sh, sw, 1, 1,
+                                            c, c, c, (uint8_t)s->lo, (uint8_t)s->hi, flags, op);
+}
+
+static enum xnn_status pool_create_f32(const mp_node *n, const uint32_t pad[4], uint32_t flags,
+                                       size_t c, xnn_operator_t *op)
+{
+    const mp_op_options *o = n->opt;
+    float lo = -INFINITY, hi = INFINITY;
+    mp_activation_range(o->activation, &lo, &hi); /* TANH / SIGN_BIT: applied in run */
+    if (is_max(n))
+        return xnn_create_max_pooling2d_nhwc_f32(
+            pad[0], pad[1], pad[2], pad[3], (uint32_t)o->filter_h, (uint32_t)o->filter_w,
+            (uint32_t)o->stride_h, (uint32_t)o->stride_w, 1, 1, c, c, c, lo, hi, flags, op);
+    return xnn_create_average_pooling2d_nhwc_f32(
+        pad[0], pad[1], pad[2], pad[3], (uint32_t)o->filter_h, (uint32_t)o->filter_w,
+        (uint32_t)o->stride_h, (uint32_t)o->stride_w, c, c, c, lo, hi, flags, op);
+}
+
+static enum xnn_status pool_setup(const mp_node *n, const pool_state *s)
+{
+    const size_t b = (size_t)s->batch, h = (size_t)s->in_h, w = (size_t)s->in_w;
+    const void *x = n->in[0]->data;
+    void *y = n->out[0]->data;
+    switch (n->in[0]->dtype) {
+    case MP_DT_INT8: return xnn_setup_max_pooling2d_nhwc_s8(s->op, b, h, w, x, y, n->pool);
+    case MP_DT_UINT8:
+        return is_max(n) ? xnn_setup_max_pooling2d_nhwc_u8(s->op, b, h, w, x, y, n->pool)
+                         : xnn_setup_average_pooling2d_nhwc_qu8(s->op, b, h, w, x, y, n->pool);
+    default:
+        return is_max(n) ? xnn_setup_max_pooling2d_nhwc_f32(s->op, b, h, w, x, y, n->pool)
+                         : xnn_setup_average_pooling2d_nhwc_f32(s->op, b, h, w, x, y, n->pool);
+    }
 }
 
 static mp_status pool_prepare(mp_node *n)
@@ -127,6 +233,27 @@ static mp_status pool_prepare(mp_node *n)
     s->out_w = dims[2];
     s->out_elems = mp_tensor_elements(out);
     s->empty = s->out_elems == 0;
+    s->q8 = mp_dtype_is_q8(in->dtype);
+    /* TensorFlow Lite's padding, for the plain-C average and to know whether any window
+     * reaches into it */
+    uint32_t tf_pad[4] = {0, 0, 0, 0};
+    if (o->padding == MP_PAD_SAME) {
+        same_pad(s->in_h, o->filter_h, o->stride_h, &tf_pad[0], &tf_pad[2]);
+        same_pad(s->in_w, o->filter_w, o->stride_w, &tf_pad[3], &tf_pad[1]);
+    }
+    s->pad_top = (int32_t)tf_pad[0];
+    s->pad_left = (int32_t)tf_pad[3];
+    if (s->q8) {
+        st = pool_quant(n, &s->scale, &s->zero_point, &s->lo, &s->hi);
+        if (st != MP_OK)
+            return st;
+        bool padded = tf_pad[0] || tf_pad[1] || tf_pad[2] || tf_pad[3];
+        if (o->filter_h * o->filter_w == 1 ||
+            (!is_max(n) && (in->dtype == MP_DT_INT8 || padded))) {
+            mp_xnn_delete(&s->op); /* plain C (a shape change may have brought padding) */
+            return MP_OK;
+        }
+    }
     if (o->filter_h == 1 && o->filter_w == 1)
         return MP_OK; /* plain strided copy, no operator */
 
@@ -134,16 +261,14 @@ static mp_status pool_prepare(mp_node *n)
      * input size changes), but only when the stride does not exceed the window: otherwise the
      * total padding can be negative, which TFLite clamps to 0 and this XNNPACK wraps around
      * (test_kernels_pool covers it). Then pass TFLite's padding explicitly, re-creating the
-     * operator if it changes. */
+     * operator if it changes. uint8 average pooling gets here without padding only. */
     size_t channels = (size_t)in->dims[3];
     uint32_t flags = 0, pad[4] = {0, 0, 0, 0};
     if (o->padding == MP_PAD_SAME) {
-        if (o->stride_h <= o->filter_h && o->stride_w <= o->filter_w) {
+        if (o->stride_h <= o->filter_h && o->stride_w <= o->filter_w)
             flags = XNN_FLAG_TENSORFLOW_SAME_PADDING;
-        } else {
-            same_pad(s->in_h, o->filter_h, o->stride_h, &pad[0], &pad[2]);
-            same_pad(s->in_w, o->filter_w, o->stride_w, &pad[3], &pad[1]);
-        }
+        else
+            memcpy(pad, tf_pad, sizeof pad);
     }
     if (s->op && (s->channels != channels || s->flags != flags || s->pad[0] != pad[0] ||
                   s->pad[1] != pad[1] || s->pad[2] != pad[2] || s->pad[3] != pad[3])) {
@@ -154,18 +279,8 @@ static mp_status pool_prepare(mp_node *n)
 
     enum xnn_status xs;
     if (!s->op) {
-        float lo = -INFINITY, hi = INFINITY;
-        mp_activation_range(o->activation, &lo, &hi); /* TANH / SIGN_BIT: applied in run */
-        if (is_max(n))
-            xs = xnn_create_max_pooling2d_nhwc_f32(
-                pad[0], pad[1], pad[2], pad[3], (uint32_t)o->filter_h, (uint32_t)o->filter_w,
-                (uint32_t)o->stride_h, (uint32_t)o->stride_w, 1, 1, channels, channels, channels,
-                lo, hi, flags, &s->op);
-        else
-            xs = xnn_create_average_pooling2d_nhwc_f32(
-                pad[0], pad[1], pad[2], pad[3], (uint32_t)o->filter_h, (uint32_t)o->filter_w,
-                (uint32_t)o->stride_h, (uint32_t)o->stride_w, channels, channels, channels, lo,
-                hi, flags, &s->op);
+        xs = s->q8 ? pool_create_q8(n, s, pad, flags, channels, &s->op)
+                   : pool_create_f32(n, pad, flags, channels, &s->op);
         if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
             return mp_node_xnn_fail(n, xs, "pooling create");
@@ -174,12 +289,7 @@ static mp_status pool_prepare(mp_node *n)
         s->flags = flags;
         memcpy(s->pad, pad, sizeof pad);
     }
-    if (is_max(n))
-        xs = xnn_setup_max_pooling2d_nhwc_f32(s->op, (size_t)s->batch, (size_t)s->in_h,
-                                              (size_t)s->in_w, in->data, out->data, n->pool);
-    else
-        xs = xnn_setup_average_pooling2d_nhwc_f32(s->op, (size_t)s->batch, (size_t)s->in_h,
-                                                  (size_t)s->in_w, in->data, out->data, n->pool);
+    xs = pool_setup(n, s);
     if (xs != xnn_status_success)
         return mp_node_xnn_fail(n, xs, "pooling setup");
     return MP_OK;
@@ -206,6 +316,49 @@ static void pool_1x1(const pool_state *s, const mp_op_options *o, const float *i
         }
 }
 
+/* Element i of an int8 (s8) or uint8 buffer. */
+static inline int32_t q8_at(const void *x, bool s8, size_t i)
+{
+    return s8 ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i];
+}
+
+/* TensorFlow Lite's reference integer average over the valid pixels of each window, clamped
+ * to the activation range. A window of one pixel copies it (1x1 windows of MAX_POOL_2D). */
+static void pool_avg_q8(const pool_state *s, const mp_op_options *o, const void *in, void *out,
+                        bool s8, size_t c)
+{
+    size_t k = 0;
+    for (int32_t b = 0; b < s->batch; b++)
+        for (int32_t oy = 0; oy < s->out_h; oy++) {
+            const int32_t y0 = oy * o->stride_h - s->pad_top;
+            const int32_t ky0 = y0 < 0 ? -y0 : 0;
+            const int32_t ky1 = s->in_h - y0 < o->filter_h ? s->in_h - y0 : o->filter_h;
+            for (int32_t ox = 0; ox < s->out_w; ox++) {
+                const int32_t x0 = ox * o->stride_w - s->pad_left;
+                const int32_t kx0 = x0 < 0 ? -x0 : 0;
+                const int32_t kx1 = s->in_w - x0 < o->filter_w ? s->in_w - x0 : o->filter_w;
+                const int32_t count = (ky1 - ky0) * (kx1 - kx0);
+                for (size_t ch = 0; ch < c; ch++, k++) {
+                    int32_t sum = 0;
+                    for (int32_t ky = ky0; ky < ky1; ky++)
+                        for (int32_t kx = kx0; kx < kx1; kx++) {
+                            size_t pix = ((size_t)b * s->in_h + (size_t)(y0 + ky)) * s->in_w +
+                                         (size_t)(x0 + kx);
+                            sum += q8_at(in, s8, pix * c + ch);
+                        }
+                    int32_t v = count <= 0 ? 0
+                                : sum > 0  ? (sum + count / 2) / count
+                                           : (sum - count / 2) / count;
+                    v = v < s->lo ? s->lo : (v > s->hi ? s->hi : v);
+                    if (s8)
+                        ((int8_t *)out)[k] = (int8_t)v;
+                    else
+                        ((uint8_t *)out)[k] = (uint8_t)v;
+                }
+            }
+        }
+}
+
 static mp_status pool_run(mp_node *n)
 {
     pool_state *s = n->state;
@@ -217,11 +370,14 @@ static mp_status pool_run(mp_node *n)
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
             return mp_node_xnn_fail(n, xs, "pooling run");
+    } else if (s->q8) {
+        pool_avg_q8(s, n->opt, n->in[0]->data, n->out[0]->data,
+                    n->in[0]->dtype == MP_DT_INT8, (size_t)n->in[0]->dims[3]);
     } else {
         pool_1x1(s, n->opt, n->in[0]->data, n->out[0]->data, (size_t)n->in[0]->dims[3]);
     }
     int32_t act = n->opt->activation;
-    if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
+    if (!s->q8 && (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT))
         mp_apply_activation_f32(n->out[0]->data, s->out_elems, act);
     return MP_OK;
 }
