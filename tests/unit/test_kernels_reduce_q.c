@@ -1,0 +1,333 @@
+/* Tests of MEAN on int8 / uint8 / int16 against TensorFlow Lite's reference
+ * QuantizedMeanOrSum written here from its definition: int32 sums of the raw values, the
+ * multiplier of in_scale / out_scale (QuantizeMultiplier) folded with 1 / count (shift
+ * s = min(floor(log2 count), 32, 31 + shift), multiplier << s / count truncated), then
+ * MultiplyByQuantizedMultiplier(sum - zp_in * count) + zp_out saturated, its fixed-point
+ * steps in 64-bit arithmetic as gemmlowp states them. Hand cases, random shapes and axes,
+ * the scratch declared by infer, empty axes and inputs, errors. */
+#include "tests/util/testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/kernels/quant_math.h"
+#include "tests/util/kernel_harness.h"
+
+static uint32_t g_seed = 777;
+static uint32_t rnd(void)
+{
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return g_seed >> 8;
+}
+
+static void dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi)
+{
+    *lo = dt == MP_DT_UINT8 ? 0 : dt == MP_DT_INT8 ? -128 : -32768;
+    *hi = dt == MP_DT_UINT8 ? 255 : dt == MP_DT_INT8 ? 127 : 32767;
+}
+
+static int32_t load_q(mp_dtype dt, const void *p, size_t i)
+{
+    switch (dt) {
+    case MP_DT_UINT8: return ((const uint8_t *)p)[i];
+    case MP_DT_INT8: return ((const int8_t *)p)[i];
+    default: return ((const int16_t *)p)[i];
+    }
+}
+
+static void store_q(mp_dtype dt, void *p, size_t i, int32_t v)
+{
+    switch (dt) {
+    case MP_DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case MP_DT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    default: ((int16_t *)p)[i] = (int16_t)v; break;
+    }
+}
+
+/* MultiplyByQuantizedMultiplier: gemmlowp's doubling high multiply (nudge, truncating
+ * division) then the rounding divide by 2^-shift (ties away from zero). */
+static int32_t ref_mbqm(int32_t x, int32_t m, int shift)
+{
+    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int64_t a = (int64_t)(int32_t)((uint32_t)x << left);
+    int64_t ab = a * m;
+    int64_t nudge = ab >= 0 ? (1LL << 30) : 1 - (1LL << 30);
+    int64_t high = (a == INT32_MIN && m == INT32_MIN) ? INT32_MAX : (ab + nudge) / (1LL << 31);
+    if (right == 0)
+        return (int32_t)high;
+    int64_t half = 1LL << (right - 1);
+    return (int32_t)(high >= 0 ? (high + half) >> right : -((-high + half) >> right));
+}
+
+/* The reference mean: sums by flat index (reduced coordinates dropped), then the fold. */
+static void ref_mean_q(mp_dtype dt, int32_t rank, const int32_t *dims, const bool *red,
+                       const void *x, float is, int32_t iz, float os, int32_t oz, int32_t *want,
+                       size_t outputs)
+{
+    size_t n = 1;
+    int64_t count = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        n *= (size_t)dims[i];
+        if (red[i])
+            count *= dims[i];
+    }
+    int64_t *sum = calloc(outputs, sizeof(int64_t));
+    for (size_t f = 0; f < n; f++) {
+        size_t rem = f, idx[MP_MAX_RANK], o = 0;
+        for (int32_t i = rank - 1; i >= 0; i--) {
+            idx[i] = rem % (size_t)dims[i];
+            rem /= (size_t)dims[i];
+        }
+        for (int32_t i = 0; i < rank; i++)
+            if (!red[i])
+                o = o * (size_t)dims[i] + idx[i];
+        sum[o] += load_q(dt, x, f);
+    }
+    int32_t m, lo, hi;
+    int shift;
+    assert_true(mp_quantize_multiplier((double)is / (double)os, &m, &shift));
+    int s = 0;
+    while ((2LL << s) <= count) /* floor(log2(count)) */
+        s++;
+    if (s > 32)
+        s = 32;
+    if (s > 31 + shift)
+        s = 31 + shift;
+    int32_t m2 = (int32_t)(((int64_t)m << s) / count);
+    dtype_range(dt, &lo, &hi);
+    for (size_t o = 0; o < outputs; o++) {
+        int32_t shifted = (int32_t)(sum[o] - (int64_t)iz * count);
+        int64_t v = (int64_t)ref_mbqm(shifted, m2, shift - s) + oz;
+        want[o] = v < lo ? lo : (v > hi ? hi : (int32_t)v);
+    }
+    free(sum);
+}
+
+/* Hand, uint8 (0.5, 10) -> (0.5, 10), [1,2,2,1] mean over {1,2}: values 10, 12, 14, 17, sum
+ * 53, count 4. QuantizeMultiplier(1.0) = (2^30, 1); s = 2, multiplier 2^32 / 4 = 2^30, shift
+ * -1. 53 - 40 = 13; high multiply round(13 / 2) = 7 (6.5 ties up); 7 / 2 = 3.5 -> 4; + 10 =
+ * 14 (the real mean 1.625 is 13.25 on the scale: TFLite's two roundings give 14).
+ * Hand, int8 (0.1, -3) -> (0.2, 5), [3] over {0}: -3, 7, 27, sum 31, count 3.
+ * QuantizeMultiplier(0.5) = (2^30, 0); s = 1, multiplier 2^31 / 3 = 715827882, shift -1.
+ * 31 + 9 = 40; 40 * 715827882 / 2^31 = 13.33 -> 13 (with the 2^30 nudge: 13.83 -> 13);
+ * 13 / 2 = 6.5 -> 7; + 5 = 12. */
+static void test_hand(void **state)
+{
+    (void)state;
+    kh_case c;
+    kh_init(&c, MP_OP_MEAN, NULL);
+    c.opt.keep_dims = true;
+    mp_tensor *in = kh_input(&c, MP_DT_UINT8, 4, (int32_t[]){1, 2, 2, 1}, NULL);
+    static const int32_t axes[2] = {1, 2};
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, axes);
+    mp_tensor *out = kh_output(&c, MP_DT_UINT8);
+    float s = 0.5f;
+    int64_t z = 10;
+    kh_quant(&c, in, 1, &s, &z, 0);
+    kh_quant(&c, out, 1, &s, &z, 0);
+    memcpy(in->data, (uint8_t[]){10, 12, 14, 17}, 4);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(out->rank, 4);
+    assert_int_equal(((uint8_t *)out->data)[0], 14);
+    assert_int_equal(c.node.scratch_bytes, sizeof(int32_t)); /* one accumulator */
+    kh_free(&c);
+
+    kh_init(&c, MP_OP_MEAN, NULL);
+    in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){3}, NULL);
+    static const int32_t axis0[1] = {0};
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, axis0);
+    out = kh_output(&c, MP_DT_INT8);
+    float is = 0.1f, os = 0.2f;
+    int64_t iz = -3, oz = 5;
+    kh_quant(&c, in, 1, &is, &iz, 0);
+    kh_quant(&c, out, 1, &os, &oz, 0);
+    memcpy(in->data, (int8_t[]){-3, 7, 27}, 3);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(out->rank, 0);
+    assert_int_equal(((int8_t *)out->data)[0], 12);
+    kh_free(&c);
+}
+
+/* Random shapes (rank 1-5), axis sets (negative, repeated), keep_dims, dtypes, parameters. */
+static void test_random(void **state)
+{
+    (void)state;
+    const mp_dtype types[] = {MP_DT_INT8, MP_DT_UINT8, MP_DT_INT16};
+    for (int trial = 0; trial < 300; trial++) {
+        mp_dtype dt = types[trial % 3];
+        int32_t lo, hi;
+        dtype_range(dt, &lo, &hi);
+        int32_t rank = 1 + (int32_t)(rnd() % 5), dims[MP_MAX_RANK];
+        size_t n = 1;
+        for (int32_t i = 0; i < rank; i++) {
+            dims[i] = 1 + (int32_t)(rnd() % (rank > 3 ? 4 : 9));
+            n *= (size_t)dims[i];
+        }
+        int32_t naxes = 1 + (int32_t)(rnd() % (uint32_t)rank), axes[8];
+        bool red[MP_MAX_RANK] = {false};
+        for (int32_t k = 0; k < naxes; k++) {
+            int32_t a = (int32_t)(rnd() % (uint32_t)rank);
+            red[a] = true;
+            axes[k] = rnd() % 2 ? a - rank : a;
+        }
+        bool keep = rnd() % 2;
+        float is = ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 8));
+        float os = trial % 7 == 0 ? is : ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 8));
+        int64_t iz = dt == MP_DT_INT16 ? 0 : lo + (int64_t)(rnd() % 256);
+        int64_t oz = dt == MP_DT_INT16 ? 0 : trial % 7 == 0 ? iz : lo + (int64_t)(rnd() % 256);
+        kh_case c;
+        kh_init(&c, MP_OP_MEAN, NULL);
+        c.opt.keep_dims = keep;
+        mp_tensor *in = kh_input(&c, dt, rank, dims, NULL);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){naxes}, axes);
+        mp_tensor *out = kh_output(&c, dt);
+        kh_quant(&c, in, 1, &is, &iz, 0);
+        kh_quant(&c, out, 1, &os, &oz, 0);
+        for (size_t i = 0; i < n; i++)
+            store_q(dt, in->data, i, lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)));
+        kh_expect_ok(&c, kh_run(&c));
+        size_t outputs = 1;
+        int32_t orank = 0;
+        for (int32_t i = 0; i < rank; i++) {
+            if (!red[i])
+                outputs *= (size_t)dims[i];
+            orank += !red[i] || keep;
+        }
+        assert_int_equal(out->rank, orank);
+        assert_int_equal(mp_tensor_elements(out), outputs);
+        assert_int_equal(c.node.scratch_bytes, outputs * sizeof(int32_t));
+        int32_t *want = malloc(outputs * sizeof(int32_t));
+        ref_mean_q(dt, rank, dims, red, in->data, is, (int32_t)iz, os, (int32_t)oz, want, outputs);
+        for (size_t o = 0; o < outputs; o++)
+            if (load_q(dt, out->data, o) != want[o])
+                fail_msg("trial %d (%s, rank %d): output %zu is %d, want %d", trial,
+                         mp_dtype_name(dt), rank, o, load_q(dt, out->data, o), want[o]);
+        /* a rerun with the scratch refilled with garbage gives the same */
+        memset(c.node.scratch, 0x5A, c.node.scratch_bytes);
+        kh_expect_ok(&c, kh_rerun(&c, false));
+        for (size_t o = 0; o < outputs; o++)
+            assert_int_equal(load_q(dt, out->data, o), want[o]);
+        free(want);
+        kh_free(&c);
+    }
+}
+
+/* Large reductions (65536 int8 values of 127 into one int32 sum; count 2^16 folds the whole
+ * shift) still match the reference. */
+static void test_large_count(void **state)
+{
+    (void)state;
+    kh_case c;
+    kh_init(&c, MP_OP_MEAN, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){256, 256}, NULL);
+    static const int32_t axes[2] = {0, 1};
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, axes);
+    mp_tensor *out = kh_output(&c, MP_DT_INT8);
+    float is = 0.05f, os = 0.02f;
+    int64_t iz = -128, oz = -100;
+    kh_quant(&c, in, 1, &is, &iz, 0);
+    kh_quant(&c, out, 1, &os, &oz, 0);
+    for (size_t i = 0; i < 65536; i++)
+        ((int8_t *)in->data)[i] = (int8_t)(i % 3 ? 127 : -90);
+    kh_expect_ok(&c, kh_run(&c));
+    int32_t want;
+    ref_mean_q(MP_DT_INT8, 2, (int32_t[]){256, 256}, (bool[]){true, true}, in->data, is, -128, os,
+               -100, &want, 1);
+    assert_int_equal(((int8_t *)out->data)[0], want);
+    kh_free(&c);
+}
+
+/* No axes: the bytes are copied (TFLite's ReduceIsCopy), whatever the parameters. An empty
+ * input gives zeros. */
+static void test_copy_and_empty(void **state)
+{
+    (void)state;
+    kh_case c;
+    kh_init(&c, MP_OP_MEAN, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_UINT8, 2, (int32_t[]){2, 3}, NULL);
+    static const int32_t none[1] = {0};
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){0}, none);
+    mp_tensor *out = kh_output(&c, MP_DT_UINT8);
+    float is = 0.5f, os = 0.25f;
+    int64_t iz = 1, oz = 2;
+    kh_quant(&c, in, 1, &is, &iz, 0);
+    kh_quant(&c, out, 1, &os, &oz, 0);
+    memcpy(in->data, (uint8_t[]){1, 2, 3, 250, 251, 252}, 6);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(out->data, in->data, 6);
+    kh_free(&c);
+
+    kh_init(&c, MP_OP_MEAN, NULL);
+    in = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){0, 3}, NULL);
+    static const int32_t ax0[1] = {0};
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, in, 1, &is, &iz, 0);
+    kh_quant(&c, out, 1, &os, &oz, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(mp_tensor_elements(out), 3);
+    assert_memory_equal(out->data, ((int8_t[]){0, 0, 0}), 3);
+    kh_free(&c);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    static const int32_t ax0[1] = {0};
+    float s1 = 0.5f, s2[2] = {0.5f, 0.25f};
+    int64_t z0 = 0, z3 = 3, z2[2] = {0, 0};
+    kh_case c;
+    /* one scale per channel */
+    kh_init(&c, MP_OP_MEAN, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){2, 2}, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    mp_tensor *out = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, in, 2, s2, z2, 1);
+    kh_quant(&c, out, 1, &s1, &z0, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "i8 tensor 't0' has one scale per channel");
+    kh_free(&c);
+    /* int16 needs zero points 0 */
+    kh_init(&c, MP_OP_MEAN, NULL);
+    in = kh_input(&c, MP_DT_INT16, 1, (int32_t[]){4}, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    out = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, in, 1, &s1, &z3, 0);
+    kh_quant(&c, out, 1, &s1, &z0, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "zero point 0");
+    kh_free(&c);
+    /* dtypes differ */
+    kh_init(&c, MP_OP_MEAN, NULL);
+    in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){4}, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    out = kh_output(&c, MP_DT_UINT8);
+    kh_quant(&c, in, 1, &s1, &z0, 0);
+    kh_quant(&c, out, 1, &s1, &z0, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "output 't2' is u8 but input 't0' is i8");
+    kh_free(&c);
+    /* no quantization */
+    kh_init(&c, MP_OP_MEAN, NULL);
+    kh_input(&c, MP_DT_UINT8, 1, (int32_t[]){4}, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    kh_output(&c, MP_DT_UINT8);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "no quantization parameters");
+    kh_free(&c);
+    /* int32 data stays unsupported */
+    kh_init(&c, MP_OP_MEAN, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){4}, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    kh_output(&c, MP_DT_INT32);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "input 't0' has dtype i32");
+    kh_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand),           cmocka_unit_test(test_random),
+        cmocka_unit_test(test_large_count),    cmocka_unit_test(test_copy_and_empty),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
