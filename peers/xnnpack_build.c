@@ -17,7 +17,22 @@
  * SAME padding is passed as TFLite's explicit padding (the shapes are concrete), which also
  * avoids XNNPACK's SAME mode where the stride exceeds the kernel (engine/kernels/conv.c).
  * Biases that are omitted get zeros (this XNNPACK's runtime reads a bias value for every
- * convolution and fully connected node). */
+ * convolution and fully connected node).
+ *
+ * Quantized graphs (what this XNNPACK's subgraph API takes, probed on Debian's 2022 build):
+ * int8 / uint8 activations with one scale and zero point are qint8 / quint8 values; filters
+ * int8 per tensor (qint8) or per channel along TFLite's quantized_dimension (qcint8, zero
+ * points 0), uint8 per tensor (quint8); biases int32 (qint32, or qcint32 per channel; omitted:
+ * zeros of scale input x filter scale). Nodes: convolution, depthwise convolution, fully
+ * connected (per-tensor weights only: per-channel ones are refused), add, subtract, multiply,
+ * max pooling, clamp, static reshape and constant pad (the last four with the output
+ * quantized as the input, else refused), average pooling only over the whole map (as global
+ * average pooling: XNNPACK's average pooling takes float32 only), MEAN as global average
+ * pooling, QUANTIZE / DEQUANTIZE as convert. SOFTMAX, which this XNNPACK has in float32 only,
+ * is composed of its own nodes: convert to float32, softmax, convert back (within a step of
+ * TensorFlow Lite's integer softmax; equal on every model the tests run). Quantized
+ * LOGISTIC, PADV2 with a value, hybrid models (float activations, integer weights) and
+ * int16 are refused. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,6 +106,13 @@ static mp_status xnn_refused(builder *b, const char *what, enum xnn_status xs)
     return no_equiv(b, "%s refused it (status %d)", what, (int)xs);
 }
 
+#define TRY(x)                                                                            \
+    do {                                                                                  \
+        mp_status st_ = (x);                                                              \
+        if (st_ != MP_OK)                                                                 \
+            return st_;                                                                   \
+    } while (0)
+
 static const mp_tensor *T(const builder *b, int32_t t)
 {
     return mp_session_tensor(b->s, t);
@@ -127,8 +149,81 @@ static void *keep_copy(builder *b, size_t bytes)
     return q;
 }
 
-/* Define the value of tensor t (once). `what` names its use for messages. */
-static mp_status value_of(builder *b, int32_t t, const char *what, uint32_t *id)
+/* How a tensor is typed in XNNPACK: float32, or quantized per tensor (qint8, quint8, qint32)
+ * or per channel (qcint8, qcint32: scales along channel_dim, zero points 0). */
+typedef struct xtype {
+    enum xnn_datatype dt;
+    int32_t zero_point;
+    float scale;
+    const float *scales;    /* per channel: one per slice along channel_dim */
+    size_t channel_dim;
+} xtype;
+
+static bool is_quantized(const xtype *q)
+{
+    return q->dt != xnn_datatype_fp32;
+}
+
+/* The XNNPACK type of tensor t. Per-channel parameters only where `per_channel` (filters
+ * and biases); anything else XNNPACK's values cannot carry is refused. */
+static mp_status xtype_of(builder *b, int32_t t, const char *what, bool per_channel, xtype *q)
+{
+    const mp_tensor *x = T(b, t);
+    const mp_quant *mq = &x->info->quant;
+    memset(q, 0, sizeof *q);
+    if (x->dtype == MP_DT_FLOAT32 && mq->count == 0) {
+        q->dt = xnn_datatype_fp32;
+        return MP_OK;
+    }
+    if (mq->count < 1 || (x->dtype != MP_DT_INT8 && x->dtype != MP_DT_UINT8 &&
+                          x->dtype != MP_DT_INT32))
+        return no_equiv(b, "%s '%s' is %s%s (the peer takes float32, and int8, uint8 or int32 "
+                        "with quantization parameters)", what, tname(b, t),
+                        mp_dtype_name(x->dtype), mq->count ? " with quantization" : "");
+    if (mq->count == 1) { /* per tensor (a per-channel tensor of one channel alike) */
+        q->dt = x->dtype == MP_DT_INT8    ? xnn_datatype_qint8
+                : x->dtype == MP_DT_UINT8 ? xnn_datatype_quint8
+                                          : xnn_datatype_qint32;
+        q->scale = mq->scale[0];
+        q->zero_point = (int32_t)(mq->zero_point ? mq->zero_point[0] : 0);
+        return MP_OK;
+    }
+    if (!per_channel || x->dtype == MP_DT_UINT8)
+        return no_equiv(b, "%s '%s' is %s quantized per channel (XNNPACK takes per-channel "
+                        "int8 filters and int32 biases only)", what, tname(b, t),
+                        mp_dtype_name(x->dtype));
+    for (int32_t c = 0; mq->zero_point && c < mq->count; c++)
+        if (mq->zero_point[c] != 0)
+            return no_equiv(b, "%s '%s' has zero point %lld in channel %d (XNNPACK's "
+                            "per-channel values are symmetric)", what, tname(b, t),
+                            (long long)mq->zero_point[c], c);
+    q->dt = x->dtype == MP_DT_INT8 ? xnn_datatype_qcint8 : xnn_datatype_qcint32;
+    q->scales = mq->scale;
+    q->channel_dim = (size_t)mq->quantized_dimension;
+    return MP_OK;
+}
+
+static enum xnn_status define_typed(builder *b, const xtype *q, size_t rank, const size_t *dims,
+                                    const void *data, uint32_t ext, uint32_t flags, uint32_t *id)
+{
+    switch (q->dt) {
+    case xnn_datatype_fp32:
+        return xnn_define_tensor_value(b->sg, q->dt, rank, dims, data, ext, flags, id);
+    case xnn_datatype_qcint8:
+    case xnn_datatype_qcint32:
+        return xnn_define_channelwise_quantized_tensor_value(b->sg, q->dt, q->scales, rank,
+                                                             q->channel_dim, dims, data, ext,
+                                                             flags, id);
+    default:
+        return xnn_define_quantized_tensor_value(b->sg, q->dt, q->zero_point, q->scale, rank,
+                                                 dims, data, ext, flags, id);
+    }
+}
+
+/* Define the value of tensor t (once). `what` names its use for messages; `per_channel`:
+ * a filter or bias, which may be quantized per channel. */
+static mp_status define_value(builder *b, int32_t t, const char *what, bool per_channel,
+                              uint32_t *id)
 {
     if (t < 0 || t >= b->m->n_tensors)
         return op_fail(b, MP_ERR_FORMAT, "%s is omitted", what);
@@ -137,11 +232,8 @@ static mp_status value_of(builder *b, int32_t t, const char *what, uint32_t *id)
         return MP_OK;
     }
     const mp_tensor *x = T(b, t);
-    if (x->dtype != MP_DT_FLOAT32)
-        return no_equiv(b, "%s '%s' is %s (the peer runs float32 only)", what, tname(b, t),
-                        mp_dtype_name(x->dtype));
-    if (x->info->quant.count > 0)
-        return no_equiv(b, "%s '%s' is quantized", what, tname(b, t));
+    xtype q;
+    TRY(xtype_of(b, t, what, per_channel, &q));
     if (!x->shape_known)
         return no_equiv(b, "the shape of %s '%s' is known only while running", what,
                         tname(b, t));
@@ -166,11 +258,11 @@ static mp_status value_of(builder *b, int32_t t, const char *what, uint32_t *id)
         if (x->is_const) {
             data = x->data; /* the model's bytes, in place (MP_MODEL_TAIL_SLACK covers reads) */
         } else {
-            void *q = keep_copy(b, x->bytes); /* folded by the engine: copied once */
-            if (!q)
+            void *c = keep_copy(b, x->bytes); /* folded by the engine: copied once */
+            if (!c)
                 return op_fail(b, MP_ERR_NOMEM, "out of memory copying '%s'", tname(b, t));
-            memcpy(q, x->data, x->bytes);
-            data = q;
+            memcpy(c, x->data, x->bytes);
+            data = c;
         }
     } else {
         b->p->internal_values++;
@@ -179,24 +271,36 @@ static mp_status value_of(builder *b, int32_t t, const char *what, uint32_t *id)
         if (r > b->p->internal_largest)
             b->p->internal_largest = r;
     }
-    enum xnn_status xs = xnn_define_tensor_value(b->sg, xnn_datatype_fp32, (size_t)x->rank, dims,
-                                                 data, ext, flags, id);
+    enum xnn_status xs = define_typed(b, &q, (size_t)x->rank, dims, data, ext, flags, id);
     if (xs != xnn_status_success)
-        return xnn_refused(b, "xnn_define_tensor_value", xs);
+        return xnn_refused(b, "defining a value", xs);
     b->vid[t] = *id;
     return MP_OK;
 }
 
-/* An internal value the peer needs beyond our tensors (MEAN without keep_dims). */
-static mp_status helper_value(builder *b, int32_t rank, const size_t *dims, uint32_t *id)
+static mp_status value_of(builder *b, int32_t t, const char *what, uint32_t *id)
 {
-    uint64_t bytes = sizeof(float);
+    return define_value(b, t, what, false, id);
+}
+
+/* The XNNPACK type of an operator's tensor, defined or not (t >= 0). */
+static mp_status type_at(builder *b, int32_t t, const char *what, xtype *q)
+{
+    if (t < 0 || t >= b->m->n_tensors)
+        return op_fail(b, MP_ERR_FORMAT, "%s is omitted", what);
+    return xtype_of(b, t, what, false, q);
+}
+
+/* An internal value the peer needs beyond our tensors, of type q. */
+static mp_status helper_value(builder *b, const xtype *q, int32_t rank, const size_t *dims,
+                              uint32_t *id)
+{
+    uint64_t bytes = q->dt == xnn_datatype_fp32 ? sizeof(float) : 1;
     for (int32_t d = 0; d < rank; d++)
         bytes *= dims[d];
-    enum xnn_status xs = xnn_define_tensor_value(b->sg, xnn_datatype_fp32, (size_t)rank, dims,
-                                                 NULL, XNN_INVALID_VALUE_ID, 0, id);
+    enum xnn_status xs = define_typed(b, q, (size_t)rank, dims, NULL, XNN_INVALID_VALUE_ID, 0, id);
     if (xs != xnn_status_success)
-        return xnn_refused(b, "xnn_define_tensor_value", xs);
+        return xnn_refused(b, "defining a helper value", xs);
     b->p->internal_values++;
     b->p->internal_sum16 += round16(bytes);
     if (round16(bytes) > b->p->internal_largest)
@@ -204,30 +308,53 @@ static mp_status helper_value(builder *b, int32_t rank, const size_t *dims, uint
     return MP_OK;
 }
 
-/* A static float32 weight (filter or bias) with the given number of elements; a missing
- * bias (t < 0) becomes zeros. */
-static mp_status weight_of(builder *b, int32_t t, const char *what, int32_t rank,
-                           const size_t *dims, uint32_t *id)
+/* A static weight (filter or bias) of an operator whose input has type `in`: float32 for a
+ * float32 input (integer weights there make a hybrid model, not expressible); for a quantized
+ * input, the filter int8 (per tensor or per channel) or uint8 as the input, the bias int32.
+ * A missing bias (t < 0, `count` outputs) becomes zeros (int32 of scale input x filter scale
+ * when quantized: `filter` is the filter's type). */
+static mp_status weight_of(builder *b, int32_t t, const char *what, const xtype *in,
+                           const xtype *filter, size_t count, uint32_t *id)
 {
     if (t >= 0) {
         const mp_tensor *x = T(b, t);
-        if (x->dtype != MP_DT_FLOAT32)
+        if (!is_quantized(in) && x->dtype != MP_DT_FLOAT32)
             return no_equiv(b, "%s '%s' is %s (hybrid models are not expressible)", what,
                             tname(b, t), mp_dtype_name(x->dtype));
+        if (is_quantized(in)) {
+            mp_dtype want = filter ? MP_DT_INT32
+                            : in->dt == xnn_datatype_quint8 ? MP_DT_UINT8 : MP_DT_INT8;
+            if (x->dtype != want)
+                return no_equiv(b, "%s '%s' is %s on %s activations (XNNPACK takes %s)", what,
+                                tname(b, t), mp_dtype_name(x->dtype),
+                                in->dt == xnn_datatype_quint8 ? "uint8" : "int8",
+                                mp_dtype_name(want));
+        }
         if (!b->known[t])
             return no_equiv(b, "%s '%s' is computed while running", what, tname(b, t));
-        return value_of(b, t, what, id);
+        return define_value(b, t, what, true, id);
     }
-    size_t count = 1;
-    for (int32_t d = 0; d < rank; d++)
-        count *= dims[d];
-    void *zeros = keep_copy(b, count * sizeof(float));
+    xtype q = {.dt = xnn_datatype_fp32};
+    size_t elem = sizeof(float);
+    if (is_quantized(in)) {
+        elem = sizeof(int32_t);
+        if (filter->dt == xnn_datatype_qcint8) {
+            float *s = keep_copy(b, count * sizeof(float));
+            if (!s)
+                return op_fail(b, MP_ERR_NOMEM, "out of memory for a zero %s", what);
+            for (size_t c = 0; c < count; c++)
+                s[c] = in->scale * filter->scales[c];
+            q = (xtype){.dt = xnn_datatype_qcint32, .scales = s};
+        } else {
+            q = (xtype){.dt = xnn_datatype_qint32, .scale = in->scale * filter->scale};
+        }
+    }
+    void *zeros = keep_copy(b, count * elem);
     if (!zeros)
         return op_fail(b, MP_ERR_NOMEM, "out of memory for a zero %s", what);
-    enum xnn_status xs = xnn_define_tensor_value(b->sg, xnn_datatype_fp32, (size_t)rank, dims,
-                                                 zeros, XNN_INVALID_VALUE_ID, 0, id);
+    enum xnn_status xs = define_typed(b, &q, 1, &count, zeros, XNN_INVALID_VALUE_ID, 0, id);
     if (xs != xnn_status_success)
-        return xnn_refused(b, "xnn_define_tensor_value", xs);
+        return xnn_refused(b, "defining a zero bias", xs);
     return MP_OK;
 }
 
@@ -306,13 +433,6 @@ static mp_status window(builder *b, const mp_op_info *o, const mp_tensor *in,
     return MP_OK;
 }
 
-#define TRY(x)                                                                            \
-    do {                                                                                  \
-        mp_status st_ = (x);                                                              \
-        if (st_ != MP_OK)                                                                 \
-            return st_;                                                                   \
-    } while (0)
-
 #define XNN(call, name)                                                                   \
     do {                                                                                  \
         enum xnn_status xs_ = (call);                                                     \
@@ -343,10 +463,13 @@ static mp_status build_conv(builder *b, const mp_op_info *o, bool depthwise)
     uint32_t pad[4];
     TRY(window(b, o, in, out, kh, kw, o->opt.dilation_h, o->opt.dilation_w, pad));
     uint32_t x, y, w, bias;
-    size_t bias_dims[1] = {(size_t)out_c};
+    xtype tin, tfil = {.dt = xnn_datatype_fp32};
+    TRY(type_at(b, ti, "input", &tin));
     TRY(value_of(b, ti, "input", &x));
-    TRY(weight_of(b, tf, "filter", 0, NULL, &w));
-    TRY(weight_of(b, tb, "bias", 1, bias_dims, &bias));
+    TRY(weight_of(b, tf, "filter", &tin, NULL, 0, &w));
+    if (is_quantized(&tin))
+        TRY(xtype_of(b, tf, "filter", true, &tfil));
+    TRY(weight_of(b, tb, "bias", &tin, &tfil, (size_t)out_c, &bias));
     TRY(value_of(b, to, "output", &y));
     if (depthwise) {
         if (f->dims[0] != 1 || out_c % in_c != 0)
@@ -403,10 +526,19 @@ static mp_status build_fc(builder *b, const mp_op_info *o)
     float lo = -INFINITY, hi = INFINITY;
     TRY(fused(b, o, &lo, &hi));
     uint32_t x, y, wid, bias;
-    size_t bias_dims[1] = {(size_t)n_out};
+    xtype tin, tw_q = {.dt = xnn_datatype_fp32};
+    TRY(type_at(b, ti, "input", &tin));
+    if (is_quantized(&tin) && w->dtype == MP_DT_INT8) {
+        TRY(xtype_of(b, tw, "weights", true, &tw_q));
+        if (tw_q.dt == xnn_datatype_qcint8)
+            return no_equiv(b, "weights '%s' quantized per channel (this XNNPACK's fully "
+                            "connected takes int8 weights with one scale)", tname(b, tw));
+    }
     TRY(value_of(b, ti, "input", &x));
-    TRY(weight_of(b, tw, "weights", 0, NULL, &wid));
-    TRY(weight_of(b, tb, "bias", 1, bias_dims, &bias));
+    TRY(weight_of(b, tw, "weights", &tin, NULL, 0, &wid));
+    if (is_quantized(&tin))
+        TRY(xtype_of(b, tw, "weights", true, &tw_q));
+    TRY(weight_of(b, tb, "bias", &tin, &tw_q, (size_t)n_out, &bias));
     TRY(value_of(b, to, "output", &y));
     XNN(xnn_define_fully_connected(b->sg, lo, hi, x, wid, bias, y, flags),
         "xnn_define_fully_connected");
@@ -436,6 +568,25 @@ static mp_status build_binary(builder *b, const mp_op_info *o)
     return MP_OK;
 }
 
+/* Whether input ti is quantized (*quant); if so, output to must have its type, scale and zero
+ * point: XNNPACK's quantized clamp, max pooling, reshape and pad take them equal. */
+static mp_status same_quant(builder *b, int32_t ti, int32_t to, bool *quant)
+{
+    xtype a, z;
+    TRY(type_at(b, ti, "input", &a));
+    TRY(type_at(b, to, "output", &z));
+    *quant = is_quantized(&a);
+    if (a.dt != z.dt)
+        return no_equiv(b, "input '%s' and output '%s' differ in type", tname(b, ti),
+                        tname(b, to));
+    if (*quant && (a.scale != z.scale || a.zero_point != z.zero_point))
+        return no_equiv(b, "output '%s' is quantized otherwise than input '%s' (scale %g, zero "
+                        "point %d against %g, %d; XNNPACK takes them equal here)", tname(b, to),
+                        tname(b, ti), (double)z.scale, (int)z.zero_point, (double)a.scale,
+                        (int)a.zero_point);
+    return MP_OK;
+}
+
 static mp_status build_pool(builder *b, const mp_op_info *o)
 {
     int32_t ti = input_at(o, 0), to = o->outputs[0];
@@ -448,6 +599,23 @@ static mp_status build_pool(builder *b, const mp_op_info *o)
     uint32_t pad[4];
     TRY(window(b, o, in, out, kh, kw, 1, 1, pad));
     uint32_t x, y;
+    xtype tin;
+    TRY(type_at(b, ti, "input", &tin));
+    if (is_quantized(&tin) && o->opcode == MP_OP_AVERAGE_POOL_2D) {
+        /* this XNNPACK averages quantized values only over the whole map (global pooling) */
+        if (kh != in->dims[1] || kw != in->dims[2] || out->dims[1] != 1 || out->dims[2] != 1 ||
+            pad[0] || pad[1] || pad[2] || pad[3])
+            return no_equiv(b, "quantized average pooling with a %dx%d window over %dx%d "
+                            "(XNNPACK's takes float32 only; a window over the whole map is "
+                            "its global average pooling)", kh, kw, in->dims[1], in->dims[2]);
+        TRY(value_of(b, ti, "input", &x));
+        TRY(value_of(b, to, "output", &y));
+        XNN(xnn_define_global_average_pooling_2d(b->sg, lo, hi, x, y, 0),
+            "xnn_define_global_average_pooling_2d");
+        return MP_OK;
+    }
+    bool quant;
+    TRY(same_quant(b, ti, to, &quant));
     if (kh == 1 && kw == 1) {
         /* XNNPACK refuses 1x1 windows; with stride 1 the pool is the identity */
         if (o->opt.stride_h != 1 || o->opt.stride_w != 1)
@@ -475,6 +643,10 @@ static mp_status build_pool(builder *b, const mp_op_info *o)
 
 static mp_status build_unary(builder *b, const mp_op_info *o)
 {
+    bool quant;
+    TRY(same_quant(b, input_at(o, 0), o->outputs[0], &quant));
+    if (quant && o->opcode == MP_OP_LOGISTIC)
+        return no_equiv(b, "quantized LOGISTIC (the peer maps it in float32 only)");
     uint32_t x, y;
     TRY(value_of(b, input_at(o, 0), "input", &x));
     TRY(value_of(b, o->outputs[0], "output", &y));
@@ -493,10 +665,53 @@ static mp_status build_softmax(builder *b, const mp_op_info *o)
 {
     if (o->opt.beta != 1.0f)
         return no_equiv(b, "beta %g (XNNPACK's softmax has beta 1)", (double)o->opt.beta);
+    int32_t ti = input_at(o, 0), to = o->outputs[0];
+    xtype a, z;
+    TRY(type_at(b, ti, "input", &a));
+    TRY(type_at(b, to, "output", &z));
     uint32_t x, y;
-    TRY(value_of(b, input_at(o, 0), "input", &x));
-    TRY(value_of(b, o->outputs[0], "output", &y));
-    XNN(xnn_define_softmax(b->sg, x, y, 0), "xnn_define_softmax");
+    TRY(value_of(b, ti, "input", &x));
+    TRY(value_of(b, to, "output", &y));
+    if (!is_quantized(&a) && !is_quantized(&z)) {
+        XNN(xnn_define_softmax(b->sg, x, y, 0), "xnn_define_softmax");
+        return MP_OK;
+    }
+    if (!is_quantized(&a) || !is_quantized(&z))
+        return no_equiv(b, "a softmax from %s to %s values", is_quantized(&a) ? "quantized" : "float32",
+                        is_quantized(&z) ? "quantized" : "float32");
+    /* This XNNPACK's softmax takes float32 only: dequantized, softmax in float32, quantized
+     * again, by its own nodes (within a step of TensorFlow Lite's integer softmax). */
+    const mp_tensor *in = T(b, ti);
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    for (int32_t d = 0; d < in->rank && d < XNN_MAX_TENSOR_DIMS; d++)
+        dims[d] = (size_t)in->dims[d];
+    xtype f = {.dt = xnn_datatype_fp32};
+    uint32_t xf, yf;
+    TRY(helper_value(b, &f, in->rank, dims, &xf));
+    TRY(helper_value(b, &f, in->rank, dims, &yf));
+    XNN(xnn_define_convert(b->sg, x, xf, 0), "xnn_define_convert");
+    XNN(xnn_define_softmax(b->sg, xf, yf, 0), "xnn_define_softmax");
+    XNN(xnn_define_convert(b->sg, yf, y, 0), "xnn_define_convert");
+    return MP_OK;
+}
+
+/* QUANTIZE (float32 to int8 or uint8) and DEQUANTIZE (back): XNNPACK's convert. */
+static mp_status build_convert(builder *b, const mp_op_info *o)
+{
+    int32_t ti = input_at(o, 0), to = o->outputs[0];
+    xtype a, z;
+    TRY(type_at(b, ti, "input", &a));
+    TRY(type_at(b, to, "output", &z));
+    bool a8 = a.dt == xnn_datatype_qint8 || a.dt == xnn_datatype_quint8;
+    bool z8 = z.dt == xnn_datatype_qint8 || z.dt == xnn_datatype_quint8;
+    if (!((a.dt == xnn_datatype_fp32 && z8) || (a8 && z.dt == xnn_datatype_fp32)))
+        return no_equiv(b, "'%s' (%s) to '%s' (%s): XNNPACK's convert takes float32 to int8 or "
+                        "uint8 and back only", tname(b, ti), mp_dtype_name(T(b, ti)->dtype),
+                        tname(b, to), mp_dtype_name(T(b, to)->dtype));
+    uint32_t x, y;
+    TRY(value_of(b, ti, "input", &x));
+    TRY(value_of(b, to, "output", &y));
+    XNN(xnn_define_convert(b->sg, x, y, 0), "xnn_define_convert");
     return MP_OK;
 }
 
@@ -509,6 +724,8 @@ static mp_status build_reshape(builder *b, const mp_op_info *o)
     size_t dims[XNN_MAX_TENSOR_DIMS];
     for (int32_t d = 0; d < out->rank; d++)
         dims[d] = (size_t)out->dims[d];
+    bool quant;
+    TRY(same_quant(b, input_at(o, 0), o->outputs[0], &quant));
     uint32_t x, y;
     TRY(value_of(b, input_at(o, 0), "input", &x));
     TRY(value_of(b, o->outputs[0], "output", &y));
@@ -527,7 +744,11 @@ static mp_status build_pad(builder *b, const mp_op_info *o)
         return no_equiv(b, "paddings '%s' are computed while running", tname(b, tp));
     if (in->rank > XNN_MAX_TENSOR_DIMS || mp_tensor_elements(pads) != (size_t)in->rank * 2)
         return no_equiv(b, "paddings '%s' for rank %d", tname(b, tp), in->rank);
-    float value = 0.0f;
+    float value = 0.0f; /* a real value: XNNPACK quantizes it for quantized values */
+    bool quant;
+    TRY(same_quant(b, ti, o->outputs[0], &quant));
+    if (quant && o->opcode == MP_OP_PADV2 && tv >= 0)
+        return no_equiv(b, "quantized PADV2 with a padding value (the peer maps it in float32)");
     if (o->opcode == MP_OP_PADV2 && tv >= 0) {
         const mp_tensor *v = T(b, tv);
         if (!b->known[tv] || v->dtype != MP_DT_FLOAT32 || mp_tensor_elements(v) != 1)
@@ -581,7 +802,9 @@ static mp_status build_mean(builder *b, const mp_op_info *o)
     }
     size_t mid_dims[4] = {(size_t)in->dims[0], 1, 1, (size_t)in->dims[3]};
     uint32_t mid;
-    TRY(helper_value(b, 4, mid_dims, &mid));
+    xtype tout;
+    TRY(type_at(b, to, "output", &tout));
+    TRY(helper_value(b, &tout, 4, mid_dims, &mid));
     TRY(value_of(b, to, "output", &y));
     XNN(xnn_define_global_average_pooling_2d(b->sg, -INFINITY, INFINITY, x, mid, 0),
         "xnn_define_global_average_pooling_2d");
@@ -630,6 +853,7 @@ static mp_status build_op(builder *b, const mp_op_info *o)
     case MP_OP_PAD: case MP_OP_PADV2: return build_pad(b, o);
     case MP_OP_MEAN: return build_mean(b, o);
     case MP_OP_RESIZE_BILINEAR: return build_resize(b, o);
+    case MP_OP_QUANTIZE: case MP_OP_DEQUANTIZE: return build_convert(b, o);
     default: return no_equiv(b, NULL);
     }
 }
@@ -725,9 +949,18 @@ mp_status mp_xnn_peer_build(mp_xnn_peer *p, const mp_session *s, xnn_subgraph_t 
         if (b.vid[t] != XNN_INVALID_VALUE_ID)
             continue;
         const mp_tensor *x = T(&b, t);
-        if (x->dtype != MP_DT_FLOAT32 || b.known[t]) {
+        const mp_quant *mq = &x->info->quant;
+        xtype q = {.dt = xnn_datatype_fp32};
+        if (mq->count == 1 && (x->dtype == MP_DT_INT8 || x->dtype == MP_DT_UINT8))
+            q = (xtype){.dt = x->dtype == MP_DT_INT8 ? xnn_datatype_qint8 : xnn_datatype_quint8,
+                        .scale = mq->scale[0],
+                        .zero_point = (int32_t)(mq->zero_point ? mq->zero_point[0] : 0)};
+        else if (x->dtype != MP_DT_FLOAT32 || mq->count != 0)
+            q.dt = xnn_datatype_invalid;
+        if (q.dt == xnn_datatype_invalid || b.known[t]) {
             st = mp_fail(err, MP_ERR_UNSUPPORTED,
-                         "%s: XNNPACK peer: model %s '%s' is %s%s (float32 values only)", m->path,
+                         "%s: XNNPACK peer: model %s '%s' is %s%s (float32, or int8 or uint8 "
+                         "quantized per tensor, values only)", m->path,
                          i < m->n_inputs ? "input" : "output", tname(&b, t),
                          mp_dtype_name(x->dtype), b.known[t] ? " and constant" : "");
             break;
@@ -736,11 +969,10 @@ mp_status mp_xnn_peer_build(mp_xnn_peer *p, const mp_session *s, xnn_subgraph_t 
         for (int32_t d = 0; d < x->rank && d < XNN_MAX_TENSOR_DIMS; d++)
             dims[d] = (size_t)x->dims[d];
         uint32_t id;
-        xs = xnn_define_tensor_value(b.sg, xnn_datatype_fp32, (size_t)x->rank, dims, NULL,
-                                     b.ext_id[t],
-                                     (b.role[t] & 1 ? XNN_VALUE_FLAG_EXTERNAL_INPUT : 0) |
-                                         (b.role[t] & 2 ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0),
-                                     &id);
+        xs = define_typed(&b, &q, (size_t)x->rank, dims, NULL, b.ext_id[t],
+                          (b.role[t] & 1 ? XNN_VALUE_FLAG_EXTERNAL_INPUT : 0) |
+                              (b.role[t] & 2 ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : 0),
+                          &id);
         if (xs != xnn_status_success)
             st = mp_fail(err, mp_xnn_status(xs), "%s: XNNPACK peer: cannot define '%s': %s (status %d)",
                          m->path, tname(&b, t), mp_xnn_status_text(xs), (int)xs);

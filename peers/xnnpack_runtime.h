@@ -13,13 +13,16 @@
  * option XNNPACK's subgraph API cannot express is refused with MP_ERR_UNSUPPORTED and
  * "<model>: XNNPACK's subgraph runtime has no equivalent of operator 12 (TANH)..."
  *
- * Operators (float32 only): CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED (default weights
+ * Operators (float32): CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED (default weights
  * format), ADD, SUB, MUL, DIV (fused RELU, RELU6, RELU_N1_TO_1 as output bounds),
  * AVERAGE_POOL_2D, MAX_POOL_2D, RELU, RELU6, RELU_N1_TO_1, LOGISTIC, SOFTMAX (beta 1),
  * RESHAPE, SQUEEZE, EXPAND_DIMS (static reshape), PAD (constant paddings), MEAN over height
- * and width of a 4D tensor (global average pooling), RESIZE_BILINEAR. Not in this XNNPACK
- * (Debian's 2022 build): CONCATENATION, TRANSPOSE, TANH, SLICE and everything quantized or
- * hybrid. Operators the engine folds at prepare are not run by the peer either.
+ * and width of a 4D tensor (global average pooling), RESIZE_BILINEAR. Quantized (int8, uint8
+ * activations per tensor; int8 filters per tensor or per channel): most of the same, as
+ * xnnpack_build.c lists, and QUANTIZE / DEQUANTIZE. Not in this XNNPACK (Debian's 2022
+ * build): CONCATENATION, TRANSPOSE, TANH, SLICE, hybrid models, per-channel quantized
+ * FULLY_CONNECTED, quantized average pooling over part of the map. Operators the engine
+ * folds at prepare are not run by the peer either.
  *
  * Memory: every XNNPACK allocation the peer causes (building, creating, setting up, running,
  * deleting) goes, through mp_mem_xnn_redirect (engine/memory/mem.h), to the peer's own
