@@ -1,4 +1,5 @@
-/* Kernels: RESIZE_BILINEAR (NHWC float32) on XNNPACK's resize_bilinear2d_nhwc_f32.
+/* Kernels: RESIZE_BILINEAR (NHWC float32, int8, uint8) on XNNPACK's resize_bilinear2d_nhwc_f32
+ * / _s8 / _u8.
  *
  * TFLite has three sampling modes and XNNPACK matches each of them (checked against a plain
  * reference of TFLite's formula in tests/unit/test_kernels_resize.c):
@@ -6,11 +7,17 @@
  *   align_corners            in = out * (in_size-1)/(out_size-1) XNN_FLAG_ALIGN_CORNERS
  *   half_pixel_centers       in = (out + 0.5) * scale - 0.5      no flag (XNNPACK's default)
  * The output size comes from input 1 (int32 [2] = {height, width}); when it is computed while
- * running, infer returns MP_ERR_DEFERRED. */
+ * running, infer returns MP_ERR_DEFERRED.
+ * int8 and uint8 interpolate the integers themselves (the same three modes), so input and
+ * output must share one scale and zero point, as TensorFlow Lite requires; the result may
+ * differ from TensorFlow Lite's own 8-bit rounding by 1. */
 #include "engine/kernels/kernel.h"
 
+#include <math.h>
 #include <string.h>
 #include <xnnpack.h>
+
+#include "engine/kernels/quant_tensor.h"
 
 typedef struct resize_state {
     xnn_operator_t op;
@@ -34,10 +41,30 @@ static mp_status resize_infer(mp_node *n)
     const mp_tensor *in = n->in[0], *size = n->in[1];
     mp_tensor *out = n->out[0];
     char b[96];
-    if (in->dtype != MP_DT_FLOAT32 || out->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "only f32 is supported ('%s' is %s, '%s' %s)",
+    if ((in->dtype != MP_DT_FLOAT32 && !mp_dtype_is_q8(in->dtype)) || out->dtype != in->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "only f32, i8 and u8 are supported, output as input ('%s' is %s, "
+                            "'%s' %s)",
                             mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
                             mp_dtype_name(out->dtype));
+    if (mp_dtype_is_q8(in->dtype)) {
+        float si, so;
+        int32_t zi, zo;
+        if (in->info->quant.count == 0)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "input '%s' is %s without quantization parameters", mp_tname(in),
+                                mp_dtype_name(in->dtype));
+        mp_status st = mp_node_qparams(n, in, &si, &zi);
+        if (st == MP_OK)
+            st = mp_node_qparams(n, out, &so, &zo);
+        if (st != MP_OK)
+            return st;
+        if (fabsf(si - so) > 1e-6f * si || zi != zo)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "input '%s' (scale %g, zero point %d) and output '%s' (scale %g, "
+                                "zero point %d) must share their quantization",
+                                mp_tname(in), (double)si, zi, mp_tname(out), (double)so, zo);
+    }
     if (in->rank != 4)
         return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must be NHWC (rank 4)", mp_tname(in),
                             mp_shape_str(in->rank, in->dims, b, sizeof b));
@@ -80,7 +107,18 @@ static mp_status resize_prepare(mp_node *n)
         mp_xnn_delete(&s->op);
     enum xnn_status xs;
     if (!s->op) {
-        xs = xnn_create_resize_bilinear2d_nhwc_f32(channels, channels, channels, flags, &s->op);
+        switch (in->dtype) {
+        case MP_DT_INT8:
+            xs = xnn_create_resize_bilinear2d_nhwc_s8(channels, channels, channels, flags, &s->op);
+            break;
+        case MP_DT_UINT8:
+            xs = xnn_create_resize_bilinear2d_nhwc_u8(channels, channels, channels, flags, &s->op);
+            break;
+        default:
+            xs = xnn_create_resize_bilinear2d_nhwc_f32(channels, channels, channels, flags,
+                                                       &s->op);
+            break;
+        }
         if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
             return mp_node_xnn_fail(n, xs, "resize bilinear create");
@@ -88,9 +126,22 @@ static mp_status resize_prepare(mp_node *n)
         s->channels = channels;
         s->flags = flags;
     }
-    xs = xnn_setup_resize_bilinear2d_nhwc_f32(s->op, (size_t)in->dims[0], (size_t)in->dims[1],
-                                              (size_t)in->dims[2], (size_t)out->dims[1],
-                                              (size_t)out->dims[2], in->data, out->data, n->pool);
+    const size_t b = (size_t)in->dims[0], ih = (size_t)in->dims[1], iw = (size_t)in->dims[2];
+    const size_t oh = (size_t)out->dims[1], ow = (size_t)out->dims[2];
+    switch (in->dtype) {
+    case MP_DT_INT8:
+        xs = xnn_setup_resize_bilinear2d_nhwc_s8(s->op, b, ih, iw, oh, ow, in->data, out->data,
+                                                 n->pool);
+        break;
+    case MP_DT_UINT8:
+        xs = xnn_setup_resize_bilinear2d_nhwc_u8(s->op, b, ih, iw, oh, ow, in->data, out->data,
+                                                 n->pool);
+        break;
+    default:
+        xs = xnn_setup_resize_bilinear2d_nhwc_f32(s->op, b, ih, iw, oh, ow, in->data, out->data,
+                                                  n->pool);
+        break;
+    }
     if (xs != xnn_status_success)
         return mp_node_xnn_fail(n, xs, "resize bilinear setup");
     return MP_OK;
