@@ -27,6 +27,7 @@
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <xnnpack.h>
 
@@ -239,9 +240,10 @@ typedef struct binary_state {
     xnn_operator_t op; /* float32 ADD/SUB/MUL/DIV, 8-bit ADD/SUB/MUL; created once (the
                           activation and the quantization are fixed) */
     bool use_xnn;      /* the current shapes run on op (else plain C) */
-    bool xnn_refused;  /* XNNPACK refused the quantization: plain C from then on */
     bc_plan plan;
-    q8_binary q;       /* 8-bit nodes */
+    /* 8-bit nodes only (a float node's state ends before these: its size is unchanged) */
+    bool xnn_refused;  /* XNNPACK refused the quantization: plain C from then on */
+    q8_binary q;
 } binary_state;
 
 static bool binary_dtype_ok(mp_dtype dt)
@@ -445,20 +447,20 @@ static enum xnn_status binary_setup(const mp_node *n, xnn_operator_t op, size_t 
 
 static mp_status binary_prepare(mp_node *n)
 {
-    binary_state *s = mp_node_state(n, sizeof *s);
+    const mp_tensor *a = n->in[0], *b = n->in[1];
+    const bool q8 = mp_dtype_is_q8(a->dtype);
+    binary_state *s = mp_node_state(n, q8 ? sizeof *s : offsetof(binary_state, xnn_refused));
     if (!s)
         return MP_ERR_NOMEM;
-    const mp_tensor *a = n->in[0], *b = n->in[1];
     bc_plan_init(&s->plan, a, b);
     s->use_xnn = false;
-    const bool q8 = mp_dtype_is_q8(a->dtype);
     if (q8) {
         mp_status st = q8_binary_init(n, &s->q);
         if (st != MP_OK)
             return st;
     }
     if ((a->dtype != MP_DT_FLOAT32 && !q8) || n->opcode == MP_OP_FLOOR_MOD ||
-        s->plan.elements == 0 || s->plan.rank > XNN_MAX_TENSOR_DIMS || s->xnn_refused)
+        s->plan.elements == 0 || s->plan.rank > XNN_MAX_TENSOR_DIMS || (q8 && s->xnn_refused))
         return MP_OK; /* plain C */
 
     enum xnn_status xs;
