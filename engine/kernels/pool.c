@@ -25,6 +25,7 @@
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <xnnpack.h>
 
@@ -40,8 +41,9 @@ typedef struct pool_state {
     int32_t batch, in_h, in_w, out_h, out_w;
     size_t out_elems;
     bool empty;
-    /* 8-bit tensors: their shared quantization, the activation's integer range, and the
-     * padding before the first row and column that the plain-C average uses. */
+    /* 8-bit tensors only (a float node's state ends before these: its size is unchanged):
+     * their shared quantization, the activation's integer range, and the padding before the
+     * first row and column that the plain-C average uses. */
     bool q8;
     float scale;
     int32_t zero_point, lo, hi;
@@ -223,7 +225,8 @@ static mp_status pool_prepare(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *out = n->out[0];
-    pool_state *s = mp_node_state(n, sizeof *s);
+    const bool q8 = mp_dtype_is_q8(in->dtype);
+    pool_state *s = mp_node_state(n, q8 ? sizeof *s : offsetof(pool_state, q8));
     if (!s)
         return MP_ERR_NOMEM;
     s->batch = in->dims[0];
@@ -233,7 +236,6 @@ static mp_status pool_prepare(mp_node *n)
     s->out_w = dims[2];
     s->out_elems = mp_tensor_elements(out);
     s->empty = s->out_elems == 0;
-    s->q8 = mp_dtype_is_q8(in->dtype);
     /* TensorFlow Lite's padding, for the plain-C average and to know whether any window
      * reaches into it */
     uint32_t tf_pad[4] = {0, 0, 0, 0};
@@ -241,9 +243,10 @@ static mp_status pool_prepare(mp_node *n)
         same_pad(s->in_h, o->filter_h, o->stride_h, &tf_pad[0], &tf_pad[2]);
         same_pad(s->in_w, o->filter_w, o->stride_w, &tf_pad[3], &tf_pad[1]);
     }
-    s->pad_top = (int32_t)tf_pad[0];
-    s->pad_left = (int32_t)tf_pad[3];
-    if (s->q8) {
+    if (q8) {
+        s->q8 = true;
+        s->pad_top = (int32_t)tf_pad[0];
+        s->pad_left = (int32_t)tf_pad[3];
         st = pool_quant(n, &s->scale, &s->zero_point, &s->lo, &s->hi);
         if (st != MP_OK)
             return st;
@@ -279,7 +282,7 @@ static mp_status pool_prepare(mp_node *n)
 
     enum xnn_status xs;
     if (!s->op) {
-        xs = s->q8 ? pool_create_q8(n, s, pad, flags, channels, &s->op)
+        xs = q8 ? pool_create_q8(n, s, pad, flags, channels, &s->op)
                    : pool_create_f32(n, pad, flags, channels, &s->op);
         if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
@@ -370,14 +373,14 @@ static mp_status pool_run(mp_node *n)
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
             return mp_node_xnn_fail(n, xs, "pooling run");
-    } else if (s->q8) {
+    } else if (mp_dtype_is_q8(n->in[0]->dtype)) {
         pool_avg_q8(s, n->opt, n->in[0]->data, n->out[0]->data,
                     n->in[0]->dtype == MP_DT_INT8, (size_t)n->in[0]->dims[3]);
     } else {
         pool_1x1(s, n->opt, n->in[0]->data, n->out[0]->data, (size_t)n->in[0]->dims[3]);
     }
     int32_t act = n->opt->activation;
-    if (!s->q8 && (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT))
+    if (n->in[0]->dtype == MP_DT_FLOAT32 && (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT))
         mp_apply_activation_f32(n->out[0]->data, s->out_elems, act);
     return MP_OK;
 }
