@@ -1,7 +1,7 @@
 /* Every model in ../shared/models either runs (finite outputs of the right shape) or is
- * refused cleanly: float and hybrid models run unless an operator is missing, and then the
- * error names that operator; quantized models are refused (memprof runs float32 graphs);
- * the three malformed models are refused with the right status. Expectations come from
+ * refused cleanly: float, hybrid and quantized (int8 / uint8) models run unless an operator
+ * is missing, and then the error names that operator; the three malformed models are
+ * refused with the right status. Expectations come from
  * ../shared/models/MODELS.md, not from memprof's output. */
 #include "tests/util/testutil.h"
 
@@ -14,7 +14,7 @@
 #include "engine/model/reference_input.h"
 #include "engine/session.h"
 
-typedef enum { RUNS, NO_OPERATOR, QUANTIZED, BAD_FORMAT, BAD_CUSTOM } expect;
+typedef enum { RUNS, NO_OPERATOR, BAD_FORMAT, BAD_CUSTOM } expect;
 
 static const struct {
     const char *name;
@@ -40,15 +40,15 @@ static const struct {
     {"tfsupport_movie_review", NO_OPERATOR, "GATHER"},
     {"litert_tfl_testdata_dynamic_shapes", NO_OPERATOR,
      "BATCH_MATMUL TRANSPOSE L2_NORMALIZATION GATHER TILE LEAKY_RELU"},
-    {"coral_mobilenet_v1_0.25_128_quant", QUANTIZED, NULL},
-    {"litert_tfl_testdata_add_quantized", QUANTIZED, NULL},
-    {"litert_tfl_testdata_add_quantized_int8", QUANTIZED, NULL},
-    {"tfmicro_hello_world_int8", QUANTIZED, NULL},
-    {"tfmicro_person_detect_int8", QUANTIZED, NULL},
-    {"tfmicro_simple_add", QUANTIZED, NULL},
-    {"tfsupport_mobilenet_v1_0.25_224_quant", QUANTIZED, NULL},
-    {"tiny_ad01_int8", QUANTIZED, NULL},
-    {"tiny_ic_resnet8_quant", QUANTIZED, NULL},
+    {"coral_mobilenet_v1_0.25_128_quant", RUNS, NULL},
+    {"litert_tfl_testdata_add_quantized", RUNS, NULL},
+    {"litert_tfl_testdata_add_quantized_int8", RUNS, NULL},
+    {"tfmicro_hello_world_int8", RUNS, NULL},
+    {"tfmicro_person_detect_int8", RUNS, NULL},
+    {"tfmicro_simple_add", RUNS, NULL},
+    {"tfsupport_mobilenet_v1_0.25_224_quant", RUNS, NULL},
+    {"tiny_ad01_int8", RUNS, NULL},
+    {"tiny_ic_resnet8_quant", RUNS, NULL},
     {"coral_invalid_model_invoking_error", BAD_CUSTOM, NULL},
     {"litert_tfl_testdata_empty_model", BAD_FORMAT, NULL},
     {"litert_tfl_testdata_test_model_broken", BAD_FORMAT, NULL},
@@ -118,10 +118,6 @@ static void test_shared_models(void **state)
             }
             break;
         }
-        case QUANTIZED:
-            assert_int_equal(st, MP_ERR_UNSUPPORTED);
-            assert_non_null(strstr(err.msg, k_models[i].name));
-            break;
         case BAD_CUSTOM:
             assert_int_equal(st, MP_ERR_UNSUPPORTED);
             assert_non_null(strstr(err.msg, "fake-op-double"));

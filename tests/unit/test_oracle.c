@@ -1,7 +1,10 @@
-/* Numerical correctness against an independent engine: every float model in ../shared/models
- * that has a folder in ../shared/oracle (Arm NN's reference backend) must reproduce the
- * oracle outputs within a relative tolerance of 1e-4. Also checks that our reference input
- * formula reproduces the oracle's input files byte for byte. */
+/* Numerical correctness against an independent engine: every model in ../shared/models that
+ * has a folder in ../shared/oracle (Arm NN's reference backend) must reproduce the oracle
+ * outputs: float models within a relative tolerance of 1e-4; quantized (int8 / uint8) models
+ * within 2 least significant bits per element (Arm NN requantizes in float, TensorFlow Lite
+ * and memprof in fixed point, so an exact match is not expected), with the share of elements
+ * differing at all reported. Also checks that our reference input formula reproduces the
+ * oracle's input files byte for byte. */
 #include "tests/util/testutil.h"
 
 #include <dirent.h>
@@ -17,8 +20,61 @@
 /* Tolerance: relative to the element, with a floor of 1e-3 of the output's largest
  * magnitude so that near-zero softmax probabilities compare on an absolute scale. */
 #define REL_TOL 1e-4
+/* Quantized outputs: at most this many steps of the output's integer from the oracle's. */
+#define LSB_TOL 2
 
-static void check_model(const char *name, int threads, double *worst_out)
+/* What one model's outputs showed against the oracle. */
+typedef struct oracle_diff {
+    double worst_rel;          /* float outputs: largest relative error */
+    long worst_lsb;            /* integer outputs: largest |got - oracle| */
+    size_t differing, compared; /* integer outputs: elements that differ at all, of all */
+} oracle_diff;
+
+static long int_at(const mp_tensor *t, const void *data, size_t i)
+{
+    switch (t->dtype) {
+    case MP_DT_INT8: return ((const int8_t *)data)[i];
+    case MP_DT_UINT8: return ((const uint8_t *)data)[i];
+    case MP_DT_INT16: return ((const int16_t *)data)[i];
+    case MP_DT_INT32: return ((const int32_t *)data)[i];
+    default: fail_msg("output '%s' has dtype %s", t->info->name, mp_dtype_name(t->dtype));
+    }
+    return 0;
+}
+
+/* Integer output j of model `name` against the oracle's: every element within LSB_TOL. */
+static void compare_int(const char *name, int j, const mp_tensor *t, const void *want,
+                        size_t size, oracle_diff *d)
+{
+    size_t n = size / mp_dtype_size(t->dtype);
+    for (size_t i = 0; i < n; i++) {
+        long got = int_at(t, t->data, i), w = int_at(t, want, i);
+        long diff = labs(got - w);
+        if (diff > LSB_TOL)
+            fail_msg("%s output %d: element %zu is %ld, the oracle's %ld (more than %d LSB)",
+                     name, j, i, got, w, LSB_TOL);
+        d->worst_lsb = diff > d->worst_lsb ? diff : d->worst_lsb;
+        d->differing += diff != 0;
+    }
+    d->compared += n;
+}
+
+/* Float output j against the oracle's: relative error within REL_TOL. */
+static void compare_float(const char *name, int j, const mp_tensor *t, const float *want,
+                          size_t size, oracle_diff *d)
+{
+    size_t n = size / sizeof(float), at = 0;
+    double maxabs = 0;
+    for (size_t i = 0; i < n; i++)
+        maxabs = fmax(maxabs, fabs(want[i]));
+    double e = mp_test_max_rel_err(t->data, want, n, fmax(maxabs * 1e-3, 1e-30), &at);
+    if (!(e <= REL_TOL))
+        fail_msg("%s output %d: relative error %.3g at element %zu (got %.9g, oracle %.9g)",
+                 name, j, e, at, (double)((const float *)t->data)[at], (double)want[at]);
+    d->worst_rel = fmax(d->worst_rel, e);
+}
+
+static void check_model(const char *name, int threads, oracle_diff *diff)
 {
     char meta_path[4096], model_path[4096];
     snprintf(meta_path, sizeof meta_path, "%s", mp_test_path("oracle", name));
@@ -73,19 +129,13 @@ static void check_model(const char *name, int threads, double *worst_out)
         char file[64];
         snprintf(file, sizeof file, "%s/output_%d.bin", name, j);
         size_t size = 0;
-        float *want = mp_test_read_file(mp_test_path("oracle", file), &size);
+        void *want = mp_test_read_file(mp_test_path("oracle", file), &size);
         assert_non_null(want);
         assert_int_equal(size, t->bytes);
-        size_t n = size / sizeof(float), at = 0;
-        double maxabs = 0;
-        for (size_t i = 0; i < n; i++)
-            maxabs = fmax(maxabs, fabs(want[i]));
-        double e = mp_test_max_rel_err(t->data, want, n, fmax(maxabs * 1e-3, 1e-30), &at);
-        if (!(e <= REL_TOL))
-            fail_msg("%s output %d: relative error %.3g at element %zu (got %.9g, oracle %.9g)",
-                     name, j, e, at, (double)((const float *)t->data)[at], (double)want[at]);
-        if (e > *worst_out)
-            *worst_out = e;
+        if (t->dtype == MP_DT_FLOAT32)
+            compare_float(name, j, t, want, size, diff);
+        else
+            compare_int(name, j, t, want, size, diff);
         free(want);
     }
     mp_session_destroy(s);
@@ -111,27 +161,47 @@ static bool is_float_oracle(const char *name)
     return f;
 }
 
-static void test_float_models_match_oracle(void **state)
+/* Check every oracle folder whose model is float (float_models) or quantized (the others). */
+static int check_oracles(bool float_models)
 {
-    (void)state;
     DIR *d = opendir(mp_test_path("oracle", ""));
     if (!d)
         skip();
     struct dirent *e;
     int checked = 0;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || strstr(e->d_name, ".md") || !is_float_oracle(e->d_name))
+        if (e->d_name[0] == '.' || strstr(e->d_name, ".md") ||
+            is_float_oracle(e->d_name) != float_models)
             continue;
         for (int threads = 1; threads <= 2; threads++) {
-            double worst = 0;
-            check_model(e->d_name, threads, &worst);
-            printf("  %-45s threads %d  max relative error %.2e\n", e->d_name, threads, worst);
+            oracle_diff diff = {0};
+            check_model(e->d_name, threads, &diff);
+            if (float_models)
+                printf("  %-45s threads %d  max relative error %.2e\n", e->d_name, threads,
+                       diff.worst_rel);
+            else
+                printf("  %-45s threads %d  max %ld LSB, %zu of %zu elements differ (%.2f %%)\n",
+                       e->d_name, threads, diff.worst_lsb, diff.differing, diff.compared,
+                       100.0 * (double)diff.differing / (double)(diff.compared ? diff.compared : 1));
         }
         checked++;
     }
     closedir(d);
+    return checked;
+}
+
+static void test_float_models_match_oracle(void **state)
+{
+    (void)state;
     /* MODELS.md lists 10 float32 models with an oracle folder */
-    assert_true(checked >= 10);
+    assert_true(check_oracles(true) >= 10);
+}
+
+static void test_quantized_models_match_oracle(void **state)
+{
+    (void)state;
+    /* MODELS.md lists 6 int8 / uint8 models with an oracle folder */
+    assert_true(check_oracles(false) >= 6);
 }
 
 int main(void)
@@ -139,6 +209,7 @@ int main(void)
     mp_test_require_shared();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float_models_match_oracle),
+        cmocka_unit_test(test_quantized_models_match_oracle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
