@@ -11,8 +11,10 @@ static void help(void)
 {
     printf("Usage: memprof zoo list\n"
            "       memprof zoo NAME -o FILE.tflite\n\n"
-           "Built-in float32 models with deterministic pseudo-random weights, written as real\n"
-           "TensorFlow Lite files. 'zoo:NAME' is accepted wherever a model path is.\n\n"
+           "Built-in models with deterministic pseudo-random weights (float32, and\n"
+           "mobilenet_v2_int8 quantized as TensorFlow Lite's full-integer post-training\n"
+           "quantization writes it), written as real TensorFlow Lite files. 'zoo:NAME' is\n"
+           "accepted wherever a model path is.\n\n"
            "Options:\n"
            "  -o, --output FILE   where to write the model (required with NAME)\n"
            "  -h, --help          show this help\n\n"

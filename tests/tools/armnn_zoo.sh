@@ -5,8 +5,7 @@
 # float32 outputs within relative 1e-4 (floored at 1e-3 of the largest output); quantized
 # (int8, uint8) outputs within 2 steps of their scale, each engine requantizing with its own
 # rounding (Arm NN's reference backend in float, memprof as TensorFlow Lite's kernels do).
-# A quantized model memprof cannot run yet (exit 5: a kernel it lacks) is reported as SKIP
-# for the comparison; Arm NN must still read and run it. A missing package (pyarmnn, numpy,
+# A missing package (pyarmnn, numpy,
 # the CpuRef backend) fails in one line that names it (mp_need, tests/util/need.sh).
 # Usage: armnn_zoo.sh MEMPROF WORK_DIR
 set -u
@@ -33,10 +32,6 @@ for name in $("$mp" zoo list | awk '{print $1}'); do
     dtype=$(awk '$1 == "output" && $2 == "0" {print $4}' "$work/$name.armnn.txt")
     "$mp" run "$model" --output-dir "$work/$name.memprof" >/dev/null 2>"$work/$name.err"
     rc=$?
-    if [ "$rc" -eq 5 ] && [ "$dtype" != float32 ]; then
-        echo "   SKIP memprof vs Arm NN: memprof cannot run this $dtype model yet: $(cat "$work/$name.err")"
-        continue
-    fi
     [ "$rc" -eq 0 ] || { cat "$work/$name.err"; status=1; continue; }
     "$py" - "$work/$name.armnn/output_0.bin" "$work/$name.memprof/output_0.bin" "$dtype" <<'PY' || status=1
 import sys

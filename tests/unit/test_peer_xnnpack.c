@@ -358,11 +358,6 @@ static void test_zoo(void **state)
         char spec[128];
         snprintf(spec, sizeof spec, "zoo:%s", mp_zoo_entry_at(i)->name);
         outcome r = check_model(spec, spec, NULL, 0, 1);
-        if (!r.engine_ok && r.engine_status == MP_ERR_UNSUPPORTED && strstr(spec, "_int8")) {
-            /* the engine's int8 kernels landed one by one (issue 15) */
-            print_message("  %-28s SKIP: the engine cannot run it yet (%s)\n", spec, r.msg);
-            continue;
-        }
         print_message("  %-28s %s  max error %.3f of tolerance  workspace %llu >= %llu\n", spec,
                       r.peer_ok ? "ok" : r.msg, r.err,
                       (unsigned long long)r.mem.workspace_bytes,
@@ -723,11 +718,6 @@ static void test_quantized(void **state)
     size_t size;
     void *bytes = graph_quantized(false, 3, &size);
     outcome r = check_model("quantized", "quantized", bytes, size, 1);
-    if (!r.engine_ok && r.engine_status == MP_ERR_UNSUPPORTED) {
-        print_message("SKIP: the engine cannot run the quantized graph yet (%s)\n", r.msg);
-        free(bytes);
-        skip();
-    }
     if (!r.peer_ok)
         print_message("  %s\n", r.msg);
     assert_true(r.engine_ok);

@@ -9,8 +9,7 @@
  * scale input_scale * weight_scale[c], pool and reshape keeping their input's quantization,
  * softmax 1/256 and -128), its weights against mobilenet_v2's (same seed: each dequantized
  * weight within half a step of the float one), and its run on the reference input against
- * mobilenet_v2's run (same top-1, outputs close; skipped while the engine lacks an int8
- * kernel, MP_ERR_UNSUPPORTED). */
+ * mobilenet_v2's run (same top-1, outputs close). */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -638,8 +637,8 @@ static void test_mobilenet_v2_int8(void **state)
     release(&f);
 }
 
-/* One run of a zoo model on the reference input; MP_ERR_UNSUPPORTED is returned (with the
- * message in err), other failures fail the test. *out is malloc'd. */
+/* One run of a zoo model on the reference input (any failure fails the test); *out is
+ * malloc'd. */
 static mp_status run_zoo(const char *spec, void **out, const mp_tensor **o, mp_session **ps,
                          mp_error *err)
 {
@@ -658,12 +657,8 @@ static mp_status run_zoo(const char *spec, void **out, const mp_tensor **o, mp_s
     }
     if (st == MP_OK)
         st = mp_session_run(s, err);
-    if (st != MP_OK) {
-        mp_session_destroy(s);
-        if (st != MP_ERR_UNSUPPORTED)
-            fail_msg("%s: %s: %s", spec, mp_status_name(st), err->msg);
-        return st;
-    }
+    if (st != MP_OK)
+        fail_msg("%s: %s: %s", spec, mp_status_name(st), err->msg);
     *o = mp_session_output(s, 0);
     *out = malloc((*o)->bytes);
     assert_non_null(*out);
@@ -679,10 +674,7 @@ static void test_mobilenet_v2_int8_run(void **state)
     void *qv = NULL, *fv = NULL;
     const mp_tensor *qo = NULL, *fo = NULL;
     mp_session *qs = NULL, *fs = NULL;
-    if (run_zoo("zoo:mobilenet_v2_int8", &qv, &qo, &qs, &err) != MP_OK) {
-        print_message("SKIP: the engine cannot run zoo:mobilenet_v2_int8 yet (%s)\n", err.msg);
-        skip();
-    }
+    assert_int_equal(run_zoo("zoo:mobilenet_v2_int8", &qv, &qo, &qs, &err), MP_OK);
     assert_int_equal(run_zoo("zoo:mobilenet_v2", &fv, &fo, &fs, &err), MP_OK);
     assert_int_equal(qo->dtype, MP_DT_INT8);
     size_t n = mp_tensor_elements(fo);
