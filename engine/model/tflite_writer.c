@@ -383,6 +383,23 @@ static int32_t *dup_indices(int n, const int32_t *src)
     return p;
 }
 
+/* The operator code version TensorFlow Lite's converter writes (op_version.cc): an operator
+ * on int8 activations is version 2, except CONV_2D and DEPTHWISE_CONV_2D (3: per-channel
+ * weights) and FULLY_CONNECTED (4); everything else version 1, as the float models always
+ * were. A reader that dispatches on versions then finds the int8 kernels. */
+static int op_version(const mp_tfw *w, int opcode, int n_in, const int32_t *ins)
+{
+    if (n_in < 1 || ins[0] < 0 || w->tensors[ins[0]].dtype != MP_DT_INT8)
+        return 1;
+    switch (opcode) {
+    case MP_OP_CONV_2D:
+    case MP_OP_DEPTHWISE_CONV_2D: return 3;
+    case MP_OP_FULLY_CONNECTED: return 4;
+    case MP_OP_RESHAPE: return 1;
+    default: return 2;
+    }
+}
+
 int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, const int32_t *outs,
               const mp_op_options *opt)
 {
@@ -407,7 +424,7 @@ int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, co
                     opt->n_squeeze_dims);
 
     /* operator code table entry (deduplicated by code and version) */
-    const int version = 1;
+    const int version = op_version(w, opcode, n_in, ins);
     int ci = 0;
     while (ci < w->n_codes && !(w->codes[ci].code == opcode && w->codes[ci].version == version))
         ci++;

@@ -629,6 +629,22 @@ static void test_mobilenet_v2_int8(void **state)
     }
     assert_int_equal(convs, count_ops(m, MP_OP_CONV_2D) + count_ops(m, MP_OP_DEPTHWISE_CONV_2D));
     assert_int_equal(compared, float_params(f.model));
+    /* operator versions as TensorFlow Lite's converter writes them for int8 (op_version.cc:
+     * CONV_2D and DEPTHWISE_CONV_2D 3, ADD, AVERAGE_POOL_2D and SOFTMAX 2, RESHAPE 1); the
+     * float model's are all 1 */
+    for (int i = 0; i < m->n_ops; i++) {
+        int want = 1;
+        switch (m->ops[i].opcode) {
+        case MP_OP_CONV_2D:
+        case MP_OP_DEPTHWISE_CONV_2D: want = 3; break;
+        case MP_OP_ADD:
+        case MP_OP_AVERAGE_POOL_2D:
+        case MP_OP_SOFTMAX: want = 2; break;
+        default: break;
+        }
+        assert_int_equal(m->ops[i].version, want);
+        assert_int_equal(f.model->ops[i].version, 1);
+    }
     /* a quarter of the float model's constant bytes, give or take the biases */
     print_message("  mobilenet_v2_int8: %zu bytes (mobilenet_v2: %zu), %ld values dequantized "
                   "within half a step\n", q.size, f.size, compared);
