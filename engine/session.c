@@ -326,7 +326,7 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         const mp_kernel *k = mp_kernel_find(op->opcode); /* non-NULL: checked above */
         const char *name = mp_op_name(op->opcode);
         if (op->n_inputs < k->min_inputs || op->n_inputs > k->max_inputs ||
-            op->n_outputs != k->n_outputs) {
+            (k->n_outputs >= 0 ? op->n_outputs != k->n_outputs : op->n_outputs < 1)) {
             mp_status st = mp_fail(err, MP_ERR_FORMAT,
                                    "%s: operator #%d %s has %d inputs and %d outputs "
                                    "(expected %d..%d inputs, %d outputs)",

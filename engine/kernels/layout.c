@@ -1,13 +1,26 @@
 /* Kernels: layout operators that only move elements, never compute on them (RESHAPE,
- * SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD / PADV2, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND).
- * They work on any dtype with a fixed element size (float32, int32, int64, uint8, int8,
- * int16, bool, ...) by copying bytes; only CONCATENATION's fused activation looks at values
- * (float32 only). Shapes that depend on the values of an input (RESHAPE's shape tensor,
- * EXPAND_DIMS's axis, paddings, block shapes, crops) come back MP_ERR_DEFERRED while those
- * values are unknown. PAD uses XNNPACK's constant_pad_nd (single pass, multi-threaded) when
- * it can, plain C otherwise. */
+ * SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD / PADV2, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND,
+ * SPLIT, SPLIT_V). They work on any dtype with a fixed element size (float32, int32, int64,
+ * uint8, int8, int16, bool, ...) by copying bytes; only CONCATENATION's fused activation
+ * (float32 only) and its requantization of 8-bit inputs look at values. Shapes that depend on
+ * the values of an input (RESHAPE's shape tensor, EXPAND_DIMS's and SPLIT's axis, paddings,
+ * block shapes, crops, size_splits) come back MP_ERR_DEFERRED while those values are
+ * unknown. PAD uses XNNPACK's constant_pad_nd (single pass, multi-threaded) when it can,
+ * plain C otherwise.
+ *
+ * Quantized tensors, as TensorFlow Lite: PAD pads with the output's zero point, PADV2 with
+ * its constant, which must have the output's scale and zero point; SPACE_TO_BATCH_ND and
+ * BATCH_TO_SPACE_ND keep the input's parameters (the output must have them) and pad with the
+ * zero point; CONCATENATION of uint8 / int8 copies an input whose scale and zero point are
+ * the output's and requantizes any other as reference_ops::ConcatenationWithScaling, in
+ * float: round(q * s + b) + zp_out, s = in_scale * (1 / out_scale), b = -zp_in * s, rounding
+ * half away from zero, saturated (TensorFlow Lite refuses int8 inputs whose parameters differ
+ * from the output's; memprof applies the uint8 formula to them). */
 #include "engine/kernels/kernel.h"
+#include "engine/kernels/quant_layout.h"
+#include "engine/kernels/quant_math.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,8 +54,9 @@ static mp_status run_copy(mp_node *n)
     return MP_OK;
 }
 
-/* The byte pattern of the padding value: zero, or the zero point of a quantized 8-bit
- * output (TFLite pads quantized tensors with the zero point, i.e. real value 0). */
+/* The byte pattern of the padding value: zero, or the zero point of a quantized integer
+ * output (TFLite pads quantized tensors with the zero point, i.e. real value 0; infer checked
+ * that it fits the dtype). */
 static void zero_pad_value(const mp_tensor *out, uint8_t value[8])
 {
     memset(value, 0, 8);
@@ -50,11 +64,34 @@ static void zero_pad_value(const mp_tensor *out, uint8_t value[8])
         return;
     const mp_quant *q = &out->info->quant;
     if (q->count >= 1 && q->zero_point) {
-        if (out->dtype == MP_DT_UINT8)
+        if (out->dtype == MP_DT_UINT8) {
             value[0] = (uint8_t)q->zero_point[0];
-        else if (out->dtype == MP_DT_INT8)
+        } else if (out->dtype == MP_DT_INT8) {
             value[0] = (uint8_t)(int8_t)q->zero_point[0];
+        } else if (out->dtype == MP_DT_INT16) {
+            int16_t z = (int16_t)q->zero_point[0];
+            memcpy(value, &z, sizeof z);
+        }
     }
+}
+
+/* A quantized integer output padded with its zero point: the zero point must be one of the
+ * dtype's values (TFLite checks it too). */
+static mp_status check_pad_zero_point(mp_node *n, const mp_tensor *out)
+{
+    float scale;
+    int32_t zp, lo, hi;
+    if (!mp_dtype_is_quantized_int(out->dtype))
+        return MP_OK;
+    mp_status st = mp_node_tensor_qparams(n, out, &scale, &zp);
+    if (st != MP_OK)
+        return st;
+    mp_quant_dtype_range(out->dtype, &lo, &hi);
+    if (zp < lo || zp > hi)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "%s output '%s' has zero point %d outside [%d, %d]: cannot pad with it",
+                            mp_dtype_name(out->dtype), mp_tname(out), (int)zp, (int)lo, (int)hi);
+    return MP_OK;
 }
 
 /* Fill `count` elements of `es` bytes with the pattern `value`. */
@@ -253,6 +290,74 @@ static mp_status concat_axis(mp_node *n, int32_t rank, int32_t *axis)
     return MP_OK;
 }
 
+/* The requantization of one input to the output (reference ConcatenationWithScaling). */
+typedef struct concat_rq {
+    bool copy;              /* same scale and zero point: the bytes are copied */
+    float scale, bias;      /* in_scale * (1 / out_scale), -zp_in * scale */
+    int32_t out_zp, lo, hi;
+} concat_rq;
+
+static mp_status concat_rq_init(mp_node *n, const mp_tensor *in, concat_rq *r)
+{
+    const mp_tensor *out = n->out[0];
+    float in_scale, out_scale;
+    int32_t in_zp;
+    r->copy = true;
+    if (!mp_dtype_is_quantized_int(out->dtype))
+        return MP_OK;
+    mp_status st = mp_node_tensor_qparams(n, in, &in_scale, &in_zp);
+    if (st == MP_OK)
+        st = mp_node_tensor_qparams(n, out, &out_scale, &r->out_zp);
+    if (st != MP_OK || (in_scale == out_scale && in_zp == r->out_zp))
+        return st;
+    if (out->dtype == MP_DT_INT16) /* TFLite's int16 kernels do not requantize either */
+        return mp_node_check_same_qparams(n, in, out);
+    r->copy = false;
+    r->scale = in_scale * (1.0f / out_scale);
+    r->bias = (float)-in_zp * r->scale;
+    mp_quant_dtype_range(out->dtype, &r->lo, &r->hi);
+    if (!isfinite(r->scale) || !isfinite(r->bias))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "cannot requantize '%s' (scale %g) to '%s' (scale %g): the ratio is "
+                            "not finite", mp_tname(in), (double)in_scale, mp_tname(out),
+                            (double)out_scale);
+    return MP_OK;
+}
+
+/* Every input of a quantized concatenation can be brought to the output's parameters. */
+static mp_status concat_check_quant(mp_node *n)
+{
+    concat_rq r;
+    mp_status st = MP_OK;
+    for (int32_t i = 0; i < n->n_in && st == MP_OK; i++)
+        st = concat_rq_init(n, n->in[i], &r);
+    return st;
+}
+
+/* round(q * scale + bias) + out_zp saturated, in float as TFLite (roundf: half away from
+ * zero); a rounded value beyond int32 saturates instead of converting out of range. */
+#define CONCAT_RQ_LOOP(T)                                                                      \
+    do {                                                                                       \
+        const T *x_ = (const T *)src;                                                          \
+        T *y_ = (T *)dst;                                                                      \
+        for (size_t j_ = 0; j_ < count; j_++) {                                                \
+            float v_ = roundf((float)x_[j_] * r->scale + r->bias);                             \
+            int64_t q_ = v_ >= 2147483648.0f ? INT32_MAX                                       \
+                         : v_ < -2147483648.0f ? INT32_MIN : (int64_t)v_;                      \
+            q_ += r->out_zp;                                                                   \
+            y_[j_] = (T)(q_ < r->lo ? r->lo : (q_ > r->hi ? r->hi : q_));                      \
+        }                                                                                      \
+    } while (0)
+
+static void concat_requant(const concat_rq *r, mp_dtype dt, const void *src, void *dst,
+                           size_t count)
+{
+    if (dt == MP_DT_UINT8)
+        CONCAT_RQ_LOOP(uint8_t);
+    else
+        CONCAT_RQ_LOOP(int8_t);
+}
+
 static mp_status concat_infer(mp_node *n)
 {
     mp_status st = mp_node_check_io(n, 1, INT32_MAX, 0);
@@ -268,6 +373,8 @@ static mp_status concat_infer(mp_node *n)
     if (act != MP_ACT_NONE && out->dtype != MP_DT_FLOAT32)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "fused activation on %s output '%s'",
                             mp_dtype_name(out->dtype), mp_tname(out));
+    if ((st = concat_check_quant(n)) != MP_OK)
+        return st;
     int32_t axis = 0;
     if ((st = concat_axis(n, in0->rank, &axis)) != MP_OK)
         return st;
@@ -312,15 +419,23 @@ static mp_status concat_run(mp_node *n)
     if (out->bytes == 0)
         return MP_OK;
     /* Each input contributes one contiguous chunk of dims[axis] * inner bytes per outer
-     * index: copy chunk by chunk, output in order (sequential writes). */
-    uint8_t *dst = out->data;
-    for (size_t o = 0; o < outer; o++) {
-        for (int32_t i = 0; i < n->n_in; i++) {
-            const mp_tensor *t = n->in[i];
-            size_t chunk = (size_t)t->dims[axis] * inner;
-            memcpy(dst, (const uint8_t *)t->data + o * chunk, chunk);
-            dst += chunk;
+     * index: input by input (its requantization set up once), chunk by chunk. */
+    size_t row = (size_t)out->dims[axis] * inner, at = 0;
+    for (int32_t i = 0; i < n->n_in; i++) {
+        const mp_tensor *t = n->in[i];
+        size_t chunk = (size_t)t->dims[axis] * inner;
+        concat_rq r;
+        if ((st = concat_rq_init(n, t, &r)) != MP_OK)
+            return st;
+        for (size_t o = 0; o < outer && chunk; o++) {
+            const uint8_t *src = (const uint8_t *)t->data + o * chunk;
+            uint8_t *dst = (uint8_t *)out->data + o * row + at;
+            if (r.copy)
+                memcpy(dst, src, chunk);
+            else
+                concat_requant(&r, out->dtype, src, dst, chunk / es);
         }
+        at += chunk;
     }
     if (n->opt->activation != MP_ACT_NONE)
         mp_apply_activation_f32(out->data, mp_tensor_elements(out), n->opt->activation);
@@ -379,6 +494,11 @@ static mp_status pad_infer(mp_node *n)
                                 "constant value '%s' must be one %s element, is %s %s", mp_tname(cv),
                                 mp_dtype_name(in->dtype), mp_dtype_name(cv->dtype),
                                 SHAPE_STR(cv, b1));
+        /* TFLite: the constant is on the output's scale and zero point */
+        if ((st = mp_node_check_same_qparams(n, out, cv)) != MP_OK)
+            return st;
+    } else if ((st = check_pad_zero_point(n, out)) != MP_OK) {
+        return st;
     }
     if (!pads->value_known || !pads->data)
         return MP_ERR_DEFERRED;
@@ -602,7 +722,9 @@ static mp_status s2b_check(mp_node *n, bool to_batch)
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *blk = n->in[1], *pads = n->in[2];
-    if ((st = mp_node_check_same_dtype(n, in, n->out[0])) != MP_OK)
+    if ((st = mp_node_check_same_dtype(n, in, n->out[0])) != MP_OK ||
+        (st = mp_node_check_same_qparams(n, in, n->out[0])) != MP_OK ||
+        (to_batch && (st = check_pad_zero_point(n, n->out[0])) != MP_OK))
         return st;
     char b1[96], b2[96];
     if (in->rank < 2)
@@ -808,6 +930,202 @@ static mp_status b2s_run(mp_node *n)
     return s2b_run_common(n, false);
 }
 
+/* ---- SPLIT / SPLIT_V -------------------------------------------------------------------- */
+
+/* SPLIT (axis, input) cuts the input into num_splits equal parts along axis; SPLIT_V (input,
+ * size_splits, axis) into parts of the given sizes, one of which may be -1 (the rest). One
+ * output per part, each the input's dtype (moved as bytes; quantized outputs keep the
+ * input's values, as TFLite, which does not requantize either). */
+
+static bool split_dtype_ok(mp_dtype dt)
+{
+    switch (dt) {
+    case MP_DT_FLOAT32: case MP_DT_INT32: case MP_DT_INT64: case MP_DT_UINT8:
+    case MP_DT_INT8: case MP_DT_INT16:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The input, the axis tensor and the checks every split shares: as many outputs as
+ * num_splits, each of the input's dtype. */
+static mp_status split_io(mp_node *n, const mp_tensor **in, const mp_tensor **ax)
+{
+    bool v = n->opcode == MP_OP_SPLIT_V;
+    int32_t want_in = v ? 3 : 2;
+    if (n->n_in != want_in)
+        return mp_node_fail(n, MP_ERR_FORMAT, "expects %d inputs, has %d", want_in, n->n_in);
+    for (int32_t i = 0; i < n->n_in; i++)
+        if (!n->in[i])
+            return mp_node_fail(n, MP_ERR_FORMAT, "input %d is required but omitted", i);
+    *in = v ? n->in[0] : n->in[1];
+    *ax = v ? n->in[2] : n->in[0];
+    if (n->n_out < 1 || n->opt->num_splits != n->n_out)
+        return mp_node_fail(n, MP_ERR_FORMAT, "num_splits is %d but the operator has %d outputs",
+                            n->opt->num_splits, n->n_out);
+    if (!split_dtype_ok((*in)->dtype))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' has dtype %s (supported: f32, i32, i64, u8, i8, i16)",
+                            mp_tname(*in), mp_dtype_name((*in)->dtype));
+    for (int32_t j = 0; j < n->n_out; j++) {
+        if (!n->out[j])
+            return mp_node_fail(n, MP_ERR_FORMAT, "output %d is omitted", j);
+        mp_status st = mp_node_check_same_dtype(n, *in, n->out[j]);
+        if (st != MP_OK)
+            return st;
+    }
+    char b[96];
+    if (!mp_dtype_is_index((*ax)->dtype) || mp_tensor_elements(*ax) != 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis '%s' must be one int32 value, is %s %s",
+                            mp_tname(*ax), mp_dtype_name((*ax)->dtype), SHAPE_STR(*ax, b));
+    return MP_OK;
+}
+
+/* The axis value, made non-negative (its value must be known). */
+static mp_status split_axis(mp_node *n, const mp_tensor *in, const mp_tensor *ax, int32_t *axis)
+{
+    int64_t a = mp_tensor_index_at(ax, 0);
+    char b[96];
+    if (a < -(int64_t)in->rank || a >= in->rank)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis %lld out of range for '%s' %s", (long long)a,
+                            mp_tname(in), SHAPE_STR(in, b));
+    *axis = (int32_t)(a < 0 ? a + in->rank : a);
+    return MP_OK;
+}
+
+/* The size of every part along the axis (n_out entries). */
+static mp_status split_sizes(mp_node *n, const mp_tensor *in, int32_t axis, int32_t *size)
+{
+    int32_t dim = in->dims[axis];
+    char b[96];
+    if (n->opcode == MP_OP_SPLIT) {
+        if (dim % n->n_out != 0)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "dimension %d of '%s' %s (%d) does not split into %d equal parts",
+                                axis, mp_tname(in), SHAPE_STR(in, b), dim, n->n_out);
+        for (int32_t j = 0; j < n->n_out; j++)
+            size[j] = dim / n->n_out;
+        return MP_OK;
+    }
+    const mp_tensor *ss = n->in[1];
+    int64_t sum = 0;
+    int32_t rest = -1;
+    for (int32_t j = 0; j < n->n_out; j++) {
+        int64_t v = mp_tensor_index_at(ss, (size_t)j);
+        if (v == -1 && rest < 0) {
+            rest = j;
+            continue;
+        }
+        if (v < 0 || v > dim)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "size_splits '%s'[%d] = %lld is not valid (sizes are >= 0, with "
+                                "at most one -1)", mp_tname(ss), j, (long long)v);
+        size[j] = (int32_t)v;
+        sum += v;
+    }
+    if (rest >= 0 && sum <= dim)
+        size[rest] = (int32_t)(dim - sum);
+    else if (rest >= 0 || sum != dim)
+        return mp_node_fail(n, MP_ERR_SHAPE,
+                            "size_splits '%s' add up to %lld, dimension %d of '%s' %s is %d",
+                            mp_tname(ss), (long long)sum, axis, mp_tname(in), SHAPE_STR(in, b),
+                            dim);
+    return MP_OK;
+}
+
+/* The axis and the part sizes from the current values (infer and run). */
+static mp_status split_plan(mp_node *n, const mp_tensor **in, int32_t *axis, int32_t *size)
+{
+    const mp_tensor *ax;
+    mp_status st = split_io(n, in, &ax);
+    if (st != MP_OK)
+        return st;
+    if (n->opcode == MP_OP_SPLIT_V) {
+        const mp_tensor *ss = n->in[1];
+        char b[96];
+        if (!mp_dtype_is_index(ss->dtype) || ss->rank != 1 || ss->dims[0] != n->n_out)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "size_splits '%s' must be an int32 vector of %d sizes, is %s %s",
+                                mp_tname(ss), n->n_out, mp_dtype_name(ss->dtype),
+                                SHAPE_STR(ss, b));
+        if (!ss->value_known || !ss->data)
+            return MP_ERR_DEFERRED;
+    }
+    if (!ax->value_known || !ax->data)
+        return MP_ERR_DEFERRED;
+    if ((st = split_axis(n, *in, ax, axis)) != MP_OK)
+        return st;
+    return split_sizes(n, *in, *axis, size);
+}
+
+static mp_status split_infer(mp_node *n)
+{
+    const mp_tensor *in;
+    int32_t axis = 0, *size = NULL;
+    int32_t small[64];
+    /* one size per output: a stack array up to 64 outputs, else the node's state */
+    if (n->n_out > 64 && !(size = mp_node_state(n, sizeof(int32_t) * (size_t)n->n_out)))
+        return MP_ERR_NOMEM;
+    if (!size)
+        size = small;
+    mp_status st = split_plan(n, &in, &axis, size);
+    if (st != MP_OK)
+        return st;
+    int32_t dims[MP_MAX_RANK];
+    memcpy(dims, in->dims, sizeof(int32_t) * (size_t)in->rank);
+    for (int32_t j = 0; j < n->n_out; j++) {
+        dims[axis] = size[j];
+        if (!mp_tensor_set_shape(n->out[j], in->rank, dims))
+            return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'",
+                                mp_tname(n->out[j]));
+    }
+    return MP_OK;
+}
+
+static mp_status split_run(mp_node *n)
+{
+    const mp_tensor *in, *ax;
+    int32_t axis = 0;
+    mp_status st = split_io(n, &in, &ax);
+    if (st != MP_OK || (st = split_axis(n, in, ax, &axis)) != MP_OK)
+        return st;
+    /* infer gave the outputs their parts of the axis: check they tile the input */
+    int64_t total = 0;
+    for (int32_t j = 0; j < n->n_out; j++) {
+        const mp_tensor *o = n->out[j];
+        bool ok = o->rank == in->rank;
+        for (int32_t d = 0; ok && d < in->rank; d++)
+            ok = d == axis || o->dims[d] == in->dims[d];
+        if (!ok)
+            return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match input '%s'",
+                                mp_tname(o), mp_tname(in));
+        total += o->dims[axis];
+    }
+    if (total != in->dims[axis])
+        return mp_node_fail(n, MP_ERR_SHAPE, "the outputs do not add up to dimension %d of '%s'",
+                            axis, mp_tname(in));
+    size_t outer = 1, inner = mp_dtype_size(in->dtype);
+    for (int32_t d = 0; d < axis; d++)
+        outer *= (size_t)in->dims[d];
+    for (int32_t d = axis + 1; d < in->rank; d++)
+        inner *= (size_t)in->dims[d];
+    const uint8_t *src = in->data;
+    for (size_t o = 0; o < outer; o++)
+        for (int32_t j = 0; j < n->n_out; j++) {
+            size_t chunk = (size_t)n->out[j]->dims[axis] * inner;
+            if (chunk)
+                memcpy((uint8_t *)n->out[j]->data + o * chunk, src, chunk);
+            src += chunk;
+        }
+    return MP_OK;
+}
+
+static void split_release(mp_node *n)
+{
+    mp_node_free_state(n, NULL);
+}
+
 /* ---- table ------------------------------------------------------------------------------ */
 
 #define MANY_INPUTS (1 << 20)
@@ -829,5 +1147,9 @@ const mp_kernel mp_kernels_layout[] = {
      .release = pad_release},
     PLAIN(MP_OP_SPACE_TO_BATCH_ND, 0, 3, 3, s2b_infer, s2b_run),
     PLAIN(MP_OP_BATCH_TO_SPACE_ND, 0, 3, 3, b2s_infer, b2s_run),
+    {.opcode = MP_OP_SPLIT, .min_inputs = 2, .max_inputs = 2, .n_outputs = -1,
+     .infer = split_infer, .run = split_run, .release = split_release},
+    {.opcode = MP_OP_SPLIT_V, .min_inputs = 3, .max_inputs = 3, .n_outputs = -1,
+     .infer = split_infer, .run = split_run, .release = split_release},
     {.opcode = -1},
 };

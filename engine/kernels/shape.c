@@ -6,8 +6,13 @@
  * begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask and the offset option
  * (end is then a size relative to begin). Masks and the ellipsis expand the sparse
  * specification into one (start, step, count) per input dimension, like NumPy's x[1:-1:2, ...,
- * None, 3]; indices are clamped, negative ones count from the end. */
+ * None, 3]; indices are clamped, negative ones count from the end.
+ *
+ * Quantized tensors move unchanged: STRIDED_SLICE takes the output's parameters as the
+ * input's (TensorFlow Lite checks nothing either); PACK requires every input to have the
+ * output's scale and zero point, as TensorFlow Lite does (it does not requantize). */
 #include "engine/kernels/kernel.h"
+#include "engine/kernels/quant_layout.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -367,6 +372,9 @@ static mp_status pack_infer(mp_node *n)
             return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s differs from '%s' %s", mp_tname(t),
                                 SHAPE_STR(t, b1), mp_tname(in0), SHAPE_STR(in0, b2));
     }
+    for (int32_t i = 0; i < n->n_in; i++)
+        if ((st = mp_node_check_same_qparams(n, n->in[i], out)) != MP_OK)
+            return st;
     int32_t axis = 0;
     if ((st = pack_axis(n, in0->rank, &axis)) != MP_OK)
         return st;

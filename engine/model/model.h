@@ -99,6 +99,7 @@ typedef struct mp_op_options {
     float beta;                /* SOFTMAX */
     int32_t axis;              /* CONCATENATION, PACK */
     int32_t values_count;      /* PACK */
+    int32_t num_splits;        /* SPLIT, SPLIT_V: number of outputs */
     bool keep_dims;            /* MEAN and other reducers */
     bool keep_num_dims;        /* FULLY_CONNECTED */
     int32_t weights_format;    /* FULLY_CONNECTED: 0 = DEFAULT */

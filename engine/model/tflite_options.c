@@ -11,6 +11,9 @@
 #include "engine/model/flatbuf.h"
 #include "engine/model/model.h"
 
+/* BuiltinOptions union types of SplitOptions and SplitVOptions (schema.fbs). */
+enum { BO_SPLIT = 35, BO_SPLIT_V = 79 };
+
 /* Which options table an operator carries, and its name for messages. */
 typedef struct opt_kind {
     int code;
@@ -60,6 +63,8 @@ static const opt_kind k_opt_kinds[] = {
     {MP_OP_RESIZE_NEAREST_NEIGHBOR, BO_RESIZE_NEAREST, "ResizeNearestNeighborOptions"},
     {MP_OP_CONV_3D, BO_CONV3D, "Conv3DOptions"},
     {MP_OP_CONV_3D_TRANSPOSE, BO_CONV3D, "Conv3DOptions"},
+    {MP_OP_SPLIT, BO_SPLIT, "SplitOptions"},
+    {MP_OP_SPLIT_V, BO_SPLIT_V, "SplitVOptions"},
 };
 
 static const opt_kind *find_opt_kind(int code)
@@ -364,6 +369,13 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
     case BO_GATHER:
     case BO_ONE_HOT:
         TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
+        break;
+    case BO_SPLIT:
+    case BO_SPLIT_V: /* checked against the outputs by the kernel */
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "num_splits", &o->num_splits));
+        if (o->num_splits < 0)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): num_splits %d is negative",
+                           i, mp_tfl_op_label(code), o->num_splits);
         break;
     default:
         break;
