@@ -54,6 +54,7 @@ typedef struct mp_kernel {
     /* run() reads only the shapes of its inputs, never their data (SHAPE): its output
      * value is known at prepare as soon as the input shapes are. */
     bool reads_shapes_only;
+    /* n_outputs: exactly that many; -1 = one or more, the kernel checks how many (SPLIT). */
     int32_t min_inputs, max_inputs, n_outputs;
     mp_status (*infer)(mp_node *n);
     mp_status (*prepare)(mp_node *n); /* NULL: nothing to create or bind */
@@ -132,11 +133,13 @@ extern const mp_kernel mp_kernels_binary[];      /* ADD, SUB, MUL, DIV, FLOOR_MO
 extern const mp_kernel mp_kernels_unary[];       /* LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1 */
 extern const mp_kernel mp_kernels_softmax[];     /* SOFTMAX */
 extern const mp_kernel mp_kernels_layout[];      /* RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD,
-                                                    SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND */
+                                                    SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, SPLIT,
+                                                    SPLIT_V */
 extern const mp_kernel mp_kernels_reduce[];      /* MEAN */
 extern const mp_kernel mp_kernels_resize[];      /* RESIZE_BILINEAR */
 extern const mp_kernel mp_kernels_convert[];     /* CAST, DEQUANTIZE */
 extern const mp_kernel mp_kernels_shape[];       /* SHAPE, STRIDED_SLICE, PACK */
+extern const mp_kernel mp_kernels_activation_lut[]; /* HARD_SWISH */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif
