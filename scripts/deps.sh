@@ -7,7 +7,8 @@
 # Packages are installed with --no-install-recommends, so a package the suite needs only as a
 # Recommends of another (Arm NN's CpuRef backend of python3-pyarmnn) is named here itself.
 set -euo pipefail
-pkgs=(cmake make gcc libxnnpack-dev libpthreadpool-dev libjansson-dev libncurses-dev)
+pkgs=(cmake make gcc libxnnpack-dev libpthreadpool-dev libjansson-dev libncurses-dev
+      help2man)                # man pages, generated at build time from --help
 test_pkgs=(
   libcmocka-dev              # unit tests (cmocka)
   clang libclang-rt-14-dev   # libFuzzer (scripts/fuzz.sh)
@@ -17,6 +18,10 @@ test_pkgs=(
   python3-numpy              # output comparisons against Arm NN
   python3-pyarmnn            # Arm NN's TfLite parser and runtime (an independent engine)
   libarmnn-cpuref-backend22  # its reference backend: only a Recommends of python3-pyarmnn
+  python3-jsonschema         # every command's JSON output validated against docs/schemas/
+  chromium-headless-shell    # the HTML report tested in a real browser
+  chromium-driver            # ... driven through WebDriver
+  python3-selenium           # ... from Python
 )
 check=0 with_tests=0
 for a in "$@"; do
