@@ -106,13 +106,25 @@ typedef struct mp_op_options {
     bool align_corners, half_pixel_centers; /* RESIZE_BILINEAR */
     int32_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask; /* STRIDED_SLICE */
     bool offset;               /* STRIDED_SLICE */
-    int32_t out_type;          /* SHAPE: mp_dtype of the output (default INT32) */
+    int32_t out_type;          /* SHAPE, ARG_MAX, ARG_MIN: mp_dtype of the output (default
+                                  INT32; ARG_MAX/ARG_MIN without the field: -1, the output
+                                  tensor's dtype) */
     int32_t in_data_type, out_data_type; /* CAST (may be absent: -1) */
     bool has_new_shape;        /* RESHAPE: new_shape option present */
     int32_t n_new_shape;
     int32_t new_shape[MP_MAX_RANK];
     int32_t n_squeeze_dims;    /* SQUEEZE */
     int32_t squeeze_dims[MP_MAX_RANK];
+    int32_t batch_dims;        /* GATHER */
+    float alpha;               /* LEAKY_RELU */
+    bool adj_x, adj_y;         /* BATCH_MATMUL: transpose the last two dims of x, of y */
+    bool approximate;          /* GELU: the tanh approximation */
+    bool asymmetric_quantize_inputs; /* hybrid FULLY_CONNECTED, BATCH_MATMUL, LSTMs */
+    float cell_clip, proj_clip; /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM: 0 = no clipping */
+    int32_t lstm_kernel_type;  /* LSTM: 0 FULL, 1 BASIC */
+    bool time_major;           /* UNIDIRECTIONAL_SEQUENCE_LSTM: [time, batch, ...] */
+    bool diagonal_recurrent_tensors; /* UNIDIRECTIONAL_SEQUENCE_LSTM */
+    int32_t subgraph_a, subgraph_b; /* WHILE: cond, body; IF: then, else (subgraph indices) */
 } mp_op_options;
 
 typedef struct mp_op_info {

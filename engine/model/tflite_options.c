@@ -3,6 +3,7 @@
  * strides, dilations, activations, shapes, types). */
 #include "engine/model/tflite_reader_internal.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -65,6 +66,13 @@ static const opt_kind k_opt_kinds[] = {
     {MP_OP_CONV_3D_TRANSPOSE, BO_CONV3D, "Conv3DOptions"},
     {MP_OP_SPLIT, BO_SPLIT, "SplitOptions"},
     {MP_OP_SPLIT_V, BO_SPLIT_V, "SplitVOptions"},
+    {MP_OP_ARG_MAX, BO_ARG_MAX, "ArgMaxOptions"},
+    {MP_OP_ARG_MIN, BO_ARG_MIN, "ArgMinOptions"},
+    {MP_OP_LEAKY_RELU, BO_LEAKY_RELU, "LeakyReluOptions"},
+    {MP_OP_IF, BO_IF, "IfOptions"},
+    {MP_OP_WHILE, BO_WHILE, "WhileOptions"},
+    {MP_OP_BATCH_MATMUL, BO_BATCH_MATMUL, "BatchMatMulOptions"},
+    {MP_OP_GELU, BO_GELU, "GeluOptions"},
 };
 
 static const opt_kind *find_opt_kind(int code)
@@ -101,6 +109,92 @@ static mp_status check_pair(rd *r, int32_t i, int code, const char *what, int32_
     return MP_OK;
 }
 
+
+/* LSTMOptions (fused_activation_function, cell_clip, proj_clip, kernel_type,
+ * asymmetric_quantize_inputs) and UnidirectionalSequenceLSTMOptions (fused_activation_function,
+ * cell_clip, proj_clip, time_major, asymmetric_quantize_inputs, diagonal_recurrent_tensors).
+ * Clips are >= 0 (0: none). */
+static mp_status read_lstm_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                  const mp_fb_table *ot, mp_op_options *o, uint8_t *act)
+{
+    mp_fb_reader *fb = &r->fb;
+    TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", act) &&
+           mp_fb_f32(fb, ot, 1, 0.0f, "cell_clip", &o->cell_clip) &&
+           mp_fb_f32(fb, ot, 2, 0.0f, "proj_clip", &o->proj_clip));
+    if (k->type == BO_LSTM) {
+        uint8_t kt;
+        TRY_FB(mp_fb_u8(fb, ot, 3, 0, "kernel_type", &kt) &&
+               mp_fb_bool(fb, ot, 4, false, "asymmetric_quantize_inputs",
+                          &o->asymmetric_quantize_inputs));
+        if (kt > 1)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): LSTM kernel type %u is not valid (FULL or BASIC)",
+                           i, mp_tfl_op_label(code), kt);
+        o->lstm_kernel_type = kt;
+    } else {
+        TRY_FB(mp_fb_bool(fb, ot, 3, false, "time_major", &o->time_major) &&
+               mp_fb_bool(fb, ot, 4, false, "asymmetric_quantize_inputs",
+                          &o->asymmetric_quantize_inputs) &&
+               mp_fb_bool(fb, ot, 5, false, "diagonal_recurrent_tensors",
+                          &o->diagonal_recurrent_tensors));
+    }
+    if (!(o->cell_clip >= 0.0f) || !(o->proj_clip >= 0.0f))
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): clip %g / %g is not valid (must be >= 0)",
+                       i, mp_tfl_op_label(code), (double)o->cell_clip, (double)o->proj_clip);
+    return MP_OK;
+}
+
+/* ArgMaxOptions / ArgMinOptions (output_type), LeakyReluOptions (alpha), IfOptions and
+ * WhileOptions (two subgraph indices, non-negative; the operator checks them against the
+ * model's subgraphs),
+ * BatchMatMulOptions (adj_x, adj_y, asymmetric_quantize_inputs), GeluOptions (approximate). */
+static mp_status read_misc_fields(rd *r, int32_t i, int code, const opt_kind *k,
+                                  const mp_fb_table *ot, mp_op_options *o)
+{
+    mp_fb_reader *fb = &r->fb;
+    switch (k->type) {
+    case BO_ARG_MAX:
+    case BO_ARG_MIN:
+        o->out_type = -1;
+        if (mp_fb_has(fb, ot, 0)) {
+            int8_t ty;
+            TRY_FB(mp_fb_i8(fb, ot, 0, MP_DT_INT64, "output_type", &ty));
+            if (ty != MP_DT_INT32 && ty != MP_DT_INT64)
+                return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): output type %d is not i32 or i64",
+                               i, mp_tfl_op_label(code), ty);
+            o->out_type = ty;
+        }
+        break;
+    case BO_LEAKY_RELU:
+        TRY_FB(mp_fb_f32(fb, ot, 0, 0.0f, "alpha", &o->alpha));
+        if (!isfinite(o->alpha))
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): alpha is not finite", i,
+                           mp_tfl_op_label(code));
+        break;
+    case BO_IF:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "then_subgraph_index", &o->subgraph_a) &&
+               mp_fb_i32(fb, ot, 1, 0, "else_subgraph_index", &o->subgraph_b));
+        break;
+    case BO_WHILE:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "cond_subgraph_index", &o->subgraph_a) &&
+               mp_fb_i32(fb, ot, 1, 0, "body_subgraph_index", &o->subgraph_b));
+        break;
+    case BO_BATCH_MATMUL:
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "adj_x", &o->adj_x) &&
+               mp_fb_bool(fb, ot, 1, false, "adj_y", &o->adj_y) &&
+               mp_fb_bool(fb, ot, 2, false, "asymmetric_quantize_inputs",
+                          &o->asymmetric_quantize_inputs));
+        break;
+    case BO_GELU:
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "approximate", &o->approximate));
+        break;
+    default:
+        break;
+    }
+    if ((k->type == BO_IF || k->type == BO_WHILE) && (o->subgraph_a < 0 || o->subgraph_b < 0))
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): subgraph index %d / %d is negative",
+                       i, mp_tfl_op_label(code), o->subgraph_a, o->subgraph_b);
+    return MP_OK;
+}
 
 /* Defaults every operator starts from: the schema defaults of the fields that have one,
  * and the documented "absent" values. */
@@ -331,8 +425,21 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
                mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
         break;
     case BO_ADD: case BO_MUL: case BO_SUB: case BO_DIV: case BO_L2NORM: case BO_RNN:
-    case BO_LSTM: case BO_UNI_SEQUENCE_LSTM: case BO_BIDI_SEQUENCE_LSTM:
+    case BO_BIDI_SEQUENCE_LSTM:
         TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act));
+        break;
+    case BO_LSTM:
+    case BO_UNI_SEQUENCE_LSTM:
+        TRY(read_lstm_fields(r, i, code, k, ot, o, &act));
+        break;
+    case BO_ARG_MAX:
+    case BO_ARG_MIN:
+    case BO_LEAKY_RELU:
+    case BO_IF:
+    case BO_WHILE:
+    case BO_BATCH_MATMUL:
+    case BO_GELU:
+        TRY(read_misc_fields(r, i, code, k, ot, o));
         break;
     case BO_SVDF: case BO_SEQUENCE_RNN: case BO_BIDI_SEQUENCE_RNN:
         TRY_FB(mp_fb_u8(fb, ot, 1, 0, "fused_activation_function", &act));
@@ -367,6 +474,9 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
         TRY(read_type_fields(r, i, code, k, ot, o));
         break;
     case BO_GATHER:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis) &&
+               mp_fb_i32(fb, ot, 1, 0, "batch_dims", &o->batch_dims));
+        break;
     case BO_ONE_HOT:
         TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
         break;

@@ -60,6 +60,13 @@ enum {
     BO_UNI_SEQUENCE_LSTM = 71,
     BO_RESIZE_NEAREST = 74,
     BO_CONV3D = 106,
+    BO_ARG_MAX = 40,
+    BO_ARG_MIN = 57,
+    BO_LEAKY_RELU = 75,
+    BO_IF = 92,
+    BO_WHILE = 93,
+    BO_BATCH_MATMUL = 101,
+    BO_GELU = 116,
 };
 
 /* ---- model-owned memory -------------------------------------------------------------- */

@@ -55,6 +55,39 @@ enum {
     OPT_RESIZE_NEAREST_NEIGHBOR = 74,
     OPT_QUANTIZE = 89,
     OPT_HARD_SWISH = 91,
+    OPT_LSTM = 14,
+    OPT_GATHER = 23,
+    OPT_SPLIT = 35,
+    OPT_ARG_MAX = 40,
+    OPT_NEG = 42,
+    OPT_LESS = 41,
+    OPT_GREATER = 44,
+    OPT_GREATER_EQUAL = 45,
+    OPT_LESS_EQUAL = 46,
+    OPT_SELECT = 47,
+    OPT_TILE = 51,
+    OPT_EQUAL = 53,
+    OPT_NOT_EQUAL = 54,
+    OPT_POW = 56,
+    OPT_ARG_MIN = 57,
+    OPT_LOGICAL_OR = 60,
+    OPT_LOGICAL_AND = 62,
+    OPT_LOGICAL_NOT = 63,
+    OPT_SQUARE = 66,
+    OPT_ZEROS_LIKE = 67,
+    OPT_FILL = 68,
+    OPT_UNI_SEQUENCE_LSTM = 71,
+    OPT_RANGE = 73,
+    OPT_LEAKY_RELU = 75,
+    OPT_SQUARED_DIFFERENCE = 76,
+    OPT_ABS = 78,
+    OPT_SPLIT_V = 79,
+    OPT_GATHER_ND = 83,
+    OPT_IF = 92,
+    OPT_WHILE = 93,
+    OPT_SELECT_V2 = 98,
+    OPT_BATCH_MATMUL = 101,
+    OPT_GELU = 116,
 };
 
 /* Field ids of the tables we write (position in the schema's table, unions taking two). */
@@ -363,6 +396,39 @@ int mp_tfw_options_type(int opcode)
     case MP_OP_RESIZE_NEAREST_NEIGHBOR: return OPT_RESIZE_NEAREST_NEIGHBOR;
     case MP_OP_QUANTIZE: return OPT_QUANTIZE;
     case MP_OP_HARD_SWISH: return OPT_HARD_SWISH;
+    case MP_OP_LSTM: return OPT_LSTM;
+    case MP_OP_UNIDIRECTIONAL_SEQUENCE_LSTM: return OPT_UNI_SEQUENCE_LSTM;
+    case MP_OP_GATHER: return OPT_GATHER;
+    case MP_OP_GATHER_ND: return OPT_GATHER_ND;
+    case MP_OP_SPLIT: return OPT_SPLIT;
+    case MP_OP_SPLIT_V: return OPT_SPLIT_V;
+    case MP_OP_ARG_MAX: return OPT_ARG_MAX;
+    case MP_OP_ARG_MIN: return OPT_ARG_MIN;
+    case MP_OP_NEG: return OPT_NEG;
+    case MP_OP_ABS: return OPT_ABS;
+    case MP_OP_SQUARE: return OPT_SQUARE;
+    case MP_OP_POW: return OPT_POW;
+    case MP_OP_LESS: return OPT_LESS;
+    case MP_OP_LESS_EQUAL: return OPT_LESS_EQUAL;
+    case MP_OP_GREATER: return OPT_GREATER;
+    case MP_OP_GREATER_EQUAL: return OPT_GREATER_EQUAL;
+    case MP_OP_EQUAL: return OPT_EQUAL;
+    case MP_OP_NOT_EQUAL: return OPT_NOT_EQUAL;
+    case MP_OP_LOGICAL_OR: return OPT_LOGICAL_OR;
+    case MP_OP_LOGICAL_AND: return OPT_LOGICAL_AND;
+    case MP_OP_LOGICAL_NOT: return OPT_LOGICAL_NOT;
+    case MP_OP_SELECT: return OPT_SELECT;
+    case MP_OP_SELECT_V2: return OPT_SELECT_V2;
+    case MP_OP_TILE: return OPT_TILE;
+    case MP_OP_ZEROS_LIKE: return OPT_ZEROS_LIKE;
+    case MP_OP_FILL: return OPT_FILL;
+    case MP_OP_RANGE: return OPT_RANGE;
+    case MP_OP_LEAKY_RELU: return OPT_LEAKY_RELU;
+    case MP_OP_SQUARED_DIFFERENCE: return OPT_SQUARED_DIFFERENCE;
+    case MP_OP_IF: return OPT_IF;
+    case MP_OP_WHILE: return OPT_WHILE;
+    case MP_OP_BATCH_MATMUL: return OPT_BATCH_MATMUL;
+    case MP_OP_GELU: return OPT_GELU;
     default: return OPT_NONE;
     }
 }
@@ -869,6 +935,48 @@ static size_t write_options(fbb *b, const tfw_op *op, int type)
     case OPT_PACK:
         tb_i32(&t, 0, o->values_count, 0);
         tb_i32(&t, 1, o->axis, 0);
+        break;
+    case OPT_LSTM:
+    case OPT_UNI_SEQUENCE_LSTM:
+        /* activation, cell_clip, proj_clip, then LSTM: kernel_type, asymmetric_quantize_inputs;
+         * UNIDIRECTIONAL_SEQUENCE_LSTM: time_major, asymmetric_quantize_inputs,
+         * diagonal_recurrent_tensors */
+        tb_u8(&t, 0, o->activation, MP_ACT_NONE);
+        tb_f32(&t, 1, o->cell_clip, 0.0f);
+        tb_f32(&t, 2, o->proj_clip, 0.0f);
+        tb_u8(&t, 3, type == OPT_LSTM ? o->lstm_kernel_type : o->time_major, 0);
+        tb_u8(&t, 4, o->asymmetric_quantize_inputs, 0);
+        if (type == OPT_UNI_SEQUENCE_LSTM)
+            tb_u8(&t, 5, o->diagonal_recurrent_tensors, 0);
+        break;
+    case OPT_GATHER:
+        tb_i32(&t, 0, o->axis, 0);
+        tb_i32(&t, 1, o->batch_dims, 0);
+        break;
+    case OPT_SPLIT:
+    case OPT_SPLIT_V:
+        tb_i32(&t, 0, o->num_splits, 0);
+        break;
+    case OPT_ARG_MAX:
+    case OPT_ARG_MIN:
+        if (o->out_type >= 0)
+            tb_set(&t, 0, 1, (uint8_t)o->out_type);
+        break;
+    case OPT_LEAKY_RELU:
+        tb_f32(&t, 0, o->alpha, 0.0f);
+        break;
+    case OPT_IF:
+    case OPT_WHILE:
+        tb_i32(&t, 0, o->subgraph_a, 0);
+        tb_i32(&t, 1, o->subgraph_b, 0);
+        break;
+    case OPT_BATCH_MATMUL:
+        tb_u8(&t, 0, o->adj_x, 0);
+        tb_u8(&t, 1, o->adj_y, 0);
+        tb_u8(&t, 2, o->asymmetric_quantize_inputs, 0);
+        break;
+    case OPT_GELU:
+        tb_u8(&t, 0, o->approximate, 0);
         break;
     default: /* option tables without fields */
         break;

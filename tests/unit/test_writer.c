@@ -577,8 +577,80 @@ static void test_options_types(void **state)
     assert_int_equal(mp_tfw_options_type(MP_OP_SQUEEZE), 30);
     assert_int_equal(mp_tfw_options_type(MP_OP_STRIDED_SLICE), 32);
     assert_int_equal(mp_tfw_options_type(MP_OP_HARD_SWISH), 91);
+    assert_int_equal(mp_tfw_options_type(MP_OP_LSTM), 14);
+    assert_int_equal(mp_tfw_options_type(MP_OP_GATHER), 23);
+    assert_int_equal(mp_tfw_options_type(MP_OP_SPLIT), 35);
+    assert_int_equal(mp_tfw_options_type(MP_OP_ARG_MAX), 40);
+    assert_int_equal(mp_tfw_options_type(MP_OP_UNIDIRECTIONAL_SEQUENCE_LSTM), 71);
+    assert_int_equal(mp_tfw_options_type(MP_OP_LEAKY_RELU), 75);
+    assert_int_equal(mp_tfw_options_type(MP_OP_SQUARED_DIFFERENCE), 76);
+    assert_int_equal(mp_tfw_options_type(MP_OP_SPLIT_V), 79);
+    assert_int_equal(mp_tfw_options_type(MP_OP_WHILE), 93);
+    assert_int_equal(mp_tfw_options_type(MP_OP_SELECT_V2), 98);
+    assert_int_equal(mp_tfw_options_type(MP_OP_BATCH_MATMUL), 101);
+    assert_int_equal(mp_tfw_options_type(MP_OP_GELU), 116);
     assert_int_equal(mp_tfw_options_type(MP_OP_RELU), 0);
     assert_int_equal(mp_tfw_options_type(MP_OP_LOGISTIC), 0);
+}
+
+/* The option tables of the operators of sequence, attention and text models (issue 16) go
+ * through the writer and come back from the reader with the values set: non-default values
+ * chosen by hand, each different from its schema default. */
+static void test_sequence_options_round_trip(void **state)
+{
+    (void)state;
+    mp_tfw *w = mp_tfw_create();
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 2, (int32_t[]){2, 4}, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, (int32_t[]){2, 4}, 0, NULL);
+    mp_op_options o[7];
+    int codes[7] = {MP_OP_LSTM, MP_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, MP_OP_GATHER,
+                    MP_OP_BATCH_MATMUL, MP_OP_LEAKY_RELU, MP_OP_ARG_MAX, MP_OP_GELU};
+    for (int i = 0; i < 7; i++)
+        o[i] = mp_tfw_options_default();
+    o[0].activation = MP_ACT_TANH;
+    o[0].cell_clip = 10.0f;
+    o[0].proj_clip = 2.5f;
+    o[0].lstm_kernel_type = 1;
+    o[1].activation = MP_ACT_TANH;
+    o[1].cell_clip = 3.0f;
+    o[1].time_major = true;
+    o[1].diagonal_recurrent_tensors = true;
+    o[2].axis = 1;
+    o[2].batch_dims = 1;
+    o[3].adj_x = true;
+    o[3].adj_y = true;
+    o[4].alpha = 0.2f;
+    o[5].out_type = MP_DT_INT64;
+    o[6].approximate = true;
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(mp_tfw_op(w, codes[i], 1, &x, 1, &y, &o[i]), i);
+    mp_tfw_io(w, 1, &x, 1, &y);
+    void *bytes;
+    size_t size;
+    mp_error err;
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(w);
+    mp_model *m = NULL;
+    if (mp_model_load_memory(bytes, size, "options", &m, &err) != MP_OK)
+        fail_msg("reader: %s", err.msg);
+    const mp_op_options *r = NULL;
+    r = &m->ops[0].opt;
+    assert_int_equal(r->activation, MP_ACT_TANH);
+    assert_true(r->cell_clip == 10.0f && r->proj_clip == 2.5f);
+    assert_int_equal(r->lstm_kernel_type, 1);
+    r = &m->ops[1].opt;
+    assert_true(r->cell_clip == 3.0f && r->proj_clip == 0.0f);
+    assert_true(r->time_major && r->diagonal_recurrent_tensors && !r->asymmetric_quantize_inputs);
+    r = &m->ops[2].opt;
+    assert_int_equal(r->axis, 1);
+    assert_int_equal(r->batch_dims, 1);
+    r = &m->ops[3].opt;
+    assert_true(r->adj_x && r->adj_y);
+    assert_true(m->ops[4].opt.alpha == 0.2f);
+    assert_int_equal(m->ops[5].opt.out_type, MP_DT_INT64);
+    assert_true(m->ops[6].opt.approximate);
+    mp_model_free(m);
+    free(bytes);
 }
 
 int main(void)
@@ -591,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_load_file_alignment),
         cmocka_unit_test(test_extended_opcode),
+        cmocka_unit_test(test_sequence_options_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
