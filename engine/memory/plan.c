@@ -22,6 +22,7 @@ static const mp_planner *const planners[] = {
     &mp_planner_greedy,
     &mp_planner_firstfit,
     &mp_planner_breadth,
+    &mp_planner_conflicts,
     &mp_planner_search,
     &mp_planner_bump,
     NULL,

@@ -1,13 +1,14 @@
 /* The "best" planner, the default, and the "search" planner.
  *
- * "best" runs "greedy", "firstfit" and "breadth" and keeps the plan with the smallest total
+ * "best" runs "greedy", "firstfit", "breadth" and "conflicts" and keeps the plan with the
+ * smallest total
  * (ties: the first of them in that order), stopping as soon as one reaches the live-set
  * lower bound, which no plan can beat. When none does, the search of plan_search.c starts
  * from that plan (the order of its offsets) and keeps whatever smaller plan it finds within
  * a fixed budget of work (MP_SEARCH_BUDGET_BEST).
  *
- * So its total is never larger than any of those three planners' totals on the same input.
- * It costs the three of them (O(n log n + P log n) for P pairs of buffers alive together)
+ * So its total is never larger than any of those four planners' totals on the same input.
+ * It costs the four of them (O(n log n + P log n) for P pairs of buffers alive together)
  * plus the search: listing who meets whom (O(P), skipped over MP_SEARCH_MAX_PAIRS) and the
  * budget, whatever the graph's size. "search" is the same with a larger budget
  * (MP_SEARCH_BUDGET_DEEP). The search is plan_search.c's mp_plan_search_improve, which
@@ -27,7 +28,7 @@ mp_status mp_plan_best_run(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                            uint64_t *offsets, uint64_t *total, mp_mem *mem, uint64_t budget)
 {
     static const mp_planner *const tries[] = {&mp_planner_greedy, &mp_planner_firstfit,
-                                              &mp_planner_breadth};
+                                              &mp_planner_breadth, &mp_planner_conflicts};
     *total = 0;
     if (n <= 0)
         return MP_OK;
@@ -74,7 +75,8 @@ static mp_status best_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
 
 const mp_planner mp_planner_best = {
     .name = "best",
-    .about = "the smallest of greedy, firstfit and breadth, then a short search (the default)",
+    .about = "the smallest of greedy, firstfit, breadth and conflicts, then a short search "
+             "(the default)",
     .cap = "search capped at 500000 units of work (a few ns each), none above 1048576 "
            "overlapping pairs",
     .plan = best_plan,

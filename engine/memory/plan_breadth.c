@@ -76,7 +76,7 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
     for (int32_t i = 0; i < n; i++) {
         offsets[i] = 0;
         if (bufs[i].size > 0 && bufs[i].first <= bufs[i].last) {
-            items[m] = (mp_plan_item){bufs[i].size, bufs[i].first, i};
+            items[m] = (mp_plan_item){bufs[i].size, bufs[i].first, i, 0};
             steps[m] = (br_step){0, bufs[i].first};
             m++;
         }
@@ -108,7 +108,7 @@ static mp_status breadth_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align
         int32_t k = mp_plan_slots_waiting_at(&slots, steps[t].step);
         for (int32_t h = 0; h < k; h++) {
             const mp_plan_buf *b = &bufs[slots.hits[h]];
-            items[h] = (mp_plan_item){b->size, b->first, slots.hits[h]};
+            items[h] = (mp_plan_item){b->size, b->first, slots.hits[h], 0};
         }
         qsort(items, (size_t)k, sizeof(mp_plan_item), mp_plan_slots_by_size);
         for (int32_t h = 0; h < k; h++) {

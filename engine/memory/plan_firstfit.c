@@ -25,7 +25,7 @@ static int ff_item_cmp(const void *a, const void *b)
 static mp_status firstfit_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                                uint64_t *offsets, uint64_t *total, mp_mem *mem)
 {
-    return mp_plan_slots_run(bufs, n, align, offsets, total, mem, ff_item_cmp, 0);
+    return mp_plan_slots_run(bufs, n, align, offsets, total, mem, ff_item_cmp, NULL, 0);
 }
 
 const mp_planner mp_planner_firstfit = {

@@ -14,7 +14,7 @@
 static mp_status greedy_plan(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                              uint64_t *offsets, uint64_t *total, mp_mem *mem)
 {
-    return mp_plan_slots_run(bufs, n, align, offsets, total, mem, mp_plan_slots_by_size, 1);
+    return mp_plan_slots_run(bufs, n, align, offsets, total, mem, mp_plan_slots_by_size, NULL, 1);
 }
 
 const mp_planner mp_planner_greedy = {

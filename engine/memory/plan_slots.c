@@ -319,7 +319,8 @@ int mp_plan_slots_by_size(const void *a, const void *b)
 
 mp_status mp_plan_slots_run(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                             uint64_t *offsets, uint64_t *total, mp_mem *mem,
-                            int (*cmp)(const void *, const void *), int best_fit)
+                            int (*cmp)(const void *, const void *), const uint64_t *rank,
+                            int best_fit)
 {
     *total = 0;
     if (n <= 0)
@@ -336,7 +337,7 @@ mp_status mp_plan_slots_run(const mp_plan_buf *bufs, int32_t n, uint64_t align,
     for (int32_t i = 0; i < n; i++) {
         offsets[i] = 0;
         if (bufs[i].size > 0)
-            items[m++] = (mp_plan_item){bufs[i].size, bufs[i].first, i};
+            items[m++] = (mp_plan_item){bufs[i].size, bufs[i].first, i, rank ? rank[i] : 0};
     }
     qsort(items, (size_t)m, sizeof(mp_plan_item), cmp);
 

@@ -91,16 +91,19 @@ typedef struct mp_plan_item {
     uint64_t size;
     int32_t first;
     int32_t idx;
+    uint64_t rank;      /* a planner's own key (conflicts: how many buffers it meets) */
 } mp_plan_item;
 
 /* qsort order of items: largest first (ties: earlier first step, then lower index). */
 int mp_plan_slots_by_size(const void *a, const void *b);
 
 /* A whole plan, one buffer at a time: the buffers of nonzero size sorted by cmp (over
- * mp_plan_item), each at the first fit or the best fit (best_fit) of its aligned size, and
- * *total the highest end. Buffers of size 0 take offset 0. As mp_planner.plan. */
+ * mp_plan_item, whose rank is rank[buffer], or 0 when rank is NULL), each at the first fit
+ * or the best fit (best_fit) of its aligned size, and *total the highest end. Buffers of
+ * size 0 take offset 0. As mp_planner.plan. */
 mp_status mp_plan_slots_run(const mp_plan_buf *bufs, int32_t n, uint64_t align,
                             uint64_t *offsets, uint64_t *total, mp_mem *mem,
-                            int (*cmp)(const void *, const void *), int best_fit);
+                            int (*cmp)(const void *, const void *), const uint64_t *rank,
+                            int best_fit);
 
 #endif

@@ -18,7 +18,10 @@ extern const mp_planner mp_planner_bump;
 extern const mp_planner mp_planner_firstfit;
 /* Greedy by breadth, best-fit gaps (Pisarchyk & Lee 2020): plan_breadth.c. */
 extern const mp_planner mp_planner_breadth;
-/* The smallest of greedy, firstfit and breadth, then a short search; never worse than any
+/* Greedy by conflicts: most lifetime conflicts first, lowest offset that fits (TVM's unified
+ * static memory planner, greedy_by_conflicts): plan_conflicts.c. */
+extern const mp_planner mp_planner_conflicts;
+/* The smallest of greedy, firstfit, breadth and conflicts, then a short search; never worse than any
  * of them: plan_best.c. */
 extern const mp_planner mp_planner_best;
 /* As best, with a longer search: plan_best.c. */

@@ -293,6 +293,43 @@ static void test_breadth(void **state)
     assert_int_equal(off[3], 50);
 }
 
+static void test_conflicts(void **state)
+{
+    (void)state;
+    uint64_t off[5];
+    /* The graph where greedy by size leaves a hole (test_greedy_misses): p 30 [0,0],
+     * q 20 [1,1], r 30 [0,1], s 20 [1,1], align 1. Conflicts (other buffers met): p 1 (r),
+     * q 2 (r, s), r 3, s 2 (q, r). Order: r, q, s (ties: larger, earlier, lower index), p.
+     * r -> 0 [0,30); q meets r -> 30 [30,50); s meets q and r -> 50 [50,70); p meets r only:
+     * lowest offset free of [0,30) -> 30. Total 70, the lower bound (greedy: 80). */
+    mp_plan_buf w[] = {B(30, 0, 0), B(20, 1, 1), B(30, 0, 1), B(20, 1, 1)};
+    assert_int_equal(plan_ok(planner("conflicts"), w, 4, 1, off), 70);
+    assert_int_equal(off[0], 30);
+    assert_int_equal(off[1], 30);
+    assert_int_equal(off[2], 0);
+    assert_int_equal(off[3], 50);
+
+    /* A 60 [0,1], B 50 [1,3], C 40 [2,2], D 40 [3,4], E 30 [0,4], align 1. Conflicts: A 2
+     * (B, E), B 4, C 2 (B, E), D 2 (B, E), E 4. Order: B (4, 50), E (4, 30), A (2, 60),
+     * C (2, 40, first step 2), D (2, 40, first step 3). B -> 0; E meets B -> 50; A meets B
+     * and E -> 80; C meets B and E (not A, gone after step 1) -> 80; D meets B and E (not C,
+     * gone after step 2) -> 80. Total 140 = the lower bound (step 1: A + B + E). A buffer
+     * of size 0 takes offset 0 and counts for no one's conflicts. */
+    mp_plan_buf v[] = {B(60, 0, 1), B(50, 1, 3), B(40, 2, 2), B(40, 3, 4), B(30, 0, 4)};
+    assert_int_equal(mp_plan_lower_bound(v, 5, 1, NULL), 140);
+    assert_int_equal(plan_ok(planner("conflicts"), v, 5, 1, off), 140);
+    assert_int_equal(off[0], 80);
+    assert_int_equal(off[1], 0);
+    assert_int_equal(off[2], 80);
+    assert_int_equal(off[3], 80);
+    assert_int_equal(off[4], 50);
+    mp_plan_buf z[] = {B(0, 0, 4), B(10, 0, 0), B(10, 0, 0)};
+    assert_int_equal(plan_ok(planner("conflicts"), z, 3, 8, off), 32);
+    assert_int_equal(off[0], 0);
+    assert_int_equal(off[1], 0);
+    assert_int_equal(off[2], 16);
+}
+
 /* Graphs where greedy by size leaves a hole and misses the lower bound. */
 static void test_greedy_misses(void **state)
 {
@@ -431,6 +468,7 @@ static void test_registry(void **state)
     assert_non_null(mp_planner_find("greedy"));
     assert_non_null(mp_planner_find("firstfit"));
     assert_non_null(mp_planner_find("breadth"));
+    assert_non_null(mp_planner_find("conflicts"));
     assert_non_null(mp_planner_find("bump"));
     assert_null(mp_planner_find("no-such-planner"));
     assert_null(mp_planner_find(""));
@@ -523,7 +561,7 @@ static void test_random_properties(void **state)
     assert_non_null(again);
     rng_state = 20240601;
     int checked_bad = 0, best_at_lb = 0;
-    static const char *const three[] = {"greedy", "firstfit", "breadth"};
+    static const char *const heuristics[] = {"greedy", "firstfit", "breadth", "conflicts"};
 
     for (int g = 0; g < GRAPHS; g++) {
         int32_t n = (int32_t)rnd_below(MAX_N + 1);
@@ -551,17 +589,17 @@ static void test_random_properties(void **state)
             assert_memory_equal(again, off, sizeof(uint64_t) * (size_t)n);
         }
 
-        /* "best" is never larger than the smallest of greedy, firstfit and breadth (its
+        /* "best" is never larger than the smallest of greedy, firstfit, breadth and conflicts (its
          * search may find smaller; tests/unit/test_plan_search.c tests that part). */
         {
             uint64_t t_min = UINT64_MAX;
-            for (int k = 0; k < 3; k++) {
-                uint64_t t = plan_ok(planner(three[k]), bufs, n, align, off);
+            for (int k = 0; k < 4; k++) {
+                uint64_t t = plan_ok(planner(heuristics[k]), bufs, n, align, off);
                 t_min = t < t_min ? t : t_min;
             }
             uint64_t t_best = plan_ok(planner("best"), bufs, n, align, off);
             if (t_best > (n > 0 ? t_min : 0))
-                fail_msg("graph %d: best %llu, min of the three %llu", g,
+                fail_msg("graph %d: best %llu, min of the heuristics %llu", g,
                          (unsigned long long)t_best, (unsigned long long)t_min);
             assert_true(t_best >= lb);
             best_at_lb += t_best == lb;
@@ -715,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_bump),
         cmocka_unit_test(test_firstfit),
         cmocka_unit_test(test_breadth),
+        cmocka_unit_test(test_conflicts),
         cmocka_unit_test(test_greedy_misses),
         cmocka_unit_test(test_best_picks_greedy),
         cmocka_unit_test(test_check),
