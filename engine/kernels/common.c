@@ -76,6 +76,27 @@ mp_status mp_node_check_f32_io(mp_node *n)
     return MP_OK;
 }
 
+mp_status mp_node_check_f32_weighted(mp_node *n, const char *weights_word)
+{
+    const mp_tensor *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL, *out = n->out[0];
+    size_t len = strlen(weights_word);
+    bool plural = len > 1 && weights_word[len - 1] == 's';
+    if (w->dtype != MP_DT_FLOAT32 && w->dtype != MP_DT_FLOAT16 && w->dtype != MP_DT_INT8 &&
+        w->dtype != MP_DT_UINT8)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "%s '%s' %s %s; expected float32, float16, int8 or uint8",
+                            weights_word, w->info->name, plural ? "are" : "is",
+                            mp_dtype_name(w->dtype));
+    if (b && b->dtype != MP_DT_FLOAT32 && b->dtype != MP_DT_FLOAT16)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "bias '%s' is %s; expected float32",
+                            b->info->name, mp_dtype_name(b->dtype));
+    if (out->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "output '%s' is %s; an f32 input gives an f32 output",
+                            out->info->name, mp_dtype_name(out->dtype));
+    return MP_OK;
+}
+
 bool mp_dtype_is_index(mp_dtype dt)
 {
     return dt == MP_DT_INT32 || dt == MP_DT_INT64;

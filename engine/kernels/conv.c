@@ -16,6 +16,7 @@
  *            per-tensor input and output; the fused activation clamps in the output's
  *            integers (TANH and SIGN_BIT have no such range: refused).
  *   uint8    the same with a uint8 filter of one scale and any zero point (*_qu8).
+ * The quantized checks are quant_tensor.h's mp_node_weighted_q (shared with FULLY_CONNECTED).
  * XNNPACK requantizes in float (within one unit of TensorFlow Lite's fixed-point result)
  * and refuses some scale ratios; the refusal names the operator. Other dtype mixes are
  * refused naming the tensor and its dtype.
@@ -25,27 +26,9 @@
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <xnnpack.h>
 
 #include "engine/kernels/quant_tensor.h"
-
-/* The arithmetic of a node, from its dtypes: which XNNPACK operator runs it. */
-typedef enum conv_kind {
-    CONV_F32, /* float32 activations (filter float32 or dequantized) */
-    CONV_QS8, /* int8, filter int8 with one scale */
-    CONV_QC8, /* int8, filter int8 with one scale per output channel */
-    CONV_QU8, /* uint8, filter uint8 with one scale and zero point */
-} conv_kind;
-
-/* What XNNPACK's quantized operators are created with. */
-typedef struct conv_quant {
-    float in_scale, out_scale;
-    int32_t in_zp, out_zp;
-    const float *w_scale;     /* w_scale[0], or one per output channel (CONV_QC8) */
-    int32_t w_zp;             /* uint8 filters only: int8 ones are symmetric */
-    int32_t lo, hi;           /* fused activation, in the output's integers */
-} conv_quant;
 
 typedef struct conv_geom {
     int32_t batch, in_h, in_w, in_c;
@@ -53,8 +36,8 @@ typedef struct conv_geom {
     int32_t out_h, out_w;
     uint32_t groups;
     size_t group_in, group_out;
-    conv_kind kind;
-    conv_quant q;             /* quantized kinds */
+    bool quantized;           /* int8 / uint8 activations: q says which operator */
+    mp_weighted_q q;
 } conv_geom;
 
 typedef struct conv_state {
@@ -114,112 +97,6 @@ static void same_pad(int32_t in, int32_t k, int32_t stride, int32_t dil, uint32_
         total = 0;
     *before = (uint32_t)(total / 2);
     *after = (uint32_t)(total - total / 2);
-}
-
-/* The dtypes of a float32 node: the filter float32, or int8/uint8/float16 (hybrid models,
- * dequantized once), the bias float32 or float16, the output float32. */
-static mp_status conv_check_f32(mp_node *n)
-{
-    const mp_tensor *f = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL, *out = n->out[0];
-    if (f->dtype != MP_DT_FLOAT32 && f->dtype != MP_DT_FLOAT16 && f->dtype != MP_DT_INT8 &&
-        f->dtype != MP_DT_UINT8)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "filter '%s' is %s; expected float32, float16, int8 or uint8",
-                            f->info->name, mp_dtype_name(f->dtype));
-    if (b && b->dtype != MP_DT_FLOAT32 && b->dtype != MP_DT_FLOAT16)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "bias '%s' is %s; expected float32",
-                            b->info->name, mp_dtype_name(b->dtype));
-    if (out->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "output '%s' is %s; an f32 input gives an f32 output",
-                            out->info->name, mp_dtype_name(out->dtype));
-    return MP_OK;
-}
-
-/* The tensor `what` (filter, bias, output) of a quantized node does not have dtype `want`. */
-static mp_status q8_mismatch(mp_node *n, const char *what, const mp_tensor *t, mp_dtype want)
-{
-    const mp_tensor *in = n->in[0];
-    return mp_node_fail(n, MP_ERR_UNSUPPORTED, "%s '%s' is %s; with %s input '%s' it must be %s",
-                        what, mp_tname(t), mp_dtype_name(t->dtype), mp_dtype_name(in->dtype),
-                        mp_tname(in), mp_dtype_name(want));
-}
-
-/* The smallest and largest requantization scale of a quantized node, input scale * filter
- * scale / output scale over its filter scales, in float as XNNPACK computes it. */
-static void conv_ratios(const conv_geom *g, float *lo, float *hi)
-{
-    const conv_quant *q = &g->q;
-    *lo = INFINITY;
-    *hi = 0.0f;
-    for (int32_t c = 0; c < (g->kind == CONV_QC8 ? g->out_c : 1); c++) {
-        float r = q->in_scale * q->w_scale[c] / q->out_scale;
-        *lo = fminf(*lo, r);
-        *hi = fmaxf(*hi, r);
-    }
-}
-
-/* The quantization of a node on int8 or uint8 activations, as TensorFlow Lite defines it:
- * input and output of that dtype, each with one scale and zero point; the filter of the same
- * dtype with one scale (uint8: and any zero point), or, int8 only, one scale per output channel
- * along dimension `wdim`, always symmetric; an int32 bias; a fused activation with an integer
- * range. Sets g->kind and g->q. */
-static mp_status conv_check_q8(mp_node *n, int32_t wdim, conv_geom *g)
-{
-    const mp_tensor *in = n->in[0], *f = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
-    const mp_tensor *out = n->out[0];
-    conv_quant *q = &g->q;
-    mp_status st = mp_node_qparams(n, in, &q->in_scale, &q->in_zp);
-    if (st != MP_OK)
-        return st;
-    if (out->dtype != in->dtype)
-        return q8_mismatch(n, "output", out, in->dtype);
-    if ((st = mp_node_qparams(n, out, &q->out_scale, &q->out_zp)) != MP_OK)
-        return st;
-    if (f->dtype != in->dtype)
-        return q8_mismatch(n, "filter", f, in->dtype);
-    if (b && b->dtype != MP_DT_INT32)
-        return q8_mismatch(n, "bias", b, MP_DT_INT32);
-
-    const mp_quant *wq = &f->info->quant;
-    if (wq->count == 1)
-        g->kind = in->dtype == MP_DT_INT8 ? CONV_QS8 : CONV_QU8;
-    else if (f->dtype == MP_DT_INT8 && wq->count == g->out_c && wq->quantized_dimension == wdim)
-        g->kind = CONV_QC8;
-    else if (f->dtype == MP_DT_INT8)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "i8 filter '%s' has %d scales along dimension %d; expected one, or "
-                            "%d (one per output channel) along dimension %d",
-                            mp_tname(f), wq->count, wq->quantized_dimension, g->out_c, wdim);
-    else
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "u8 filter '%s' has %d scales; expected one (TensorFlow Lite's u8 "
-                            "kernels are per tensor)",
-                            mp_tname(f), wq->count);
-    q->w_scale = wq->scale;
-    q->w_zp = wq->zero_point ? (int32_t)wq->zero_point[0] : 0;
-    for (int32_t c = 0; f->dtype == MP_DT_INT8 && wq->zero_point && c < wq->count; c++)
-        if (wq->zero_point[c] != 0)
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "i8 filter '%s' has zero point %lld; i8 filters are symmetric",
-                                mp_tname(f), (long long)wq->zero_point[c]);
-
-    int32_t act = n->opt->activation;
-    if (!mp_activation_range_q(act, q->out_scale, q->out_zp, out->dtype, &q->lo, &q->hi))
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "fused activation %s has no integer range on %s output '%s'",
-                            act == MP_ACT_TANH ? "TANH" : "SIGN_BIT", mp_dtype_name(out->dtype),
-                            mp_tname(out));
-    /* this XNNPACK asserts (aborts the process) on a requantization scale below 2^-32,
-     * where TensorFlow Lite's multiplier is flushed to 0: refuse it here */
-    float lo, hi;
-    conv_ratios(g, &lo, &hi);
-    if (!(lo >= 0x1.0p-32f))
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input scale * filter scale / output scale is %g, below the 2^-32 "
-                            "XNNPACK takes",
-                            (double)lo);
-    return MP_OK;
 }
 
 /* Validate the node and compute its geometry (used by infer and again by prepare). */
@@ -301,10 +178,12 @@ static mp_status conv_geometry(mp_node *n, conv_geom *g)
                             "VALID padding",
                             in->info->name, mp_shape_str(in->rank, in->dims, s1, sizeof s1),
                             g->k_h, g->k_w, o->dilation_h, o->dilation_w);
-    g->kind = CONV_F32;
-    if (in->dtype == MP_DT_FLOAT32)
-        return conv_check_f32(n);
-    return conv_check_q8(n, is_depthwise(n) ? 3 : 0, g);
+    g->quantized = in->dtype != MP_DT_FLOAT32;
+    if (!g->quantized)
+        return mp_node_check_f32_weighted(n, "filter");
+    /* per-channel filter scales along the output channels: dimension 0 of OHWI, 3 of
+     * DEPTHWISE's [1,KH,KW,C*M] */
+    return mp_node_weighted_q(n, "filter", g->out_c, is_depthwise(n) ? 3 : 0, &g->q);
 }
 
 static mp_status conv_infer(mp_node *n)
@@ -343,11 +222,11 @@ static mp_status conv_load_weights(mp_node *n, const conv_geom *g, conv_state *s
                             b->info->name);
     mp_status st = MP_OK;
     const float *view = NULL;
-    if (g->kind == CONV_F32 && !s->filter) {
+    if (!g->quantized && !s->filter) {
         st = mp_const_as_f32(n, f, &view, &s->filter_owned);
         s->filter = view;
     }
-    if (st == MP_OK && g->kind == CONV_F32 && b) {
+    if (st == MP_OK && !g->quantized && b) {
         st = mp_const_as_f32(n, b, &view, &s->bias_owned);
         s->bias = view;
     }
@@ -361,28 +240,31 @@ static enum xnn_status conv_create(const mp_node *n, const conv_geom *g, const u
                                    uint32_t flags, conv_state *s)
 {
     const mp_op_options *o = n->opt;
-    const conv_quant *q = &g->q;
+    const mp_weighted_q *q = &g->q;
 /* the arguments every xnn_create_convolution2d_nhwc_* starts with (pixel strides: the
  * channels) */
 #define CONV_SHAPE_ARGS                                                                        \
     pad[0], pad[1], pad[2], pad[3], (uint32_t)g->k_h, (uint32_t)g->k_w, (uint32_t)o->stride_h, \
         (uint32_t)o->stride_w, (uint32_t)o->dilation_h, (uint32_t)o->dilation_w, g->groups,    \
         g->group_in, g->group_out, (size_t)g->in_c, (size_t)g->out_c
-    switch (g->kind) {
-    case CONV_QS8:
-        return xnn_create_convolution2d_nhwc_qs8(
-            CONV_SHAPE_ARGS, (int8_t)q->in_zp, q->in_scale, q->w_scale[0], s->filter, s->bias,
-            (int8_t)q->out_zp, q->out_scale, (int8_t)q->lo, (int8_t)q->hi, flags, &s->op);
-    case CONV_QC8:
-        return xnn_create_convolution2d_nhwc_qc8(
-            CONV_SHAPE_ARGS, (int8_t)q->in_zp, q->in_scale, q->w_scale, s->filter, s->bias,
-            (int8_t)q->out_zp, q->out_scale, (int8_t)q->lo, (int8_t)q->hi, flags, &s->op);
-    case CONV_QU8:
-        return xnn_create_convolution2d_nhwc_qu8(
-            CONV_SHAPE_ARGS, (uint8_t)q->in_zp, q->in_scale, (uint8_t)q->w_zp, q->w_scale[0],
-            s->filter, s->bias, (uint8_t)q->out_zp, q->out_scale, (uint8_t)q->lo, (uint8_t)q->hi,
-            flags, &s->op);
-    case CONV_F32: break;
+    if (g->quantized) {
+        switch (q->kind) {
+        case MP_WQ_QS8:
+            return xnn_create_convolution2d_nhwc_qs8(
+                CONV_SHAPE_ARGS, (int8_t)q->in_zp, q->in_scale, q->w_scale[0], s->filter, s->bias,
+                (int8_t)q->out_zp, q->out_scale, (int8_t)q->out_lo, (int8_t)q->out_hi, flags,
+                &s->op);
+        case MP_WQ_QC8:
+            return xnn_create_convolution2d_nhwc_qc8(
+                CONV_SHAPE_ARGS, (int8_t)q->in_zp, q->in_scale, q->w_scale, s->filter, s->bias,
+                (int8_t)q->out_zp, q->out_scale, (int8_t)q->out_lo, (int8_t)q->out_hi, flags,
+                &s->op);
+        case MP_WQ_QU8:
+            return xnn_create_convolution2d_nhwc_qu8(
+                CONV_SHAPE_ARGS, (uint8_t)q->in_zp, q->in_scale, (uint8_t)q->w_zp,
+                q->w_scale[0], s->filter, s->bias, (uint8_t)q->out_zp, q->out_scale,
+                (uint8_t)q->out_lo, (uint8_t)q->out_hi, flags, &s->op);
+        }
     }
     float lo = -INFINITY, hi = INFINITY;
     mp_activation_range(o->activation, &lo, &hi); /* TANH / SIGN_BIT: applied in run */
@@ -397,29 +279,14 @@ static enum xnn_status conv_setup(const mp_node *n, const conv_geom *g, xnn_oper
     size_t b = (size_t)g->batch, h = (size_t)g->in_h, w = (size_t)g->in_w;
     const void *x = n->in[0]->data;
     void *y = n->out[0]->data;
-    switch (g->kind) {
-    case CONV_QS8: return xnn_setup_convolution2d_nhwc_qs8(op, b, h, w, x, y, n->pool);
-    case CONV_QC8: return xnn_setup_convolution2d_nhwc_qc8(op, b, h, w, x, y, n->pool);
-    case CONV_QU8: return xnn_setup_convolution2d_nhwc_qu8(op, b, h, w, x, y, n->pool);
-    case CONV_F32: break;
+    if (g->quantized) {
+        switch (g->q.kind) {
+        case MP_WQ_QS8: return xnn_setup_convolution2d_nhwc_qs8(op, b, h, w, x, y, n->pool);
+        case MP_WQ_QC8: return xnn_setup_convolution2d_nhwc_qc8(op, b, h, w, x, y, n->pool);
+        case MP_WQ_QU8: return xnn_setup_convolution2d_nhwc_qu8(op, b, h, w, x, y, n->pool);
+        }
     }
     return xnn_setup_convolution2d_nhwc_f32(op, b, h, w, x, y, n->pool);
-}
-
-/* A refused create. XNNPACK's quantized operators take only some ratios of scales (input
- * scale * filter scale / output scale): say which the node asks for. */
-static mp_status conv_create_fail(mp_node *n, const conv_geom *g, enum xnn_status xs)
-{
-    if (g->kind == CONV_F32)
-        return mp_node_xnn_fail(n, xs, "convolution create");
-    float lo, hi;
-    conv_ratios(g, &lo, &hi);
-    char what[160];
-    snprintf(what, sizeof what,
-             "%s convolution create (input scale * filter scale / output scale %.6g..%.6g, "
-             "output range %d..%d)",
-             mp_dtype_name(n->in[0]->dtype), (double)lo, (double)hi, g->q.lo, g->q.hi);
-    return mp_node_xnn_fail(n, xs, what);
 }
 
 static mp_status conv_prepare(mp_node *n)
@@ -484,7 +351,10 @@ static mp_status conv_prepare(mp_node *n)
         enum xnn_status xs = conv_create(n, &g, pad, flags, s);
         if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return conv_create_fail(n, &g, xs);
+            /* quantized: with the ratios of scales XNNPACK judged */
+            return g.quantized
+                       ? mp_node_weighted_create_fail(n, &g.q, xs, "convolution", "filter")
+                       : mp_node_xnn_fail(n, xs, "convolution create");
         }
         s->groups = g.groups;
         s->group_in = g.group_in;

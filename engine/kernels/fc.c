@@ -14,15 +14,15 @@
  *            zeros); per-tensor input and output; the fused activation clamps in the output's
  *            integers (TANH and SIGN_BIT have none: refused).
  *   uint8    the same with uint8 weights of one scale and any zero point (*_qu8).
- * Quantized weights and bias must be constant. XNNPACK requantizes in float (within one unit
- * of TensorFlow Lite's fixed-point result) and refuses some scale ratios; the refusal names
- * the operator. Other dtype mixes are refused naming the tensor and its dtype.
+ * Quantized weights and bias must be constant. The quantized checks are quant_tensor.h's
+ * mp_node_weighted_q (shared with the convolutions). XNNPACK requantizes in float (within one
+ * unit of TensorFlow Lite's fixed-point result) and refuses some scale ratios; the refusal
+ * names the operator. Other dtype mixes are refused naming the tensor and its dtype.
  * XNNPACK packs the weights at the first prepare; later prepares only bind the batch size and
  * pointers, and run is xnn_run_operator alone. */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <xnnpack.h>
 
 #include "engine/kernels/quant_tensor.h"
@@ -42,113 +42,16 @@ typedef struct fc_state {
     bool empty;
 } fc_state;
 
-/* Which XNNPACK operator runs the node (from its dtypes). */
-typedef enum fc_kind {
-    FC_F32, /* float32 activations (weights float32 or dequantized) */
-    FC_QS8, /* int8, weights int8 with one scale */
-    FC_QC8, /* int8, weights int8 with one scale per output channel: a 1x1 convolution */
-    FC_QU8, /* uint8, weights uint8 with one scale and zero point */
-} fc_kind;
-
-/* The quantization XNNPACK's operators are created with. */
-typedef struct fc_quant {
-    float x_scale, y_scale;
-    int32_t x_zp, y_zp;
-    const float *w_scales;  /* one, or out_c (FC_QC8) */
-    int32_t w_zp;           /* uint8 weights only */
-    int32_t y_min, y_max;   /* the fused activation in the output's integers */
-} fc_quant;
-
 typedef struct fc_geom {
     size_t batch, in_c, out_c;
-    fc_kind kind;
-    fc_quant q;
+    bool quantized;  /* int8 / uint8 activations: q says which operator (MP_WQ_QC8: a 1x1
+                      * convolution, XNNPACK having no per-channel fully connected) */
+    mp_weighted_q q;
 } fc_geom;
 
 static bool value_ready(const mp_tensor *t)
 {
     return t->data && (t->is_const || t->value_known);
-}
-
-/* One of the node's tensors has a dtype TensorFlow Lite does not pair with the input's. */
-static mp_status fc_dtype_mix(mp_node *n, const char *role, const mp_tensor *t, mp_dtype want)
-{
-    return mp_node_fail(n, MP_ERR_UNSUPPORTED, "%s '%s' %s %s; with %s input '%s' it must be %s",
-                        role, mp_tname(t), role[0] == 'w' ? "are" : "is", mp_dtype_name(t->dtype),
-                        mp_dtype_name(n->in[0]->dtype), mp_tname(n->in[0]),
-                        mp_dtype_name(want));
-}
-
-/* The range of input scale * weight scale / output scale over the weight scales of a
- * quantized node (XNNPACK's requantization scales, computed in float as it does). */
-static void fc_requant_scales(const fc_geom *g, float *smallest, float *largest)
-{
-    size_t count = g->kind == FC_QC8 ? g->out_c : 1;
-    *smallest = g->q.x_scale * g->q.w_scales[0] / g->q.y_scale;
-    *largest = *smallest;
-    for (size_t i = 1; i < count; i++) {
-        float r = g->q.x_scale * g->q.w_scales[i] / g->q.y_scale;
-        *smallest = r < *smallest ? r : *smallest;
-        *largest = r > *largest ? r : *largest;
-    }
-}
-
-/* TensorFlow Lite's quantized fully connected on int8 or uint8: the output and the weights of
- * the input's dtype; input and output with one scale and zero point each; weights with one
- * scale (uint8: any zero point), or int8 with one per output channel (dimension 0), symmetric;
- * an int32 bias; a fused activation with an integer range. Sets g->kind and g->q. */
-static mp_status fc_check_q8(mp_node *n, fc_geom *g)
-{
-    const mp_tensor *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
-    const mp_tensor *y = n->out[0];
-    fc_quant *q = &g->q;
-    mp_status st = mp_node_qparams(n, x, &q->x_scale, &q->x_zp);
-    if (st == MP_OK && y->dtype != x->dtype)
-        st = fc_dtype_mix(n, "output", y, x->dtype);
-    if (st == MP_OK)
-        st = mp_node_qparams(n, y, &q->y_scale, &q->y_zp);
-    if (st == MP_OK && w->dtype != x->dtype)
-        st = fc_dtype_mix(n, "weights", w, x->dtype);
-    if (st == MP_OK && b && b->dtype != MP_DT_INT32)
-        st = fc_dtype_mix(n, "bias", b, MP_DT_INT32);
-    if (st != MP_OK)
-        return st;
-
-    const mp_quant *wq = &w->info->quant;
-    bool per_channel = wq->count > 1;
-    if (wq->count < 1 || (per_channel && (w->dtype != MP_DT_INT8 || wq->quantized_dimension != 0 ||
-                                          (size_t)wq->count != g->out_c)))
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "weights '%s' (%s) have %d scales along dimension %d; expected one%s",
-                            mp_tname(w), mp_dtype_name(w->dtype), wq->count,
-                            wq->quantized_dimension,
-                            w->dtype == MP_DT_INT8 ? ", or one per output channel along dimension 0"
-                                                   : " (u8 weights are per tensor)");
-    g->kind = per_channel ? FC_QC8 : (w->dtype == MP_DT_INT8 ? FC_QS8 : FC_QU8);
-    q->w_scales = wq->scale;
-    q->w_zp = wq->zero_point ? (int32_t)wq->zero_point[0] : 0;
-    for (int32_t i = 0; w->dtype == MP_DT_INT8 && wq->zero_point && i < wq->count; i++)
-        if (wq->zero_point[i] != 0)
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "i8 weights '%s' have zero point %lld at channel %d; i8 weights "
-                                "are symmetric",
-                                mp_tname(w), (long long)wq->zero_point[i], i);
-    int32_t act = n->opt->activation;
-    if (!mp_activation_range_q(act, q->y_scale, q->y_zp, y->dtype, &q->y_min, &q->y_max))
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "fused activation %s has no integer range on %s output '%s'",
-                            act == MP_ACT_TANH ? "TANH" : "SIGN_BIT", mp_dtype_name(y->dtype),
-                            mp_tname(y));
-    /* XNNPACK (this version) aborts on an assertion below 2^-32, where TensorFlow Lite
-     * flushes the multiplier to 0 */
-    float smallest, largest;
-    fc_requant_scales(g, &smallest, &largest);
-    if (smallest < 0x1.0p-32f)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "a requantization scale (input * weight / output scale) of %g is "
-                            "below 2^-32, which XNNPACK does not take",
-                            (double)smallest);
-    return MP_OK;
 }
 
 static mp_status fc_geometry(mp_node *n, fc_geom *g)
@@ -158,7 +61,6 @@ static mp_status fc_geometry(mp_node *n, fc_geom *g)
     if (n->n_in < 2 || n->n_in > 3 || n->n_out != 1 || !n->in[0] || !n->in[1])
         return mp_node_fail(n, MP_ERR_FORMAT, "expects input, weights and optional bias, 1 output");
     const mp_tensor *in = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
-    const mp_tensor *out = n->out[0];
 
     if (o->weights_format != 0)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
@@ -166,18 +68,9 @@ static mp_status fc_geometry(mp_node *n, fc_geom *g)
     if (o->activation < MP_ACT_NONE || o->activation > MP_ACT_SIGN_BIT)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "unknown fused activation %d", o->activation);
     if (in->dtype == MP_DT_FLOAT32) {
-        if (w->dtype != MP_DT_FLOAT32 && w->dtype != MP_DT_FLOAT16 && w->dtype != MP_DT_INT8 &&
-            w->dtype != MP_DT_UINT8)
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "weights '%s' are %s; expected float32, float16, int8 or uint8",
-                                w->info->name, mp_dtype_name(w->dtype));
-        if (b && b->dtype != MP_DT_FLOAT32 && b->dtype != MP_DT_FLOAT16)
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "bias '%s' is %s; expected float32",
-                                b->info->name, mp_dtype_name(b->dtype));
-        if (out->dtype != MP_DT_FLOAT32)
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "output '%s' is %s; an f32 input gives an f32 output",
-                                out->info->name, mp_dtype_name(out->dtype));
+        mp_status st = mp_node_check_f32_weighted(n, "weights");
+        if (st != MP_OK)
+            return st;
     } else if (!mp_dtype_is_q8(in->dtype)) {
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s; expected f32, i8 or u8",
                             in->info->name, mp_dtype_name(in->dtype));
@@ -204,8 +97,9 @@ static mp_status fc_geometry(mp_node *n, fc_geom *g)
                             in->info->name, mp_shape_str(in->rank, in->dims, s1, sizeof s1),
                             g->in_c);
     g->batch = elems / g->in_c;
-    g->kind = FC_F32;
-    return in->dtype == MP_DT_FLOAT32 ? MP_OK : fc_check_q8(n, g);
+    g->quantized = in->dtype != MP_DT_FLOAT32;
+    /* per-channel weight scales along the output channels, dimension 0 of [Cout, Cin] */
+    return g->quantized ? mp_node_weighted_q(n, "weights", (int32_t)g->out_c, 0, &g->q) : MP_OK;
 }
 
 static mp_status fc_infer(mp_node *n)
@@ -262,11 +156,11 @@ static mp_status fc_load_weights(mp_node *n, const fc_geom *g, fc_state *s)
                             b->info->name, mp_dtype_name(b->dtype));
     mp_status st = MP_OK;
     const float *view = NULL;
-    if (g->kind == FC_F32 && w_ready && !s->weights) {
+    if (!g->quantized && w_ready && !s->weights) {
         st = mp_const_as_f32(n, w, &view, &s->weights_owned);
         s->weights = view;
     }
-    if (st == MP_OK && g->kind == FC_F32 && b && b_ready && !s->bias) {
+    if (st == MP_OK && !g->quantized && b && b_ready && !s->bias) {
         st = mp_const_as_f32(n, b, &view, &s->bias_owned);
         s->bias = view;
     }
@@ -278,26 +172,28 @@ static mp_status fc_load_weights(mp_node *n, const fc_geom *g, fc_state *s)
  * contiguous). */
 static enum xnn_status fc_create(const mp_node *n, const fc_geom *g, fc_state *s)
 {
-    const fc_quant *q = &g->q;
+    const mp_weighted_q *q = &g->q;
     size_t ci = g->in_c, co = g->out_c;
-    switch (g->kind) {
-    case FC_QS8:
-        return xnn_create_fully_connected_nc_qs8(
-            ci, co, ci, co, (int8_t)q->x_zp, q->x_scale, q->w_scales[0], s->weights, s->bias,
-            (int8_t)q->y_zp, q->y_scale, (int8_t)q->y_min, (int8_t)q->y_max, 0, &s->op);
-    case FC_QU8:
-        return xnn_create_fully_connected_nc_qu8(
-            ci, co, ci, co, (uint8_t)q->x_zp, q->x_scale, (uint8_t)q->w_zp, q->w_scales[0],
-            s->weights, s->bias, (uint8_t)q->y_zp, q->y_scale, (uint8_t)q->y_min,
-            (uint8_t)q->y_max, 0, &s->op);
-    case FC_QC8:
-        /* [Cout, Cin] weights are the [Cout, 1, 1, Cin] filter of a 1x1 convolution, one
-         * group, no padding, stride and dilation 1 */
-        return xnn_create_convolution2d_nhwc_qc8(
-            0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, ci, co, ci, co, (int8_t)q->x_zp, q->x_scale,
-            q->w_scales, s->weights, s->bias, (int8_t)q->y_zp, q->y_scale, (int8_t)q->y_min,
-            (int8_t)q->y_max, 0, &s->op);
-    case FC_F32: break;
+    if (g->quantized) {
+        switch (q->kind) {
+        case MP_WQ_QS8:
+            return xnn_create_fully_connected_nc_qs8(
+                ci, co, ci, co, (int8_t)q->in_zp, q->in_scale, q->w_scale[0], s->weights,
+                s->bias, (int8_t)q->out_zp, q->out_scale, (int8_t)q->out_lo, (int8_t)q->out_hi,
+                0, &s->op);
+        case MP_WQ_QU8:
+            return xnn_create_fully_connected_nc_qu8(
+                ci, co, ci, co, (uint8_t)q->in_zp, q->in_scale, (uint8_t)q->w_zp, q->w_scale[0],
+                s->weights, s->bias, (uint8_t)q->out_zp, q->out_scale, (uint8_t)q->out_lo,
+                (uint8_t)q->out_hi, 0, &s->op);
+        case MP_WQ_QC8:
+            /* [Cout, Cin] weights are the [Cout, 1, 1, Cin] filter of a 1x1 convolution, one
+             * group, no padding, stride and dilation 1 */
+            return xnn_create_convolution2d_nhwc_qc8(
+                0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, ci, co, ci, co, (int8_t)q->in_zp, q->in_scale,
+                q->w_scale, s->weights, s->bias, (int8_t)q->out_zp, q->out_scale,
+                (int8_t)q->out_lo, (int8_t)q->out_hi, 0, &s->op);
+        }
     }
     float lo = -INFINITY, hi = INFINITY;
     mp_activation_range(n->opt->activation, &lo, &hi); /* TANH / SIGN_BIT: applied in run */
@@ -305,35 +201,20 @@ static enum xnn_status fc_create(const mp_node *n, const fc_geom *g, fc_state *s
                                              &s->op);
 }
 
-/* Bind the batch (rows) and the tensors to op; FC_QC8's rows are 1x1 images. */
+/* Bind the batch (rows) and the tensors to op; MP_WQ_QC8's rows are 1x1 images. */
 static enum xnn_status fc_setup(const mp_node *n, const fc_geom *g, xnn_operator_t op)
 {
     const void *x = n->in[0]->data;
     void *y = n->out[0]->data;
-    switch (g->kind) {
-    case FC_QS8: return xnn_setup_fully_connected_nc_qs8(op, g->batch, x, y, n->pool);
-    case FC_QU8: return xnn_setup_fully_connected_nc_qu8(op, g->batch, x, y, n->pool);
-    case FC_QC8: return xnn_setup_convolution2d_nhwc_qc8(op, g->batch, 1, 1, x, y, n->pool);
-    case FC_F32: break;
+    if (g->quantized) {
+        switch (g->q.kind) {
+        case MP_WQ_QS8: return xnn_setup_fully_connected_nc_qs8(op, g->batch, x, y, n->pool);
+        case MP_WQ_QU8: return xnn_setup_fully_connected_nc_qu8(op, g->batch, x, y, n->pool);
+        case MP_WQ_QC8:
+            return xnn_setup_convolution2d_nhwc_qc8(op, g->batch, 1, 1, x, y, n->pool);
+        }
     }
     return xnn_setup_fully_connected_nc_f32(op, g->batch, x, y, n->pool);
-}
-
-/* A refused create; for the quantized kinds with the ratios of scales XNNPACK judged (input
- * scale * weight scale / output scale, smallest and largest over the channels). */
-static mp_status fc_create_fail(mp_node *n, const fc_geom *g, enum xnn_status xs)
-{
-    if (g->kind == FC_F32)
-        return mp_node_xnn_fail(n, xs, "fully connected create");
-    float smallest, largest;
-    fc_requant_scales(g, &smallest, &largest);
-    char what[160];
-    snprintf(what, sizeof what,
-             "%s fully connected create (input scale * weight scale / output scale %.6g..%.6g, "
-             "output range %d..%d)",
-             mp_dtype_name(n->in[0]->dtype), (double)smallest, (double)largest, g->q.y_min,
-             g->q.y_max);
-    return mp_node_xnn_fail(n, xs, what);
 }
 
 static mp_status fc_prepare(mp_node *n)
@@ -377,7 +258,10 @@ static mp_status fc_prepare(mp_node *n)
         enum xnn_status xs = fc_create(n, &g, s);
         if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
             s->op = NULL;
-            return fc_create_fail(n, &g, xs);
+            /* quantized: with the ratios of scales XNNPACK judged */
+            return g.quantized ? mp_node_weighted_create_fail(n, &g.q, xs, "fully connected",
+                                                              "weights")
+                               : mp_node_xnn_fail(n, xs, "fully connected create");
         }
         s->in_c = g.in_c;
         s->out_c = g.out_c;

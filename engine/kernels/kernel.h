@@ -78,6 +78,12 @@ mp_status mp_node_check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t 
 mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out);
 /* Input 0 and output 0 are float32 (MP_ERR_UNSUPPORTED naming the tensor otherwise). */
 mp_status mp_node_check_f32_io(mp_node *n);
+/* The dtypes of a node with weights (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED) on a float32
+ * input: input 1 float32, or int8 / uint8 / float16 (hybrid models, dequantized once); the
+ * bias (input 2, when present) float32 or float16; output 0 float32. MP_ERR_UNSUPPORTED naming
+ * the tensor otherwise, input 1 as weights_word ("filter", "weights": a word ending in 's' is
+ * plural). The quantized counterpart is quant_tensor.h's mp_node_weighted_q. */
+mp_status mp_node_check_f32_weighted(mp_node *n, const char *weights_word);
 /* int32 or int64: the dtypes of shape, axis and index tensors. */
 bool mp_dtype_is_index(mp_dtype dt);
 /* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */

@@ -4,7 +4,8 @@
  * multipliers flushed to zero, ties, INT32_MIN * INT32_MIN), and a randomized comparison
  * against a plain 64-bit / long double restatement of the same formulas written here. The
  * QUANTIZE and DEQUANTIZE kernels, run through the kernel harness, are checked bit for bit
- * against hand-derived values and against these functions. */
+ * against hand-derived values and against these functions. quant_tensor.h's fused activation
+ * ranges and the quantization of nodes with weights (mp_node_weighted_q) are checked by hand. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -611,6 +612,112 @@ static void test_activation_range_q_by_hand(void **state)
     assert_false(mp_activation_range_q(MP_ACT_RELU, 0.5f, 0, MP_DT_FLOAT32, &lo, &hi));
 }
 
+/* mp_node_weighted_q by hand, on nodes built with the harness (not run: the function reads
+ * only dtypes and quantization parameters).
+ *   qs8, FULLY_CONNECTED: int8 input (0.5, zp -3), weights [3,2] (0.25), output (0.125, zp 5),
+ *     RELU6: ratio 0.5 * 0.25 / 0.125 = 1; range 5 + round(0) = 5 to 5 + round(6 / 0.125 = 48)
+ *     = 53.
+ *   qc8, DEPTHWISE_CONV_2D: filter [1,1,1,3] with scales {0.25, 0.5, 0.0625} along dimension 3,
+ *     zero points 0; ratios 0.5 * s / 0.125 = 4s = {1, 2, 0.25}: smallest 0.25, largest 2; no
+ *     activation: -128..127.
+ *   qu8, CONV_2D with an int32 bias: uint8 input (0.5, zp 128), filter (0.25, zp 100), output
+ *     (1, zp 10), RELU: ratio 0.125; range 10..255; the filter's zero point 100 kept.
+ *   refused: an int8 CONV_2D with an output scale of 1e10 (0.5 * 0.25 / 1e10 = 1.25e-11 <
+ *     2^-32 = 2.3e-10), the qc8 node with its scales along dimension 0 (not 3), the qs8 node
+ *     with a weight zero point 2, and the qs8 node with TANH. */
+static void weighted_node(kh_case *c, int32_t opcode, mp_dtype dt, int32_t w_rank,
+                          const int32_t *w_dims, const void *w_data, int32_t w_count,
+                          const float *w_scales, const int64_t *w_zps, int32_t w_dim,
+                          const float *io_scales, const int64_t *io_zps, const int32_t *bias)
+{
+    kh_init(c, opcode, NULL);
+    mp_tensor *x = kh_input(c, dt, 2, (int32_t[]){1, 2}, NULL);
+    kh_quant(c, x, 1, &io_scales[0], &io_zps[0], 0);
+    kh_quant(c, kh_input(c, dt, w_rank, w_dims, w_data), w_count, w_scales, w_zps, w_dim);
+    if (bias)
+        kh_input(c, MP_DT_INT32, 1, (int32_t[]){3}, bias);
+    else
+        kh_omit_input(c);
+    kh_quant(c, kh_output(c, dt), 1, &io_scales[1], &io_zps[1], 0);
+}
+
+static void test_weighted_q_by_hand(void **state)
+{
+    (void)state;
+    static const int8_t w8[6] = {1, 2, 3, 4, 5, 6};
+    static const uint8_t wu8[6] = {1, 2, 3, 4, 5, 6};
+    static const int32_t bias[3] = {7, 8, 9};
+    static const float ws1 = 0.25f, wsc[3] = {0.25f, 0.5f, 0.0625f};
+    static const int64_t z0[3] = {0, 0, 0}, z2 = 2, zw = 100;
+    float io_s[2] = {0.5f, 0.125f};
+    static const int64_t io_z[2] = {-3, 5}, io_zu[2] = {128, 10};
+    mp_weighted_q q;
+    kh_case c;
+
+    /* qs8 */
+    weighted_node(&c, MP_OP_FULLY_CONNECTED, MP_DT_INT8, 2, (int32_t[]){3, 2}, w8, 1, &ws1, z0, 0,
+                  io_s, io_z, NULL);
+    c.opt.activation = MP_ACT_RELU6;
+    kh_expect_ok(&c, mp_node_weighted_q(&c.node, "weights", 3, 0, &q));
+    assert_int_equal(q.kind, MP_WQ_QS8);
+    assert_true(q.in_scale == 0.5f && q.out_scale == 0.125f && q.w_scale == &ws1);
+    assert_int_equal(q.in_zp, -3); assert_int_equal(q.out_zp, 5); assert_int_equal(q.w_zp, 0);
+    assert_int_equal(q.out_lo, 5); assert_int_equal(q.out_hi, 53);
+    assert_true(q.ratio_min == 1.0f && q.ratio_max == 1.0f);
+    kh_free(&c);
+
+    /* qc8 */
+    weighted_node(&c, MP_OP_DEPTHWISE_CONV_2D, MP_DT_INT8, 4, (int32_t[]){1, 1, 1, 3}, w8, 3, wsc,
+                  z0, 3, io_s, io_z, NULL);
+    kh_expect_ok(&c, mp_node_weighted_q(&c.node, "filter", 3, 3, &q));
+    assert_int_equal(q.kind, MP_WQ_QC8);
+    assert_true(q.w_scale == wsc);
+    assert_int_equal(q.out_lo, -128); assert_int_equal(q.out_hi, 127);
+    assert_true(q.ratio_min == 0.25f && q.ratio_max == 2.0f);
+    kh_free(&c);
+
+    /* qu8, with a bias */
+    io_s[1] = 1.0f;
+    weighted_node(&c, MP_OP_CONV_2D, MP_DT_UINT8, 4, (int32_t[]){3, 1, 1, 2}, wu8, 1, &ws1, &zw, 0,
+                  io_s, io_zu, bias);
+    c.opt.activation = MP_ACT_RELU;
+    kh_expect_ok(&c, mp_node_weighted_q(&c.node, "filter", 3, 0, &q));
+    assert_int_equal(q.kind, MP_WQ_QU8);
+    assert_int_equal(q.in_zp, 128); assert_int_equal(q.out_zp, 10); assert_int_equal(q.w_zp, 100);
+    assert_int_equal(q.out_lo, 10); assert_int_equal(q.out_hi, 255);
+    assert_true(q.ratio_min == 0.125f && q.ratio_max == 0.125f);
+    kh_free(&c);
+
+    /* refused: a requantization scale below 2^-32 */
+    io_s[1] = 1e10f;
+    weighted_node(&c, MP_OP_CONV_2D, MP_DT_INT8, 4, (int32_t[]){3, 1, 1, 2}, w8, 1, &ws1, z0, 0,
+                  io_s, io_z, NULL);
+    kh_expect_fail(&c, mp_node_weighted_q(&c.node, "filter", 3, 0, &q), MP_ERR_UNSUPPORTED,
+                   "operator #0 CONV_2D: input scale * filter scale / output scale is 1.25e-11, "
+                   "below the 2^-32 XNNPACK takes");
+    kh_free(&c);
+    io_s[1] = 0.125f;
+    /* refused: per-channel scales along the wrong dimension */
+    weighted_node(&c, MP_OP_DEPTHWISE_CONV_2D, MP_DT_INT8, 4, (int32_t[]){1, 1, 1, 3}, w8, 3, wsc,
+                  z0, 0, io_s, io_z, NULL);
+    kh_expect_fail(&c, mp_node_weighted_q(&c.node, "filter", 3, 3, &q), MP_ERR_UNSUPPORTED,
+                   "i8 filter 't1' has 3 scales along dimension 0; expected one, or 3 (one per "
+                   "output channel) along dimension 3");
+    kh_free(&c);
+    /* refused: asymmetric int8 weights; TANH */
+    weighted_node(&c, MP_OP_FULLY_CONNECTED, MP_DT_INT8, 2, (int32_t[]){3, 2}, w8, 1, &ws1, &z2, 0,
+                  io_s, io_z, NULL);
+    kh_expect_fail(&c, mp_node_weighted_q(&c.node, "weights", 3, 0, &q), MP_ERR_UNSUPPORTED,
+                   "i8 weights 't1' have zero point 2; i8 weights are symmetric");
+    kh_free(&c);
+    weighted_node(&c, MP_OP_FULLY_CONNECTED, MP_DT_INT8, 2, (int32_t[]){3, 2}, w8, 1, &ws1, z0, 0,
+                  io_s, io_z, NULL);
+    c.opt.activation = MP_ACT_TANH;
+    kh_expect_fail(&c, mp_node_weighted_q(&c.node, "weights", 3, 0, &q), MP_ERR_UNSUPPORTED,
+                   "fused activation TANH has no integer range on i8 output 't2'");
+    kh_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -625,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_quantize_kernel_errors),
         cmocka_unit_test(test_quantize_dequantize_kernels_random),
         cmocka_unit_test(test_activation_range_q_by_hand),
+        cmocka_unit_test(test_weighted_q_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
