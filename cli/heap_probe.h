@@ -10,7 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* 1 when heap_probe.c compiles its malloc interposer (not under a sanitizer). */
+/* 1 when heap_probe.c compiles its malloc interposer (not under a sanitizer, nor when the
+ * build defines it 0: cmake -DMP_HEAP_PROBE=OFF, for a binary whose malloc an outside heap
+ * profiler such as heaptrack interposes, scripts/heap_vs_heaptrack.sh). */
+#ifndef MP_HEAP_PROBE_ENABLED
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
     defined(__SANITIZE_HWADDRESS__)
 #define MP_HEAP_PROBE_ENABLED 0
@@ -22,6 +25,7 @@
 #endif
 #ifndef MP_HEAP_PROBE_ENABLED
 #define MP_HEAP_PROBE_ENABLED 1
+#endif
 #endif
 
 /* True when the interposer is compiled in AND actually receives this process's malloc calls
