@@ -31,110 +31,15 @@
 #include <string.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/broadcast.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
 
-/* Broadcast plan over the output: unit dimensions dropped and neighbouring dimensions
- * that broadcast the same way merged, so equal shapes become one contiguous run and
- * "tensor op scalar" or "NHWC op per-channel vector" need one or two dimensions. */
-typedef struct bc_plan {
-    int32_t rank;                          /* >= 1 */
-    size_t dims[MP_MAX_RANK];              /* output extent per merged dimension */
-    size_t sa[MP_MAX_RANK], sb[MP_MAX_RANK]; /* element strides of a and b (0 = broadcast) */
-    bool a_bc[MP_MAX_RANK], b_bc[MP_MAX_RANK]; /* input is broadcast along the dimension */
-    size_t elements;                       /* output elements (0: nothing to do) */
-} bc_plan;
-
-/* Build the plan for inputs a and b; their shapes must already be broadcast-compatible
- * (checked by infer). */
-static void bc_plan_init(bc_plan *p, const mp_tensor *a, const mp_tensor *b)
-{
-    int32_t r = a->rank > b->rank ? a->rank : b->rank;
-    p->rank = 0;
-    p->elements = 1;
-    for (int32_t i = 0; i < r; i++) {
-        int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
-        size_t da = ia >= 0 ? (size_t)a->dims[ia] : 1;
-        size_t db = ib >= 0 ? (size_t)b->dims[ib] : 1;
-        size_t d = da == 1 ? db : da;
-        p->elements *= d;
-        if (d == 1)
-            continue;
-        bool abc = da == 1, bbc = db == 1;
-        int32_t k = p->rank - 1;
-        if (k >= 0 && p->a_bc[k] == abc && p->b_bc[k] == bbc) {
-            p->dims[k] *= d;
-        } else {
-            p->dims[p->rank] = d;
-            p->a_bc[p->rank] = abc;
-            p->b_bc[p->rank] = bbc;
-            p->rank++;
-        }
-    }
-    if (p->rank == 0) { /* every dimension is 1: a single element */
-        p->rank = 1;
-        p->dims[0] = 1;
-        p->a_bc[0] = p->b_bc[0] = false;
-    }
-    size_t ka = 1, kb = 1;
-    for (int32_t i = p->rank - 1; i >= 0; i--) {
-        p->sa[i] = p->a_bc[i] ? 0 : ka;
-        p->sb[i] = p->b_bc[i] ? 0 : kb;
-        if (!p->a_bc[i])
-            ka *= p->dims[i];
-        if (!p->b_bc[i])
-            kb *= p->dims[i];
-    }
-}
-
-/* The broadcast loop: rows of the innermost merged dimension (where at most one input is
- * broadcast, so its element is hoisted), outer dimensions walked with an odometer.
- * EXPR computes the result from x (element of a) and w (element of b). */
-#define BC_LOOP(T, EXPR)                                                                  \
-    do {                                                                                  \
-        const int32_t last = p->rank - 1;                                                 \
-        const size_t len = p->dims[last];                                                 \
-        const size_t rows = p->elements / len;                                            \
-        size_t idx[MP_MAX_RANK] = {0};                                                    \
-        size_t oa = 0, ob = 0;                                                            \
-        for (size_t row = 0; row < rows; row++) {                                         \
-            const T *ra = a + oa, *rb = b + ob;                                           \
-            if (p->sa[last] && p->sb[last]) {                                             \
-                for (size_t i = 0; i < len; i++) {                                        \
-                    const T x = ra[i], w = rb[i];                                         \
-                    y[i] = (EXPR);                                                        \
-                }                                                                         \
-            } else if (p->sa[last]) {                                                     \
-                const T w = rb[0];                                                        \
-                for (size_t i = 0; i < len; i++) {                                        \
-                    const T x = ra[i];                                                    \
-                    y[i] = (EXPR);                                                        \
-                }                                                                         \
-            } else {                                                                      \
-                const T x = ra[0];                                                        \
-                for (size_t i = 0; i < len; i++) {                                        \
-                    const T w = rb[i];                                                    \
-                    y[i] = (EXPR);                                                        \
-                }                                                                         \
-            }                                                                             \
-            y += len;                                                                     \
-            for (int32_t d = last - 1; d >= 0; d--) {                                     \
-                oa += p->sa[d];                                                           \
-                ob += p->sb[d];                                                           \
-                if (++idx[d] < p->dims[d])                                                \
-                    break;                                                                \
-                oa -= p->sa[d] * p->dims[d];                                              \
-                ob -= p->sb[d] * p->dims[d];                                              \
-                idx[d] = 0;                                                               \
-            }                                                                             \
-        }                                                                                 \
-    } while (0)
-
 #define DEFINE_BC_KERNEL(NAME, T, EXPR)                                                   \
-    static void NAME(const bc_plan *p, const T *restrict a, const T *restrict b,          \
+    static void NAME(const mp_bc_plan *p, const T *restrict a, const T *restrict b,       \
                      T *restrict y)                                                       \
     {                                                                                     \
-        BC_LOOP(T, EXPR);                                                                 \
+        MP_BC_LOOP2(T, T, EXPR);                                                          \
     }
 
 /* Wrapping integer arithmetic: computed on unsigned types so overflow is defined. */
@@ -225,10 +130,10 @@ static inline int32_t q8_mul(const q8_binary *q, int32_t x, int32_t w)
 }
 
 #define DEFINE_BC_Q8_KERNEL(NAME, T, FN)                                                  \
-    static void NAME(const bc_plan *p, const q8_binary *q, const T *restrict a,           \
+    static void NAME(const mp_bc_plan *p, const q8_binary *q, const T *restrict a,        \
                      const T *restrict b, T *restrict y)                                  \
     {                                                                                     \
-        BC_LOOP(T, (T)FN(q, x, w));                                                       \
+        MP_BC_LOOP2(T, T, (T)FN(q, x, w));                                                \
     }
 
 DEFINE_BC_Q8_KERNEL(add_s8, int8_t, q8_add)
@@ -240,7 +145,7 @@ typedef struct binary_state {
     xnn_operator_t op; /* float32 ADD/SUB/MUL/DIV, 8-bit ADD/SUB/MUL; created once (the
                           activation and the quantization are fixed) */
     bool use_xnn;      /* the current shapes run on op (else plain C) */
-    bc_plan plan;
+    mp_bc_plan plan;
     /* 8-bit nodes only (a float node's state ends before these: its size is unchanged) */
     bool xnn_refused;  /* XNNPACK refused the quantization: plain C from then on */
     q8_binary q;
@@ -343,26 +248,7 @@ static mp_status binary_infer(mp_node *n)
             return st;
     }
 
-    /* NumPy broadcasting: align trailing dimensions; each pair equal or one of them 1. */
-    int32_t r = a->rank > b->rank ? a->rank : b->rank;
-    int32_t dims[MP_MAX_RANK];
-    for (int32_t i = 0; i < r; i++) {
-        int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
-        int32_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1) {
-            char sa[96], sb[96];
-            return mp_node_fail(n, MP_ERR_SHAPE, "cannot broadcast '%s' %s with '%s' %s",
-                                a->info->name, mp_shape_str(a->rank, a->dims, sa, sizeof sa),
-                                b->info->name, mp_shape_str(b->rank, b->dims, sb, sizeof sb));
-        }
-        dims[i] = da == 1 ? db : da;
-    }
-    if (!mp_tensor_set_shape(out, r, dims)) {
-        char so[96];
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' shape %s is too large", out->info->name,
-                            mp_shape_str(r, dims, so, sizeof so));
-    }
-    return MP_OK;
+    return mp_node_broadcast_output(n, 2, (const mp_tensor *const *)n->in);
 }
 
 /* Create the float32 operator of the node. */
@@ -447,12 +333,12 @@ static enum xnn_status binary_setup(const mp_node *n, xnn_operator_t op, size_t 
 
 static mp_status binary_prepare(mp_node *n)
 {
-    const mp_tensor *a = n->in[0], *b = n->in[1];
+    const mp_tensor *a = n->in[0];
     const bool q8 = mp_dtype_is_q8(a->dtype);
     binary_state *s = mp_node_state(n, q8 ? sizeof *s : offsetof(binary_state, xnn_refused));
     if (!s)
         return MP_ERR_NOMEM;
-    bc_plan_init(&s->plan, a, b);
+    mp_bc_plan_init(&s->plan, 2, (const mp_tensor *const *)n->in);
     s->use_xnn = false;
     if (q8) {
         mp_status st = q8_binary_init(n, &s->q);
@@ -480,8 +366,8 @@ static mp_status binary_prepare(mp_node *n)
     /* Hand XNNPACK the merged shapes: the same broadcast, in at most 6 dimensions. */
     size_t sha[XNN_MAX_TENSOR_DIMS], shb[XNN_MAX_TENSOR_DIMS];
     for (int32_t i = 0; i < s->plan.rank; i++) {
-        sha[i] = s->plan.a_bc[i] ? 1 : s->plan.dims[i];
-        shb[i] = s->plan.b_bc[i] ? 1 : s->plan.dims[i];
+        sha[i] = mp_bc_extent(&s->plan, 0, i);
+        shb[i] = mp_bc_extent(&s->plan, 1, i);
     }
     xs = binary_setup(n, s->op, (size_t)s->plan.rank, sha, shb);
     if (xs != xnn_status_success)
@@ -493,7 +379,7 @@ static mp_status binary_prepare(mp_node *n)
 /* Plain-C 8-bit ADD, SUB (ADD with the second multiplier negated) and MUL. */
 static void binary_run_q8(const mp_node *n, const binary_state *s)
 {
-    const bc_plan *p = &s->plan;
+    const mp_bc_plan *p = &s->plan;
     const bool mul = n->opcode == MP_OP_MUL;
     if (n->in[0]->dtype == MP_DT_INT8) {
         const int8_t *a = n->in[0]->data, *b = n->in[1]->data;
@@ -554,7 +440,7 @@ static mp_status binary_run(mp_node *n)
     binary_state *s = n->state;
     if (!s)
         return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
-    const bc_plan *p = &s->plan;
+    const mp_bc_plan *p = &s->plan;
     if (p->elements == 0)
         return MP_OK;
     const mp_tensor *in_a = n->in[0], *in_b = n->in[1];
