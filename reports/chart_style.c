@@ -19,6 +19,7 @@ const char *mp_svg_kind_color(int kind)
         [MP_KIND_KERNEL] = "#009E73",  /* bluish green */
         [MP_KIND_IO] = "#CC79A7",      /* reddish purple */
         [MP_KIND_ENGINE] = "#9A9A9A",  /* grey: bookkeeping */
+        [MP_KIND_VARIABLE] = "#56B4E9", /* sky blue: recurrent state */
     };
     return kind >= 0 && kind < MP_KIND_COUNT ? c[kind] : "#9A9A9A";
 }

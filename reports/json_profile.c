@@ -89,8 +89,9 @@ static json_t *jstr(const char *s)
 static const char *kind_key(int k)
 {
     static const char *names[MP_KIND_COUNT] = {"const",  "static", "dynamic", "scratch",
-                                               "kernel", "io",     "engine"};
-    return k >= 0 && k < MP_KIND_COUNT ? names[k] : "?";
+                                               "kernel", "io",     "engine",
+                                               [MP_KIND_VARIABLE] = "variable"};
+    return k >= 0 && k < MP_KIND_COUNT && names[k] ? names[k] : "?";
 }
 
 static const char *phase_key(int k)

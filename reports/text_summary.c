@@ -41,8 +41,9 @@ static const char *phase_label(int kind)
 static const char *kind_label(int kind)
 {
     static const char *labels[MP_KIND_COUNT] = {"const",  "static", "dynamic", "scratch",
-                                                "kernel", "io",     "engine"};
-    return kind >= 0 && kind < MP_KIND_COUNT ? labels[kind] : "?";
+                                                "kernel", "io",     "engine",
+                                                [MP_KIND_VARIABLE] = "variable"};
+    return kind >= 0 && kind < MP_KIND_COUNT && labels[kind] ? labels[kind] : "?";
 }
 
 /* "run 1, op #12 CONV_2D", "prepare", "run 2, between operators", "outside any phase". */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "trace/trace.h"
+
 const char *mp_fmt_bytes(char *buf, size_t n, uint64_t bytes)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -174,9 +176,10 @@ const char *mp_phase_label(int kind)
 
 const char *mp_kind_label(int kind)
 {
-    static const char *labels[] = {"const", "static", "dynamic", "scratch", "kernel", "io",
-                                   "engine"};
-    return kind >= 0 && kind < (int)(sizeof labels / sizeof labels[0]) ? labels[kind] : "?";
+    static const char *labels[MP_KIND_COUNT] = {"const", "static", "dynamic", "scratch",
+                                                "kernel", "io", "engine",
+                                                [MP_KIND_VARIABLE] = "variable"};
+    return kind >= 0 && kind < MP_KIND_COUNT && labels[kind] ? labels[kind] : "?";
 }
 
 const char *mp_fmt_dims(char *buf, size_t n, int32_t rank, const int32_t *dims)

@@ -380,6 +380,7 @@ const char *mp_phase_kind_name(int kind)
 const char *mp_kind_name(int kind)
 {
     static const char *names[MP_KIND_COUNT] = {"const",  "static", "dynamic", "scratch",
-                                               "kernel", "io",     "engine"};
-    return kind >= 0 && kind < MP_KIND_COUNT ? names[kind] : "?";
+                                               "kernel", "io",     "engine",
+                                               [MP_KIND_VARIABLE] = "variable"};
+    return kind >= 0 && kind < MP_KIND_COUNT && names[kind] ? names[kind] : "?";
 }

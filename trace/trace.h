@@ -51,6 +51,7 @@ enum {
     MP_KIND_KERNEL,
     MP_KIND_IO,
     MP_KIND_ENGINE,
+    MP_KIND_VARIABLE, /* variable tensors (recurrent state): persistent, outside the arena */
     MP_KIND_COUNT
 };
 

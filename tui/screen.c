@@ -36,17 +36,19 @@ const char *const mp_tui_key_help[] = {
 #define QUERY_MAX 128
 
 /* Chart characters and colours per kind (readable without colours). */
-static const char k_kind_char[MP_KIND_COUNT] = {'.', '#', '@', '%', '=', '~', ':'};
+static const char k_kind_char[MP_KIND_COUNT] = {'.', '#', '@', '%', '=', '~', ':',
+                                                [MP_KIND_VARIABLE] = '$'};
 static const short k_kind_color[MP_KIND_COUNT] = {COLOR_WHITE, COLOR_BLUE, COLOR_RED,
                                                   COLOR_YELLOW, COLOR_MAGENTA, COLOR_GREEN,
-                                                  COLOR_CYAN};
+                                                  COLOR_CYAN, [MP_KIND_VARIABLE] = COLOR_BLUE};
 /* Stack order, bottom first (heap kinds; const is not heap). */
 static const int k_stack[] = {MP_KIND_STATIC, MP_KIND_DYNAMIC, MP_KIND_SCRATCH, MP_KIND_KERNEL,
-                              MP_KIND_IO, MP_KIND_ENGINE};
+                              MP_KIND_IO, MP_KIND_ENGINE, MP_KIND_VARIABLE};
 #define N_STACK ((int)(sizeof k_stack / sizeof k_stack[0]))
 /* Views cycled by `k`: -1 = every heap kind stacked, then each kind. */
 static const int k_views[] = {-1, MP_KIND_STATIC, MP_KIND_DYNAMIC, MP_KIND_SCRATCH,
-                              MP_KIND_KERNEL, MP_KIND_IO, MP_KIND_ENGINE, MP_KIND_CONST};
+                              MP_KIND_KERNEL, MP_KIND_IO, MP_KIND_ENGINE, MP_KIND_VARIABLE,
+                              MP_KIND_CONST};
 #define N_VIEWS ((int)(sizeof k_views / sizeof k_views[0]))
 
 static volatile sig_atomic_t g_signal;

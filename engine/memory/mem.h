@@ -19,6 +19,7 @@ typedef enum mp_mem_kind {
     MP_MEM_KERNEL,    /* kernel-internal: XNNPACK allocations, packed/dequantized weights */
     MP_MEM_IO,        /* input/output buffers and copies */
     MP_MEM_ENGINE,    /* graph, plans, bookkeeping */
+    MP_MEM_VARIABLE,  /* variable tensors (LSTM state): kept across runs, reset on request */
     MP_MEM_KIND_COUNT
 } mp_mem_kind;
 

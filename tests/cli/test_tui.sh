@@ -157,7 +157,7 @@ wait_for "view: static"
 wait_for "(static only)"
 keys 'k'
 wait_for "view: dynamic"
-keys 'k' 'k' 'k' 'k' 'k' 'k'
+keys 'k' 'k' 'k' 'k' 'k' 'k' 'k'
 wait_for "view: all kinds stacked"
 
 # help overlay, closed by any key

@@ -528,7 +528,7 @@ static void test_bad_files(void **state)
         {"[0,2,0,2,", "[10,2,0,2,", "event 1 (line 9): field 'type'"},
         /* rss samples (type 9) came with version 2: a version 1 file cannot hold one */
         {"[0,2,0,2,", "[9,2,0,2,", "event 1 (line 9): field 'type'"},
-        {"[0,2,0,2,", "[0,2,0,7,", "event 1 (line 9): field 'kind'"},
+        {"[0,2,0,2,", "[0,2,0,99,", "event 1 (line 9): field 'kind'"},
         {"[0,2,0,2,", "[0,2,-2,2,", "event 1 (line 9): field 'phase'"},
         {"64,7,0,6]", "64,7,0,64]", "event 1 (line 9): field 'align_log2'"},
         {"[0,2,0,2,", "[0,99999999999999999999,0,2,", "line 9"},
