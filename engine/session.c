@@ -897,6 +897,32 @@ mp_status mp_session_plan_items(mp_session *s, mp_plan_item **items, int32_t *n,
     return mp_sm_plan_items(s, items, n, err);
 }
 
+mp_status mp_session_use_external_arena(mp_session *s, bool on, mp_error *err)
+{
+    if (!s->model)
+        return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    if (on && s->opt.keep_stale_arena)
+        return mp_fail(err, MP_ERR_ARG, "%s: keep_stale_arena keeps an arena of the session's "
+                       "own; it cannot run in the caller's", s->model->path);
+    if (on != s->ext_on) {
+        mp_sm_invalidate(s, true); /* neither the own arena nor a layout stays */
+        s->ext_on = on;
+    }
+    return MP_OK;
+}
+
+mp_status mp_session_place_arena(mp_session *s, void *base, size_t capacity,
+                                 const uint64_t *offsets, int32_t n, mp_error *err)
+{
+    if (!s->model)
+        return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    if (!s->ext_on)
+        return mp_fail(err, MP_ERR_ARG, "%s: place_arena needs use_external_arena on",
+                       s->model->path);
+    mp_status st = needs_prepare(s) ? mp_session_prepare(s, err) : MP_OK;
+    return st == MP_OK ? mp_sm_set_external(s, base, capacity, offsets, n, err) : st;
+}
+
 const mp_model *mp_session_model(const mp_session *s)
 {
     return s->model;

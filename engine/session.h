@@ -143,6 +143,21 @@ typedef struct mp_plan_item {
 mp_status mp_session_plan_items(mp_session *s, mp_plan_item **items, int32_t *n,
                                 uint64_t *align, mp_error *err);
 
+/* An arena of the caller's, shared by sessions that run one after another (memprof
+ * pipeline --share-arena plans one arena for a chain of models). With use_external_arena
+ * on, the static manager allocates no arena of its own: its buffers (the items of
+ * mp_session_plan_items) get storage only from mp_session_place_arena, item k at
+ * base + offsets[k] (n items, in that order, for the current shapes and bindings; each
+ * offset a multiple of the plan's alignment; capacity at least every offset + bytes plus
+ * MP_INPUT_SLACK; base aligned as the offsets, not owned, outliving its use). The caller
+ * answers for buffers of several sessions that overlap (its own plan, checked with
+ * mp_plan_check). A shape or binding change drops the layout: runs fail with MP_ERR_ARG until
+ * the next place_arena. Off: the session plans arenas of its own again. Dynamic mode plans
+ * nothing, so there is nothing to place. */
+mp_status mp_session_use_external_arena(mp_session *s, bool on, mp_error *err);
+mp_status mp_session_place_arena(mp_session *s, void *base, size_t capacity,
+                                 const uint64_t *offsets, int32_t n, mp_error *err);
+
 /* Multiply-accumulates of operator `op` (or of a whole run) at the current shapes: convolution,
  * depthwise convolution and fully connected operators; 0 for any other (macs.c). */
 uint64_t mp_session_op_macs(const mp_session *s, int32_t op);

@@ -85,6 +85,13 @@ struct mp_session {
     plan_entry cache[MP_PLAN_CACHE];
     uint64_t cache_clock;
     uint64_t plans_made, plans_reused;
+    /* an arena of the caller's (mp_session_use_external_arena, mp_session_place_arena) */
+    bool ext_on;           /* no arena of the session's own */
+    bool ext_valid;        /* ext_off places the current plan's items */
+    char *ext_base;
+    size_t ext_cap;
+    uint64_t *ext_off;     /* per item of mp_sm_plan_items */
+    int32_t ext_n;
 };
 
 /* ---- session_memory.c ----------------------------------------------------------- */
@@ -115,6 +122,9 @@ void mp_sm_release_all(mp_session *s);
 /* What the static manager plans for the current classification (mp_session_plan_items). */
 mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n,
                            mp_error *err);
+/* Take the caller's layout of the current plan's items (mp_session_place_arena). */
+mp_status mp_sm_set_external(mp_session *s, char *base, size_t capacity, const uint64_t *offsets,
+                             int32_t n, mp_error *err);
 /* The alignment of every planned slot. */
 #define MP_SLOT_ALIGN 64
 

@@ -217,6 +217,7 @@ static void free_entry(mp_session *s, plan_entry *e)
 
 void mp_sm_invalidate(mp_session *s, bool forget_cached_plans)
 {
+    s->ext_valid = false; /* a layout of the caller's was for the old shapes or bindings */
     if (s->opt.keep_stale_arena && s->arena && s->prepared) {
         /* Samsung ONE's behaviour, on purpose: the arena stays while tensors go dynamic */
         s->stale_kept = true;
@@ -328,9 +329,92 @@ out:
     return st;
 }
 
+/* The static tensors and scratch at the places the caller gave (mp_session_place_arena);
+ * without a layout, nothing (a run then fails in mp_sm_check_bound). */
+static mp_status place_external(mp_session *s, mp_error *err)
+{
+    if (!s->ext_valid)
+        return MP_OK;
+    uint64_t arena_id = mp_mem_block_id(s->ext_base);
+    int32_t k = 0;
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        if (!in_static_plan(s, t))
+            continue;
+        if (k >= s->ext_n || s->ext_off[k] + s->tensors[t].bytes + XNN_EXTRA_BYTES > s->ext_cap)
+            return mp_fail(err, MP_ERR_BACKEND, "%s: the caller's arena layout no longer fits "
+                           "tensor '%s'", s->model->path, s->tensors[t].info->name);
+        mp_sm_free_own(s, t); /* never two homes */
+        set_data(s, t, s->ext_base + s->ext_off[k], HOME_ARENA);
+        if (s->trace)
+            mp_trace_plan(s->trace, arena_id, t, s->ext_off[k], s->tensors[t].bytes,
+                          s->trt[t].first, s->trt[t].last);
+        k++;
+    }
+    for (int32_t i = 0; i < s->n_nodes; i++) {
+        if (!scratch_planned(s, i))
+            continue;
+        if (k >= s->ext_n ||
+            s->ext_off[k] + s->nodes[i].scratch_bytes + XNN_EXTRA_BYTES > s->ext_cap)
+            return mp_fail(err, MP_ERR_BACKEND, "%s: the caller's arena layout no longer fits "
+                           "the scratch of operator #%d", s->model->path, (int)i);
+        mp_sm_scratch_free(s, i);
+        set_scratch(s, i, s->ext_base + s->ext_off[k], HOME_ARENA);
+        s->n_scratch++;
+        if (s->trace)
+            mp_trace_plan_scratch(s->trace, arena_id, i, s->ext_off[k], s->nodes[i].scratch_bytes);
+        k++;
+    }
+    s->n_planned = k;
+    return MP_OK;
+}
+
+mp_status mp_sm_set_external(mp_session *s, char *base, size_t capacity, const uint64_t *offsets,
+                             int32_t n, mp_error *err)
+{
+    mp_plan_item *items = NULL;
+    int32_t m = 0;
+    mp_status st = mp_sm_plan_items(s, &items, &m, err);
+    if (st != MP_OK)
+        return st;
+    if (m != n)
+        st = mp_fail(err, MP_ERR_ARG, "%s: the arena layout places %d buffers; the plan has %d",
+                     s->model->path, (int)n, (int)m);
+    if (st == MP_OK && m > 0 && (!base || (uintptr_t)base % SLOT_ALIGN != 0))
+        st = mp_fail(err, MP_ERR_ARG, "%s: the caller's arena is not aligned to %d bytes",
+                     s->model->path, SLOT_ALIGN);
+    for (int32_t k = 0; k < m && st == MP_OK; k++)
+        if (offsets[k] % SLOT_ALIGN != 0 || offsets[k] > capacity ||
+            items[k].bytes + XNN_EXTRA_BYTES > capacity - offsets[k])
+            st = mp_fail(err, MP_ERR_ARG, "%s: buffer %d of the arena layout (offset %llu, %llu "
+                         "bytes) is misaligned or beyond the %zu bytes of the arena",
+                         s->model->path, (int)k, (unsigned long long)offsets[k],
+                         (unsigned long long)items[k].bytes, capacity);
+    free(items);
+    if (st != MP_OK)
+        return st;
+    mp_mem_free(s->mem, s->ext_off);
+    s->ext_off = mp_mem_alloc(s->mem, sizeof(uint64_t) * ((size_t)n + 1), 0, MP_MEM_ENGINE,
+                              MP_OWNER_NONE);
+    if (!s->ext_off) {
+        s->ext_valid = false;
+        return mp_fail(err, MP_ERR_NOMEM, "%s: out of memory taking the arena layout",
+                       s->model->path);
+    }
+    if (n > 0)
+        memcpy(s->ext_off, offsets, sizeof(uint64_t) * (size_t)n);
+    s->ext_base = base;
+    s->ext_cap = capacity;
+    s->ext_n = n;
+    mp_sm_release_arena(s); /* storage from the old layout goes; the next prepare places */
+    s->ext_valid = true;
+    return MP_OK;
+}
+
 /* Plan (or reuse a plan) and allocate the arena for every static tensor. */
 static mp_status place_static(mp_session *s, mp_error *err)
 {
+    if (s->ext_on)
+        return place_external(s, err);
     mp_owner none = MP_OWNER_NONE;
     bool *in_plan = mp_mem_calloc(s->mem, (size_t)s->n_tensors + 1, 0, MP_MEM_ENGINE, none);
     int32_t *key = mp_mem_alloc(s->mem, sizeof(int32_t) * (key_len(s) + 1), 0, MP_MEM_ENGINE, none);
@@ -436,7 +520,7 @@ mp_status mp_sm_place(mp_session *s, mp_error *err)
             st = mp_sm_give_own(s, t, MP_MEM_DYNAMIC, -1, err);
             if (st != MP_OK)
                 return st;
-        } else if (!r->dynamic && r->first != INT32_MAX) {
+        } else if (!r->dynamic && r->first != INT32_MAX && !s->ext_on) {
             st = mp_sm_give_own(s, t, MP_MEM_STATIC, -1, err);
             if (st != MP_OK)
                 return st;
@@ -524,6 +608,13 @@ void mp_sm_after_node(mp_session *s, int32_t i)
 
 mp_status mp_sm_check_bound(mp_session *s, mp_error *err)
 {
+    if (s->ext_on && !s->ext_valid)
+        for (int32_t t = 0; t < s->n_tensors; t++)
+            if (in_static_plan(s, t))
+                return mp_fail(err, MP_ERR_ARG, "%s: tensor '%s' has no place: the session runs "
+                               "in the caller's arena, and no layout fits the current shapes "
+                               "and bindings (mp_session_place_arena)", s->model->path,
+                               s->tensors[t].info->name);
     for (int32_t i = 0; i < s->model->n_inputs + s->model->n_outputs; i++) {
         bool input = i < s->model->n_inputs;
         int32_t t = input ? s->model->inputs[i] : s->model->outputs[i - s->model->n_inputs];
@@ -551,6 +642,9 @@ void mp_sm_release_all(mp_session *s)
     }
     s->stale_kept = false;
     mp_sm_release_arena(s);
+    mp_mem_free(s->mem, s->ext_off);
+    s->ext_off = NULL;
+    s->ext_valid = false;
     for (int i = 0; i < MP_PLAN_CACHE; i++)
         free_entry(s, &s->cache[i]);
 }
