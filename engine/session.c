@@ -953,6 +953,12 @@ const mp_tensor *mp_session_tensor(const mp_session *s, int32_t index)
     return (index >= 0 && index < s->n_tensors) ? &s->tensors[index] : NULL;
 }
 
+bool mp_session_output_deferred(const mp_session *s, int i)
+{
+    return s->model && i >= 0 && i < s->model->n_outputs &&
+           s->trt[s->model->outputs[i]].producer_deferred;
+}
+
 int mp_session_find_input(const mp_session *s, const char *name_or_index)
 {
     if (!s->model)

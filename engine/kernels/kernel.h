@@ -146,6 +146,7 @@ extern const mp_kernel mp_kernels_resize[];      /* RESIZE_BILINEAR */
 extern const mp_kernel mp_kernels_convert[];     /* CAST, DEQUANTIZE */
 extern const mp_kernel mp_kernels_shape[];       /* SHAPE, STRIDED_SLICE, PACK */
 extern const mp_kernel mp_kernels_activation_lut[]; /* HARD_SWISH */
+extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG, LEAKY_RELU, GELU */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif
