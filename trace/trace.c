@@ -107,6 +107,7 @@ void mp_trace_destroy(mp_trace *tr)
 {
     if (!tr)
         return;
+    mp_trace_set_models(tr, 0, NULL);
     free_tables(tr);
     free_str(tr, &tr->meta.model);
     free_str(tr, &tr->meta.mode);
@@ -153,6 +154,44 @@ size_t mp_trace_memory(const mp_trace *tr)
 size_t mp_trace_meta_heap(const mp_trace *tr)
 {
     return tr->meta_heap;
+}
+
+bool mp_trace_set_models(mp_trace *tr, int32_t n, const mp_trace_model *models)
+{
+    mp_trace_meta *m = &tr->meta;
+    for (int32_t k = 0; k < m->n_models; k++)
+        free_str(tr, &m->models[k].name);
+    if (m->models)
+        meta_free(tr, m->models, sizeof *m->models * ((size_t)m->n_models + 1));
+    m->models = NULL;
+    m->n_models = 0;
+    if (n <= 0)
+        return true;
+    m->models = meta_calloc(tr, (size_t)n + 1, sizeof *m->models);
+    if (!m->models)
+        return false;
+    m->n_models = n;
+    for (int32_t k = 0; k < n; k++) {
+        m->models[k] = models[k];
+        m->models[k].name = NULL;
+        if (!mp_trace_set_str(tr, &m->models[k].name, models[k].name))
+            return false;
+    }
+    return true;
+}
+
+int32_t mp_trace_event_model(const mp_trace_meta *m, const mp_event *e)
+{
+    for (int32_t k = 0; k < m->n_models; k++) {
+        const mp_trace_model *x = &m->models[k];
+        if ((e->tensor >= x->first_tensor && e->tensor - x->first_tensor < x->n_tensors) ||
+            (e->op >= x->first_op && e->op - x->first_op < x->n_ops))
+            return k;
+        bool block = e->type == MP_EV_ALLOC || e->type == MP_EV_FREE || e->type == MP_EV_REALLOC;
+        if (block && e->id > x->first_id && e->id - x->first_id <= x->n_ids)
+            return k;
+    }
+    return -1;
 }
 
 bool mp_trace_set_str(mp_trace *tr, char **field, const char *value)

@@ -109,7 +109,19 @@ typedef struct mp_trace_meta {
      * during the session, and the allocator's own per-block overhead at that moment. */
     int64_t process_heap_peak;
     int64_t allocator_overhead;
+    /* A trace of several models run as a chain (memprof pipeline): their tensors, operators
+     * and blocks are numbered one after another, and this table says which ranges belong to
+     * which model; inputs are the first model's, outputs the last model's. 0: one model. */
+    int32_t n_models;
+    struct mp_trace_model *models;
 } mp_trace_meta;
+
+typedef struct mp_trace_model {
+    char *name;                    /* path or zoo:NAME */
+    int32_t first_tensor, n_tensors; /* its tensors: first_tensor .. + n_tensors - 1 */
+    int32_t first_op, n_ops;         /* its operators */
+    uint64_t first_id, n_ids;        /* its blocks' ids: first_id + 1 .. first_id + n_ids */
+} mp_trace_model;
 
 typedef struct mp_trace mp_trace;
 
@@ -137,6 +149,11 @@ bool mp_trace_set_str(mp_trace *tr, char **field, const char *value);
 /* Describe operator i (tables allocated first). */
 bool mp_trace_set_op(mp_trace *tr, int32_t i, const char *name, int32_t n_inputs,
                      const int32_t *inputs, int32_t n_outputs, const int32_t *outputs);
+/* Describe the models of a chain (copied; replaces any table; n 0 removes it). */
+bool mp_trace_set_models(mp_trace *tr, int32_t n, const mp_trace_model *models);
+/* The model an event belongs to in a chain's trace (by its tensor, operator or block), or
+ * -1 when it names none of them (or the trace has no models table). */
+int32_t mp_trace_event_model(const mp_trace_meta *m, const mp_event *e);
 /* Heap bytes the metadata holds (names, tables), as requested from malloc. */
 size_t mp_trace_meta_heap(const mp_trace *tr);
 /* Allocate tensor and op tables (zeroed); frees previous ones. */

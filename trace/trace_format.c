@@ -96,6 +96,16 @@ bool mp_tfmt_check_meta(const mp_trace_meta *m, char *why, size_t n)
         if (!check_index_list(op->outputs, op->n_outputs, -1, m->n_tensors, what, why, n))
             return false;
     }
+    for (int32_t k = 0; k < m->n_models; k++) {
+        const mp_trace_model *x = &m->models[k];
+        if (x->first_tensor < 0 || x->n_tensors < 0 || x->first_tensor > m->n_tensors - x->n_tensors ||
+            x->first_op < 0 || x->n_ops < 0 || x->first_op > m->n_ops - x->n_ops ||
+            x->first_id > (uint64_t)INT64_MAX || x->n_ids > (uint64_t)INT64_MAX - x->first_id) {
+            snprintf(why, n, "meta.models[%d]: its tensors, operators or block ids are outside "
+                             "the trace's tables", (int)k);
+            return false;
+        }
+    }
     return check_index_list(m->inputs, m->n_inputs, 0, m->n_tensors, "meta.inputs", why, n) &&
            check_index_list(m->outputs, m->n_outputs, 0, m->n_tensors, "meta.outputs", why, n);
 }

@@ -166,6 +166,45 @@ static mp_status load_tensors(mp_trace_header_loader *ld, json_t *arr, mp_trace_
     return MP_OK;
 }
 
+/* "models" (optional: a chain's trace, memprof pipeline): which tensors, operators and
+ * blocks belong to which model; ranges are checked by mp_tfmt_check_meta. */
+static mp_status load_models(mp_trace_header_loader *ld, json_t *meta)
+{
+    json_t *arr = json_object_get(meta, "models");
+    if (!arr)
+        return MP_OK;
+    if (!json_is_array(arr) || json_array_size(arr) > INT32_MAX)
+        return mp_trace_header_fail(ld, "meta.models is not an array");
+    size_t n = json_array_size(arr);
+    mp_trace_model *v = calloc(n + 1, sizeof *v);
+    if (!v)
+        return nomem(ld);
+    static const char *const keys[] = {"first_tensor", "n_tensors", "first_op", "n_ops",
+                                       "first_id", "n_ids"};
+    mp_status st = MP_OK;
+    for (size_t k = 0; k < n && st == MP_OK; k++) {
+        json_t *o = json_array_get(arr, k);
+        char where[48];
+        snprintf(where, sizeof where, "meta.models[%zu]", k);
+        if (!json_is_object(o)) {
+            st = mp_trace_header_fail(ld, "%s is not an object", where);
+            break;
+        }
+        const char *name;
+        int64_t x[6];
+        st = get_str_member(ld, o, where, "name", &name);
+        for (int i = 0; i < 6 && st == MP_OK; i++)
+            st = get_int_member(ld, o, where, keys[i], 0, i < 4 ? INT32_MAX : INT64_MAX, &x[i]);
+        if (st == MP_OK)
+            v[k] = (mp_trace_model){(char *)name, (int32_t)x[0], (int32_t)x[1], (int32_t)x[2],
+                                    (int32_t)x[3], (uint64_t)x[4], (uint64_t)x[5]};
+    }
+    if (st == MP_OK && !mp_trace_set_models(ld->tr, (int32_t)n, v))
+        st = nomem(ld);
+    free(v);
+    return st;
+}
+
 static mp_status load_ops(mp_trace_header_loader *ld, json_t *arr, mp_trace_meta *m)
 {
     for (int32_t i = 0; i < m->n_ops; i++) {
@@ -255,6 +294,8 @@ mp_status mp_trace_header_meta(mp_trace_header_loader *ld, json_t *meta)
                                         is_in ? "inputs" : "outputs", (int)k);
         (is_in ? m->inputs : m->outputs)[k] = (int32_t)json_integer_value(v);
     }
+    if (st == MP_OK)
+        st = load_models(ld, meta);
     if (st != MP_OK)
         return st;
 

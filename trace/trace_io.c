@@ -180,6 +180,19 @@ static void write_meta(FILE *f, const mp_trace_meta *m, bool truncated)
     write_int_list(f, m->inputs, m->n_inputs);
     fputs(",\"outputs\":", f);
     write_int_list(f, m->outputs, m->n_outputs);
+    /* a chain's trace (memprof pipeline): which tensors, operators and blocks are whose;
+     * optional, written only for several models */
+    for (int32_t k = 0; k < m->n_models; k++) {
+        const mp_trace_model *x = &m->models[k];
+        fputs(k ? ",\n{\"name\":" : ",\n\"models\":[\n{\"name\":", f);
+        write_str(f, x->name);
+        fprintf(f, ",\"first_tensor\":%d,\"n_tensors\":%d,\"first_op\":%d,\"n_ops\":%d,"
+                   "\"first_id\":%" PRIu64 ",\"n_ids\":%" PRIu64 "}",
+                (int)x->first_tensor, (int)x->n_tensors, (int)x->first_op, (int)x->n_ops,
+                x->first_id, x->n_ids);
+        if (k == m->n_models - 1)
+            putc(']', f);
+    }
     putc('}', f);
 }
 

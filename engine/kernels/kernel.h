@@ -146,6 +146,9 @@ extern const mp_kernel mp_kernels_resize[];      /* RESIZE_BILINEAR */
 extern const mp_kernel mp_kernels_convert[];     /* CAST, DEQUANTIZE */
 extern const mp_kernel mp_kernels_shape[];       /* SHAPE, STRIDED_SLICE, PACK */
 extern const mp_kernel mp_kernels_activation_lut[]; /* HARD_SWISH */
+extern const mp_kernel mp_kernels_fill[];        /* ZEROS_LIKE, FILL, RANGE */
+extern const mp_kernel mp_kernels_compare[];     /* EQUAL, NOT_EQUAL, LESS(_EQUAL), GREATER(_EQUAL), LOGICAL_*, SELECT(_V2) */
+extern const mp_kernel mp_kernels_binary_math[]; /* MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW, PRELU */
 extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG, LEAKY_RELU, GELU */
 /* each table ends with an entry whose opcode is -1 */
 
