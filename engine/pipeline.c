@@ -1,0 +1,1259 @@
+/* A pipeline of models on the public session API: edges, copies or bindings, shape
+ * propagation, the shared arena and the chain's trace (see pipeline.h).
+ *
+ * How an edge moves its bytes (mode, chosen at each sync from what the edge asks and what
+ * the two ends allow):
+ *   E_COPY      copy asked: caller -> model set_input; model -> model get_output into the
+ *               pipeline's buffer then set_input; model -> caller get_output
+ *   E_BIND      the writer and the reader share one buffer: no copy
+ *   E_CONVERT   the writer's output bound to buffer A, converted into buffer B, to which the
+ *               reader's input is bound (other dtypes or quantization): one conversion
+ *   E_COPY_IN   the writer's output bound to the buffer, set_input into the reader (other
+ *               shapes; or the caller's input buffer that cannot be bound): one copy
+ *   E_COPY_OUT  get_output into the buffer after the writer ran, the reader's input bound to
+ *               it (the output's shape known only while running; an output that is also an
+ *               input): one copy
+ * Every call on a session is followed by a note of which model the recorder's new events
+ * belong to (the journal), from which mp_pipeline_close numbers the chain's trace. */
+#include "engine/pipeline.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/kernels/quant_math.h"
+#include "engine/memory/plan.h"
+
+enum { E_COPY = 0, E_BIND, E_CONVERT, E_COPY_IN, E_COPY_OUT };
+
+typedef struct edge_rt {
+    int mode;
+    void *buf;          /* the pipeline's buffer (NULL: none, or in the shared arena) */
+    size_t cap;
+    void *buf2;         /* E_CONVERT: the reader's side */
+    size_t cap2;
+    bool in_arena;      /* buf is a slot of the shared arena */
+    uint64_t arena_off;
+} edge_rt;
+
+typedef struct seg {
+    size_t end;         /* events [previous end, end) belong to model */
+    int32_t model;
+} seg;
+
+typedef struct src_ref {
+    int32_t model, output; /* -1: not connected */
+} src_ref;
+
+typedef struct caller_buf {
+    void *p;
+    size_t cap;
+} caller_buf;
+
+struct mp_pipeline {
+    mp_pipe_options opt;
+    char *planner;
+    int n;
+    mp_session *s[MP_PIPE_MAX_MODELS];
+    char *name[MP_PIPE_MAX_MODELS];
+    src_ref *src[MP_PIPE_MAX_MODELS];     /* per input of model k >= 1 */
+    int n_edges;
+    mp_pipe_edge *edges;
+    edge_rt *ert;
+    bool resolved, synced, closed;
+    int32_t (*in_shape)[1 + MP_MAX_RANK]; /* the first model's input shapes at the last sync */
+    caller_buf *cin, *cout;               /* per chain input, output */
+    void **own_out;                       /* the pipeline's buffers for outputs without one */
+    size_t *own_out_cap;
+    char *arena;                          /* share_arena: the chain's arena */
+    size_t arena_cap;
+    mp_pipe_arena af;
+    uint64_t runs;
+    seg *segs;
+    size_t n_segs, cap_segs;
+    bool nomem_journal;
+    /* the models' descriptions, kept for the chain's trace after the sessions are gone */
+    mp_trace *combined_meta;
+};
+
+static char dummy_buf[64] __attribute__((aligned(64)));
+
+const char *mp_pipe_why_name(int why)
+{
+    static const char *const names[MP_WHY_COUNT] = {"none", "copy", "dtype", "shape",
+                                                   "alignment", "slack", "dynamic",
+                                                   "passthrough"};
+    return why >= 0 && why < MP_WHY_COUNT ? names[why] : "?";
+}
+
+/* ---- the journal ------------------------------------------------------------------------ */
+
+static void note(mp_pipeline *p, int32_t model)
+{
+    if (!p->opt.trace || p->nomem_journal)
+        return;
+    size_t end = mp_trace_count(p->opt.trace);
+    if (p->n_segs && p->segs[p->n_segs - 1].model == model) {
+        p->segs[p->n_segs - 1].end = end;
+        return;
+    }
+    if (p->n_segs && p->segs[p->n_segs - 1].end == end)
+        return; /* nothing recorded since */
+    if (p->n_segs == p->cap_segs) {
+        size_t cap = p->cap_segs ? 2 * p->cap_segs : 64;
+        seg *v = realloc(p->segs, cap * sizeof *v);
+        if (!v) {
+            p->nomem_journal = true;
+            return;
+        }
+        p->segs = v;
+        p->cap_segs = cap;
+    }
+    p->segs[p->n_segs++] = (seg){end, model};
+}
+
+/* ---- creating and connecting ------------------------------------------------------------ */
+
+mp_status mp_pipeline_create(const mp_pipe_options *o, int n_models, const char *const *models,
+                             mp_pipeline **out, mp_error *err)
+{
+    *out = NULL;
+    if (n_models < 1 || n_models > MP_PIPE_MAX_MODELS)
+        return mp_fail(err, MP_ERR_ARG, "a pipeline takes 1 to %d models, got %d",
+                       MP_PIPE_MAX_MODELS, n_models);
+    mp_pipeline *p = calloc(1, sizeof *p);
+    if (!p)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory creating a pipeline");
+    p->opt = *o;
+    p->planner = o->planner ? strdup(o->planner) : NULL;
+    p->opt.planner = p->planner;
+    mp_status st = MP_OK;
+    for (int k = 0; k < n_models && st == MP_OK; k++) {
+        mp_session_options so = {.threads = o->threads, .threadpool = o->threadpool,
+                                 .mode = o->mode, .planner = o->planner, .trace = o->trace};
+        st = mp_session_create(&so, &p->s[k], err);
+        if (st != MP_OK)
+            break;
+        p->n = k + 1;
+        p->name[k] = strdup(models[k]);
+        if (!p->name[k]) {
+            st = mp_fail(err, MP_ERR_NOMEM, "out of memory creating a pipeline");
+            break;
+        }
+        st = mp_session_load(p->s[k], models[k], err);
+        note(p, k);
+        if (st == MP_OK && o->share_arena && o->mode != MP_MEMORY_DYNAMIC)
+            st = mp_session_use_external_arena(p->s[k], true, err);
+        if (st != MP_OK)
+            break;
+        int ni = mp_session_input_count(p->s[k]);
+        p->src[k] = calloc((size_t)ni + 1, sizeof(src_ref));
+        if (!p->src[k]) {
+            st = mp_fail(err, MP_ERR_NOMEM, "out of memory creating a pipeline");
+            break;
+        }
+        for (int i = 0; i < ni; i++)
+            p->src[k][i] = k > 0 && i < mp_session_output_count(p->s[k - 1])
+                               ? (src_ref){k - 1, i}
+                               : (src_ref){-1, -1};
+    }
+    if (st == MP_OK) {
+        int ni = mp_session_input_count(p->s[0]), no = mp_session_output_count(p->s[p->n - 1]);
+        p->in_shape = calloc((size_t)ni + 1, sizeof *p->in_shape);
+        p->cin = calloc((size_t)ni + 1, sizeof *p->cin);
+        p->cout = calloc((size_t)no + 1, sizeof *p->cout);
+        p->own_out = calloc((size_t)no + 1, sizeof *p->own_out);
+        p->own_out_cap = calloc((size_t)no + 1, sizeof *p->own_out_cap);
+        if (!p->in_shape || !p->cin || !p->cout || !p->own_out || !p->own_out_cap)
+            st = mp_fail(err, MP_ERR_NOMEM, "out of memory creating a pipeline");
+    }
+    if (st != MP_OK) {
+        mp_pipeline_close(p, NULL, NULL);
+        mp_pipeline_free(p);
+        return st;
+    }
+    *out = p;
+    return MP_OK;
+}
+
+/* Output or input of session s by name or decimal index; -1 when none. */
+static int find_io(mp_session *s, const char *what, bool input)
+{
+    int n = input ? mp_session_input_count(s) : mp_session_output_count(s);
+    for (int i = 0; i < n; i++) {
+        const mp_tensor *t = input ? mp_session_input(s, i) : mp_session_output(s, i);
+        if (strcmp(t->info->name, what) == 0)
+            return i;
+    }
+    char *end;
+    long v = strtol(what, &end, 10);
+    return *what && !*end && v >= 0 && v < n ? (int)v : -1;
+}
+
+mp_status mp_pipeline_connect(mp_pipeline *p, int from_model, const char *output, int to_model,
+                              const char *input, mp_error *err)
+{
+    if (p->resolved)
+        return mp_fail(err, MP_ERR_ARG, "connections are made before the first prepare");
+    if (to_model < 1 || to_model >= p->n || from_model < 0 || from_model >= to_model)
+        return mp_fail(err, MP_ERR_ARG,
+                       "cannot connect model %d to model %d: a model feeds a later one (models "
+                       "1..%d)", from_model + 1, to_model + 1, p->n);
+    int o = find_io(p->s[from_model], output, false);
+    if (o < 0)
+        return mp_fail(err, MP_ERR_ARG, "model %d (%s) has no output '%s'", from_model + 1,
+                       p->name[from_model], output);
+    int i = find_io(p->s[to_model], input, true);
+    if (i < 0)
+        return mp_fail(err, MP_ERR_ARG, "model %d (%s) has no input '%s'", to_model + 1,
+                       p->name[to_model], input);
+    p->src[to_model][i] = (src_ref){from_model, o};
+    return MP_OK;
+}
+
+/* The edges, once: the chain's inputs, the model-to-model edges by reader, the outputs. */
+static mp_status resolve(mp_pipeline *p, mp_error *err)
+{
+    if (p->resolved)
+        return MP_OK;
+    int n = mp_session_input_count(p->s[0]) + mp_session_output_count(p->s[p->n - 1]);
+    for (int k = 1; k < p->n; k++)
+        n += mp_session_input_count(p->s[k]);
+    p->edges = calloc((size_t)n + 1, sizeof *p->edges);
+    p->ert = calloc((size_t)n + 1, sizeof *p->ert);
+    if (!p->edges || !p->ert)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory connecting the pipeline");
+    int e = 0;
+    for (int i = 0; i < mp_session_input_count(p->s[0]); i++)
+        p->edges[e++] = (mp_pipe_edge){-1, i, 0, i, -1, mp_session_model(p->s[0])->inputs[i],
+                                       p->opt.io, false, 0, "", 0, 0, 0};
+    for (int k = 1; k < p->n; k++)
+        for (int i = 0; i < mp_session_input_count(p->s[k]); i++) {
+            src_ref r = p->src[k][i];
+            if (r.model < 0)
+                return mp_fail(err, MP_ERR_ARG,
+                               "model %d (%s): input %d '%s' is fed by nothing (model %d has "
+                               "%d outputs; connect it with --connect)", k + 1, p->name[k], i,
+                               mp_session_input(p->s[k], i)->info->name, k,
+                               mp_session_output_count(p->s[k - 1]));
+            for (int j = 0; j < e; j++)
+                if (p->edges[j].from_model == r.model && p->edges[j].from_output == r.output)
+                    return mp_fail(err, MP_ERR_ARG,
+                                   "model %d output '%s' feeds two inputs (model %d input %d "
+                                   "and model %d input %d); a pipeline feeds each output to "
+                                   "one input", r.model + 1,
+                                   mp_session_output(p->s[r.model], r.output)->info->name,
+                                   p->edges[j].to_model + 1, p->edges[j].to_input, k + 1, i);
+            p->edges[e++] = (mp_pipe_edge){
+                r.model, r.output, k, i, mp_session_model(p->s[r.model])->outputs[r.output],
+                mp_session_model(p->s[k])->inputs[i], p->opt.io, false, 0, "", 0, 0, 0};
+        }
+    int last = p->n - 1;
+    for (int j = 0; j < mp_session_output_count(p->s[last]); j++)
+        p->edges[e++] = (mp_pipe_edge){last, j, -1, j, mp_session_model(p->s[last])->outputs[j],
+                                       -1, p->opt.io, false, 0, "", 0, 0, 0};
+    p->n_edges = e;
+    p->resolved = true;
+    return MP_OK;
+}
+
+mp_status mp_pipeline_set_edge_io(mp_pipeline *p, int e, mp_pipe_io io, mp_error *err)
+{
+    mp_status st = resolve(p, err);
+    if (st != MP_OK)
+        return st;
+    if (e < 0 || e >= p->n_edges)
+        return mp_fail(err, MP_ERR_ARG, "no edge %d (the pipeline has %d)", e, p->n_edges);
+    if (p->edges[e].io != io) {
+        p->edges[e].io = io;
+        p->synced = false;
+    }
+    return MP_OK;
+}
+
+/* ---- what an edge may do ---------------------------------------------------------------- */
+
+static size_t elem_size(const mp_tensor *t)
+{
+    size_t z = mp_dtype_size(t->dtype);
+    return z ? z : 1;
+}
+
+static bool same_quant(const mp_tensor *a, const mp_tensor *b)
+{
+    const mp_quant *x = &a->info->quant, *y = &b->info->quant;
+    if (x->count != y->count)
+        return false;
+    for (int32_t i = 0; i < x->count; i++) {
+        if (x->scale[i] != y->scale[i])
+            return false;
+        int64_t zx = x->zero_point ? x->zero_point[i] : 0, zy = y->zero_point ? y->zero_point[i] : 0;
+        if (zx != zy)
+            return false;
+    }
+    return x->count <= 1 || x->quantized_dimension == y->quantized_dimension;
+}
+
+/* The conversions an edge can make: float32 and per-tensor quantized integers. */
+static bool convertible(const mp_tensor *t)
+{
+    if (t->info->quant.count > 1)
+        return false;
+    int32_t lo, hi;
+    return t->dtype == MP_DT_FLOAT32 ||
+           (t->info->quant.count == 1 && mp_quant_dtype_range(t->dtype, &lo, &hi));
+}
+
+static float real_at(const mp_tensor *t, const void *data, size_t i)
+{
+    float scale = t->info->quant.count ? t->info->quant.scale[0] : 1.0f;
+    int32_t zp = t->info->quant.count && t->info->quant.zero_point
+                     ? (int32_t)t->info->quant.zero_point[0] : 0;
+    switch (t->dtype) {
+    case MP_DT_FLOAT32: return ((const float *)data)[i];
+    case MP_DT_UINT8: return mp_dequantize_f32(((const uint8_t *)data)[i], scale, zp);
+    case MP_DT_INT8: return mp_dequantize_f32(((const int8_t *)data)[i], scale, zp);
+    case MP_DT_INT16: return mp_dequantize_f32(((const int16_t *)data)[i], scale, zp);
+    case MP_DT_INT32: return mp_dequantize_f32(((const int32_t *)data)[i], scale, zp);
+    default: return 0.0f;
+    }
+}
+
+static void store_at(const mp_tensor *t, void *data, size_t i, float x)
+{
+    if (t->dtype == MP_DT_FLOAT32) {
+        ((float *)data)[i] = x;
+        return;
+    }
+    float scale = t->info->quant.scale[0];
+    int32_t zp = t->info->quant.zero_point ? (int32_t)t->info->quant.zero_point[0] : 0;
+    int32_t lo = 0, hi = 0;
+    mp_quant_dtype_range(t->dtype, &lo, &hi);
+    int32_t q = mp_quantize_f32(x, scale, zp, lo, hi);
+    switch (t->dtype) {
+    case MP_DT_UINT8: ((uint8_t *)data)[i] = (uint8_t)q; break;
+    case MP_DT_INT8: ((int8_t *)data)[i] = (int8_t)q; break;
+    case MP_DT_INT16: ((int16_t *)data)[i] = (int16_t)q; break;
+    case MP_DT_INT32: ((int32_t *)data)[i] = q; break;
+    default: break;
+    }
+}
+
+static const mp_tensor *edge_src(const mp_pipeline *p, const mp_pipe_edge *e)
+{
+    return e->from_model >= 0 ? mp_session_output(p->s[e->from_model], e->from_output) : NULL;
+}
+
+static const mp_tensor *edge_dst(const mp_pipeline *p, const mp_pipe_edge *e)
+{
+    return e->to_model >= 0 ? mp_session_input(p->s[e->to_model], e->to_input) : NULL;
+}
+
+static bool output_is_input(mp_session *s, int o)
+{
+    const mp_model *m = mp_session_model(s);
+    for (int32_t i = 0; i < m->n_inputs; i++)
+        if (m->inputs[i] == m->outputs[o])
+            return true;
+    return false;
+}
+
+static void set_why(mp_pipe_edge *e, int why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_why(mp_pipe_edge *e, int why, const char *fmt, ...)
+{
+    e->why = why;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->reason, sizeof e->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* Choose a model-to-model edge's mode for the current shapes (the reader's input shape
+ * already propagated). */
+static mp_status choose_link(mp_pipeline *p, int ei, mp_error *err)
+{
+    mp_pipe_edge *e = &p->edges[ei];
+    edge_rt *r = &p->ert[ei];
+    const mp_tensor *a = edge_src(p, e), *b = edge_dst(p, e);
+    char sa[128], sb[128];
+    mp_shape_str(a->rank, a->dims, sa, sizeof sa);
+    mp_shape_str(b->rank, b->dims, sb, sizeof sb);
+    bool dyn = mp_session_output_deferred(p->s[e->from_model], e->from_output);
+    bool pass = output_is_input(p->s[e->from_model], e->from_output);
+    bool conv = a->dtype != b->dtype || !same_quant(a, b);
+    if (conv && (!convertible(a) || !convertible(b)))
+        return mp_fail(err, MP_ERR_UNSUPPORTED,
+                       "model %d output '%s' (%s) cannot feed model %d input '%s' (%s): "
+                       "memprof converts float32 and per-tensor quantized integers only",
+                       e->from_model + 1, a->info->name, mp_dtype_name(a->dtype), e->to_model + 1,
+                       b->info->name, mp_dtype_name(b->dtype));
+    if (!dyn && mp_tensor_elements(a) != mp_tensor_elements(b))
+        return mp_fail(err, MP_ERR_SHAPE, "model %d output '%s' %s cannot feed model %d input "
+                       "'%s' %s: not as many elements", e->from_model + 1, a->info->name, sa,
+                       e->to_model + 1, b->info->name, sb);
+    if (conv && (dyn || pass))
+        return mp_fail(err, MP_ERR_UNSUPPORTED, "model %d output '%s' needs a conversion to "
+                       "feed model %d input '%s', and its %s", e->from_model + 1, a->info->name,
+                       e->to_model + 1, b->info->name,
+                       dyn ? "shape is known only while running" : "is also an input");
+    e->why = MP_WHY_NONE;
+    e->reason[0] = 0;
+    if (e->io == MP_PIPE_COPY) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied out of model %d and into model %d",
+                e->from_model + 1, e->to_model + 1);
+    } else if (conv) {
+        r->mode = E_CONVERT;
+        set_why(e, MP_WHY_DTYPE, "%s%s%s to %s%s: converted (one copy)", mp_dtype_name(a->dtype),
+                a->info->quant.count ? " quantized" : "", "", mp_dtype_name(b->dtype),
+                b->info->quant.count ? " quantized" : "");
+        if (a->dtype == b->dtype)
+            set_why(e, MP_WHY_DTYPE, "%s with other quantization (scale or zero point): "
+                    "requantized (one copy)", mp_dtype_name(a->dtype));
+    } else if (dyn) {
+        r->mode = E_COPY_OUT;
+        set_why(e, MP_WHY_DYNAMIC, "the shape of '%s' is known only while model %d runs: "
+                "copied out of it (one copy)", a->info->name, e->from_model + 1);
+    } else if (pass) {
+        r->mode = E_COPY_OUT;
+        set_why(e, MP_WHY_PASSTHROUGH, "'%s' is also an input of model %d: copied out of it "
+                "(one copy)", a->info->name, e->from_model + 1);
+    } else if (!mp_tensor_same_shape(a, b)) {
+        r->mode = E_COPY_IN;
+        set_why(e, MP_WHY_SHAPE, "shape %s to %s: copied into model %d (one copy)", sa, sb,
+                e->to_model + 1);
+    } else {
+        r->mode = E_BIND;
+    }
+    e->bound = r->mode == E_BIND;
+    return MP_OK;
+}
+
+/* Choose a caller's input edge's mode for the caller's buffer (none yet: bind if asked). */
+static void choose_input(mp_pipeline *p, int ei)
+{
+    mp_pipe_edge *e = &p->edges[ei];
+    edge_rt *r = &p->ert[ei];
+    const mp_tensor *b = edge_dst(p, e);
+    const caller_buf *c = &p->cin[e->from_output];
+    e->why = MP_WHY_NONE;
+    e->reason[0] = 0;
+    r->mode = E_BIND;
+    if (e->io == MP_PIPE_COPY) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied into model 1");
+    } else if (c->p && (uintptr_t)c->p % elem_size(b) != 0) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_ALIGN, "the caller's buffer at %p is not aligned to %zu bytes "
+                "(its %s elements): copied in (one copy)", c->p, elem_size(b),
+                mp_dtype_name(b->dtype));
+    } else if (c->p && c->cap < b->bytes + MP_INPUT_SLACK) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_SLACK, "the caller's buffer holds %zu bytes; binding needs %zu "
+                "(its bytes + %zu of XNNPACK slack): copied in (one copy)", c->cap,
+                b->bytes + MP_INPUT_SLACK, MP_INPUT_SLACK);
+    }
+    e->bound = r->mode == E_BIND;
+}
+
+/* Choose a chain output edge's mode. */
+static void choose_output(mp_pipeline *p, int ei)
+{
+    mp_pipe_edge *e = &p->edges[ei];
+    edge_rt *r = &p->ert[ei];
+    const mp_tensor *a = edge_src(p, e);
+    const caller_buf *c = &p->cout[e->to_input];
+    e->why = MP_WHY_NONE;
+    e->reason[0] = 0;
+    r->mode = E_BIND;
+    if (e->io == MP_PIPE_COPY) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied out of model %d", e->from_model + 1);
+    } else if (mp_session_output_deferred(p->s[e->from_model], e->from_output)) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_DYNAMIC, "the shape of '%s' is known only while model %d runs: "
+                "copied out (one copy)", a->info->name, e->from_model + 1);
+    } else if (output_is_input(p->s[e->from_model], e->from_output)) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_PASSTHROUGH, "'%s' is also an input of model %d: copied out (one "
+                "copy)", a->info->name, e->from_model + 1);
+    } else if (c->p && (uintptr_t)c->p % elem_size(a) != 0) {
+        r->mode = E_COPY;
+        set_why(e, MP_WHY_ALIGN, "the caller's buffer at %p is not aligned to %zu bytes: "
+                "copied out (one copy)", c->p, elem_size(a));
+    }
+    e->bound = r->mode == E_BIND;
+}
+
+/* ---- buffers ---------------------------------------------------------------------------- */
+
+/* The pipeline's buffer of at least `need` bytes, from model k's allocator (kind io, owned by
+ * tensor t), kept when big enough. */
+static mp_status reserve(mp_pipeline *p, int k, int32_t t, void **buf, size_t *cap, size_t need,
+                         mp_error *err)
+{
+    if (*buf && *cap >= need)
+        return MP_OK;
+    mp_mem *mem = mp_session_mem(p->s[k]);
+    mp_mem_free(mem, *buf);
+    *buf = mp_mem_alloc(mem, need, 64, MP_MEM_IO, MP_OWNER_TENSOR(t));
+    *cap = *buf ? need : 0;
+    note(p, k);
+    if (!*buf)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory for a pipeline buffer of %zu bytes", need);
+    return MP_OK;
+}
+
+static void release(mp_pipeline *p, int k, void **buf, size_t *cap)
+{
+    if (*buf) {
+        mp_mem_free(mp_session_mem(p->s[k]), *buf);
+        note(p, k);
+    }
+    *buf = NULL;
+    *cap = 0;
+}
+
+/* Where chain output j goes: the caller's buffer, or the pipeline's own. */
+static mp_status out_buffer(mp_pipeline *p, int j, size_t bytes, void **buf, size_t *cap,
+                            mp_error *err)
+{
+    if (p->cout[j].p) {
+        if (p->cout[j].cap < bytes)
+            return mp_fail(err, MP_ERR_ARG, "the caller's buffer for output %d holds %zu bytes; "
+                           "it needs %zu", j, p->cout[j].cap, bytes);
+        *buf = p->cout[j].p;
+        *cap = p->cout[j].cap;
+        return MP_OK;
+    }
+    int last = p->n - 1;
+    mp_status st = reserve(p, last, mp_session_model(p->s[last])->outputs[j], &p->own_out[j],
+                           &p->own_out_cap[j], bytes + MP_INPUT_SLACK, err);
+    *buf = p->own_out[j];
+    *cap = p->own_out_cap[j];
+    return st;
+}
+
+/* ---- the shared arena ------------------------------------------------------------------- */
+
+static int32_t producer_of(const mp_model *m, int32_t t)
+{
+    for (int32_t i = 0; i < m->n_ops; i++)
+        for (int32_t j = 0; j < m->ops[i].n_outputs; j++)
+            if (m->ops[i].outputs[j] == t)
+                return i;
+    return 0;
+}
+
+static int32_t last_reader(const mp_model *m, int32_t t)
+{
+    int32_t last = 0;
+    for (int32_t i = 0; i < m->n_ops; i++)
+        for (int32_t j = 0; j < m->ops[i].n_inputs; j++)
+            if (m->ops[i].inputs[j] == t)
+                last = i;
+    return last;
+}
+
+/* One plan for every model's buffers and the bound model-to-model buffers, the models'
+ * operators as one sequence of steps; then every session placed in it. */
+static mp_status plan_chain(mp_pipeline *p, mp_error *err)
+{
+    const mp_planner *pl = p->planner ? mp_planner_find(p->planner) : mp_planner_default();
+    mp_plan_item *items[MP_PIPE_MAX_MODELS] = {0};
+    int32_t n_items[MP_PIPE_MAX_MODELS] = {0}, base[MP_PIPE_MAX_MODELS + 1] = {0};
+    uint64_t align = 64;
+    mp_status st = MP_OK;
+    int32_t n = 0;
+    for (int k = 0; k < p->n && st == MP_OK; k++) {
+        st = mp_session_plan_items(p->s[k], &items[k], &n_items[k], &align, err);
+        note(p, k);
+        n += n_items[k];
+        base[k + 1] = base[k] + mp_session_model(p->s[k])->n_ops;
+    }
+    int32_t n_bound = 0;
+    for (int e = 0; e < p->n_edges; e++)
+        n_bound += p->edges[e].from_model >= 0 && p->edges[e].to_model >= 0 &&
+                   p->ert[e].mode == E_BIND;
+    mp_plan_buf *bufs = calloc((size_t)(n + n_bound) + 1, sizeof *bufs);
+    uint64_t *off = calloc((size_t)(n + n_bound) + 1, sizeof *off);
+    if (st == MP_OK && (!bufs || !off))
+        st = mp_fail(err, MP_ERR_NOMEM, "out of memory planning the chain's arena");
+    uint64_t separate = 0, total = 0;
+    int32_t m = 0;
+    for (int k = 0; k < p->n && st == MP_OK; k++) {
+        int32_t first = m;
+        for (int32_t i = 0; i < n_items[k]; i++)
+            bufs[m++] = (mp_plan_buf){items[k][i].bytes, base[k] + items[k][i].first,
+                                      base[k] + items[k][i].last};
+        /* the model alone, with its own steps */
+        uint64_t t = 0;
+        for (int32_t i = first; i < m; i++)
+            bufs[i].first -= base[k], bufs[i].last -= base[k];
+        if (m > first)
+            st = pl->plan(bufs + first, m - first, align, off + first, &t, NULL);
+        for (int32_t i = first; i < m; i++)
+            bufs[i].first += base[k], bufs[i].last += base[k];
+        separate += t;
+    }
+    uint64_t boundary = 0;
+    for (int e = 0; e < p->n_edges && st == MP_OK; e++) {
+        const mp_pipe_edge *x = &p->edges[e];
+        if (x->from_model < 0 || x->to_model < 0 || p->ert[e].mode != E_BIND)
+            continue;
+        const mp_tensor *a = edge_src(p, x);
+        int32_t f = base[x->from_model] + producer_of(mp_session_model(p->s[x->from_model]),
+                                                      x->from_tensor);
+        int32_t l = base[x->to_model] + last_reader(mp_session_model(p->s[x->to_model]),
+                                                    x->to_tensor);
+        bufs[m++] = (mp_plan_buf){a->bytes + MP_INPUT_SLACK, f, l};
+        boundary += mp_plan_align_up(a->bytes + MP_INPUT_SLACK, align);
+    }
+    if (st == MP_OK && m > 0)
+        st = pl->plan(bufs, m, align, off, &total, NULL);
+    char why[256];
+    if (st == MP_OK && m > 0 && !mp_plan_check(bufs, m, align, off, total, why, sizeof why))
+        st = mp_fail(err, MP_ERR_BACKEND, "planner '%s' made an invalid chain plan: %s", pl->name,
+                     why);
+    if (st == MP_OK) {
+        p->af = (mp_pipe_arena){true, total, mp_plan_lower_bound(bufs, m, align, NULL),
+                                separate + boundary, boundary, m, n_bound, p->af.plans + 1};
+        size_t need = (size_t)total + MP_INPUT_SLACK;
+        if (!p->arena || p->arena_cap < need) {
+            mp_mem *mem0 = mp_session_mem(p->s[0]);
+            mp_mem_free(mem0, p->arena);
+            p->arena = mp_mem_alloc_long(mem0, need, align, MP_MEM_STATIC, MP_OWNER_NONE);
+            p->arena_cap = p->arena ? need : 0;
+            note(p, 0);
+            if (!p->arena)
+                st = mp_fail(err, MP_ERR_NOMEM, "out of memory for the chain's arena of %zu "
+                             "bytes", need);
+        }
+    }
+    /* the bound buffers first (the sessions' bindings then point into the arena) */
+    int32_t bi = n;
+    for (int e = 0; e < p->n_edges && st == MP_OK; e++) {
+        const mp_pipe_edge *x = &p->edges[e];
+        if (x->from_model < 0 || x->to_model < 0 || p->ert[e].mode != E_BIND)
+            continue;
+        edge_rt *r = &p->ert[e];
+        release(p, x->from_model, &r->buf, &r->cap);
+        r->in_arena = true;
+        r->arena_off = off[bi];
+        void *at = p->arena + off[bi];
+        size_t cap = (size_t)bufs[bi].size;
+        bi++;
+        st = mp_session_set_output_buffer(p->s[x->from_model], x->from_output, at, cap, err);
+        note(p, x->from_model);
+        if (st == MP_OK)
+            st = mp_session_set_input_buffer(p->s[x->to_model], x->to_input, at, cap, err);
+        note(p, x->to_model);
+    }
+    int32_t at = 0;
+    for (int k = 0; k < p->n && st == MP_OK; k++) {
+        st = mp_session_place_arena(p->s[k], p->arena, p->arena_cap, off + at, n_items[k], err);
+        note(p, k);
+        at += n_items[k];
+    }
+    for (int k = 0; k < p->n; k++)
+        free(items[k]);
+    free(bufs);
+    free(off);
+    return st;
+}
+
+/* ---- sync: shapes, modes, bindings, prepare --------------------------------------------- */
+
+static void remember_shapes(mp_pipeline *p)
+{
+    for (int i = 0; i < mp_session_input_count(p->s[0]); i++) {
+        const mp_tensor *t = mp_session_input(p->s[0], i);
+        p->in_shape[i][0] = t->rank;
+        memcpy(p->in_shape[i] + 1, t->dims, sizeof(int32_t) * MP_MAX_RANK);
+    }
+}
+
+static bool shapes_changed(const mp_pipeline *p)
+{
+    for (int i = 0; i < mp_session_input_count(p->s[0]); i++) {
+        const mp_tensor *t = mp_session_input(p->s[0], i);
+        if (p->in_shape[i][0] != t->rank ||
+            memcmp(p->in_shape[i] + 1, t->dims, sizeof(int32_t) * (size_t)t->rank) != 0)
+            return true;
+    }
+    return false;
+}
+
+/* Model k's input i takes the shape of the output feeding it (same rank), if it differs. */
+static mp_status propagate(mp_pipeline *p, int ei, mp_error *err)
+{
+    const mp_pipe_edge *e = &p->edges[ei];
+    const mp_tensor *a = edge_src(p, e), *b = edge_dst(p, e);
+    if (mp_session_output_deferred(p->s[e->from_model], e->from_output) ||
+        mp_tensor_same_shape(a, b) || a->rank != b->rank)
+        return MP_OK;
+    mp_status st = mp_session_set_input_shape(p->s[e->to_model], e->to_input, a->rank, a->dims, err);
+    note(p, e->to_model);
+    if (st != MP_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        st = mp_fail(err, st, "model %d output '%s' cannot feed model %d input '%s': %s",
+                     e->from_model + 1, a->info->name, e->to_model + 1, b->info->name, msg);
+    }
+    return st;
+}
+
+/* The writer's output of a model-to-model edge is bound (to the edge's buffer), as far as
+ * is known before the writer's shapes are inferred; place_buffers corrects an output found
+ * to be known only while running. */
+static bool writer_binds(mp_pipeline *p, const mp_pipe_edge *e)
+{
+    return e->io == MP_PIPE_BIND && !output_is_input(p->s[e->from_model], e->from_output) &&
+           !mp_session_output_deferred(p->s[e->from_model], e->from_output);
+}
+
+/* Bind what binds before the model plans, so that its arena leaves those buffers out: to a
+ * placeholder until place_buffers (or plan_chain) gives the buffers their size. */
+static mp_status bind_model(mp_pipeline *p, int k, mp_error *err)
+{
+    mp_status st = MP_OK;
+    for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++) {
+        const mp_pipe_edge *e = &p->edges[ei];
+        edge_rt *r = &p->ert[ei];
+        if (e->to_model == k && e->from_model < 0) { /* the caller's input */
+            const caller_buf *c = &p->cin[e->from_output];
+            bool bind = r->mode == E_BIND && c->p;
+            st = mp_session_set_input_buffer(p->s[k], e->to_input, bind ? c->p : NULL,
+                                             bind ? c->cap : 0, err);
+        } else if (e->to_model == k) { /* the reader's side */
+            bool bind = r->mode == E_BIND || r->mode == E_CONVERT || r->mode == E_COPY_OUT;
+            st = mp_session_set_input_buffer(p->s[k], e->to_input, bind ? dummy_buf : NULL, 0,
+                                             err);
+        }
+        if (st == MP_OK && e->from_model == k && !output_is_input(p->s[k], e->from_output)) {
+            bool bind = e->to_model < 0 ? r->mode == E_BIND : writer_binds(p, e);
+            st = mp_session_set_output_buffer(p->s[k], e->from_output, bind ? dummy_buf : NULL,
+                                              0, err);
+        }
+        note(p, k);
+    }
+    return st;
+}
+
+/* The pipeline's buffers at the current sizes, and the sessions' bindings pointed at them. */
+static mp_status place_buffers(mp_pipeline *p, mp_error *err)
+{
+    mp_status st = MP_OK;
+    for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++) {
+        const mp_pipe_edge *e = &p->edges[ei];
+        edge_rt *r = &p->ert[ei];
+        if (e->from_model < 0) { /* the caller's input */
+            const caller_buf *c = &p->cin[e->from_output];
+            if (r->mode == E_BIND && c->p)
+                st = mp_session_set_input_buffer(p->s[0], e->to_input, c->p, c->cap, err);
+            note(p, 0);
+            continue;
+        }
+        const mp_tensor *a = edge_src(p, e);
+        if (e->to_model < 0) { /* the chain's output */
+            if (r->mode != E_BIND)
+                continue;
+            void *buf;
+            size_t cap;
+            st = out_buffer(p, e->to_input, a->bytes, &buf, &cap, err);
+            if (st == MP_OK)
+                st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, buf, cap,
+                                                  err);
+            note(p, e->from_model);
+            continue;
+        }
+        if (r->mode == E_BIND && r->in_arena)
+            continue; /* placed by plan_chain */
+        const mp_tensor *b = edge_dst(p, e);
+        if (r->mode == E_COPY || r->mode == E_COPY_OUT) { /* the writer keeps its output */
+            st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, NULL, 0, err);
+            note(p, e->from_model);
+            continue;
+        }
+        size_t need = (a->bytes > b->bytes ? a->bytes : b->bytes) + MP_INPUT_SLACK;
+        st = reserve(p, e->from_model, e->from_tensor, &r->buf, &r->cap, need, err);
+        if (st == MP_OK) { /* E_BIND, E_CONVERT, E_COPY_IN: the writer writes there */
+            st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, r->buf, r->cap,
+                                              err);
+            note(p, e->from_model);
+        }
+        if (st == MP_OK && r->mode == E_BIND) {
+            st = mp_session_set_input_buffer(p->s[e->to_model], e->to_input, r->buf, r->cap, err);
+            note(p, e->to_model);
+        }
+        if (st == MP_OK && r->mode == E_CONVERT) {
+            st = reserve(p, e->to_model, e->to_tensor, &r->buf2, &r->cap2,
+                         b->bytes + MP_INPUT_SLACK, err);
+            if (st == MP_OK)
+                st = mp_session_set_input_buffer(p->s[e->to_model], e->to_input, r->buf2,
+                                                 r->cap2, err);
+            note(p, e->to_model);
+        }
+    }
+    return st;
+}
+
+static mp_status sync(mp_pipeline *p, mp_error *err)
+{
+    mp_status st = resolve(p, err);
+    for (int k = 0; k < p->n && st == MP_OK; k++) {
+        for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++) {
+            const mp_pipe_edge *e = &p->edges[ei];
+            if (e->to_model != k)
+                continue;
+            if (e->from_model < 0) {
+                choose_input(p, ei);
+            } else {
+                st = propagate(p, ei, err);
+                if (st == MP_OK)
+                    st = choose_link(p, ei, err);
+            }
+        }
+        for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++)
+            if (p->edges[ei].from_model == k && p->edges[ei].to_model < 0)
+                choose_output(p, ei);
+        if (st == MP_OK)
+            st = bind_model(p, k, err);
+        if (st == MP_OK) {
+            st = mp_session_prepare(p->s[k], err);
+            note(p, k);
+        }
+    }
+    for (int ei = 0; ei < p->n_edges; ei++)
+        p->ert[ei].in_arena = false;
+    if (st == MP_OK && p->opt.share_arena && p->opt.mode != MP_MEMORY_DYNAMIC)
+        st = plan_chain(p, err);
+    if (st == MP_OK)
+        st = place_buffers(p, err);
+    if (st == MP_OK) {
+        remember_shapes(p);
+        p->synced = true;
+    }
+    return st;
+}
+
+mp_status mp_pipeline_prepare(mp_pipeline *p, mp_error *err)
+{
+    if (p->closed)
+        return mp_fail(err, MP_ERR_ARG, "the pipeline is closed");
+    return sync(p, err);
+}
+
+mp_status mp_pipeline_set_input(mp_pipeline *p, int i, void *buf, size_t capacity, mp_error *err)
+{
+    if (i < 0 || i >= mp_session_input_count(p->s[0]))
+        return mp_fail(err, MP_ERR_ARG, "no chain input %d (model 1 has %d)", i,
+                       mp_session_input_count(p->s[0]));
+    caller_buf *c = &p->cin[i];
+    bool moved = c->p != buf;
+    c->p = buf;
+    c->cap = capacity;
+    if (!p->resolved || !p->synced)
+        return MP_OK;
+    /* another buffer may change what the edge can do */
+    for (int ei = 0; ei < p->n_edges; ei++) {
+        mp_pipe_edge *e = &p->edges[ei];
+        if (e->from_model >= 0 || e->from_output != i)
+            continue;
+        int was = p->ert[ei].mode;
+        choose_input(p, ei);
+        if (p->ert[ei].mode != was) {
+            p->synced = false;
+        } else if (p->ert[ei].mode == E_BIND && (moved || buf)) {
+            mp_status st = mp_session_set_input_buffer(p->s[0], e->to_input, buf, capacity, err);
+            note(p, 0);
+            return st;
+        }
+    }
+    return MP_OK;
+}
+
+mp_status mp_pipeline_set_output(mp_pipeline *p, int j, void *buf, size_t capacity, mp_error *err)
+{
+    if (j < 0 || j >= mp_session_output_count(p->s[p->n - 1]))
+        return mp_fail(err, MP_ERR_ARG, "no chain output %d (model %d has %d)", j, p->n,
+                       mp_session_output_count(p->s[p->n - 1]));
+    p->cout[j] = (caller_buf){buf, capacity};
+    p->synced = false;
+    return MP_OK;
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+static void count(mp_pipe_edge *e, uint64_t bytes)
+{
+    e->copies++;
+    e->copy_bytes += bytes;
+}
+
+/* After model k ran: what its outputs owe their readers. */
+static mp_status after_model(mp_pipeline *p, int k, mp_error *err)
+{
+    mp_status st = MP_OK;
+    for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++) {
+        mp_pipe_edge *e = &p->edges[ei];
+        edge_rt *r = &p->ert[ei];
+        if (e->from_model != k)
+            continue;
+        e->runs++;
+        const mp_tensor *a = edge_src(p, e);
+        if (e->to_model < 0) { /* the chain's output */
+            if (r->mode == E_BIND)
+                continue;
+            void *buf;
+            size_t cap;
+            st = out_buffer(p, e->to_input, a->bytes, &buf, &cap, err);
+            if (st == MP_OK)
+                st = mp_session_get_output(p->s[k], e->from_output, buf, a->bytes, err);
+            note(p, k);
+            count(e, a->bytes);
+            continue;
+        }
+        mp_session *sb = p->s[e->to_model];
+        const mp_tensor *b = edge_dst(p, e);
+        switch (r->mode) {
+        case E_BIND:
+            break;
+        case E_COPY:
+            st = reserve(p, k, e->from_tensor, &r->buf, &r->cap, a->bytes + MP_INPUT_SLACK, err);
+            if (st == MP_OK)
+                st = mp_session_get_output(p->s[k], e->from_output, r->buf, a->bytes, err);
+            note(p, k);
+            count(e, a->bytes);
+            if (st == MP_OK && mp_session_output_deferred(p->s[k], e->from_output) &&
+                !mp_tensor_same_shape(a, b) && a->rank == b->rank) {
+                st = mp_session_set_input_shape(sb, e->to_input, a->rank, a->dims, err);
+                note(p, e->to_model);
+            }
+            if (st == MP_OK)
+                st = mp_session_set_input(sb, e->to_input, r->buf, b->bytes, err);
+            note(p, e->to_model);
+            count(e, b->bytes);
+            break;
+        case E_COPY_IN:
+            st = mp_session_set_input(sb, e->to_input, r->buf, b->bytes, err);
+            note(p, e->to_model);
+            count(e, b->bytes);
+            break;
+        case E_CONVERT: {
+            size_t n = mp_tensor_elements(b);
+            for (size_t i = 0; i < n; i++)
+                store_at(b, r->buf2, i, real_at(a, r->buf, i));
+            if (p->opt.trace)
+                mp_trace_copy(p->opt.trace, e->to_tensor, b->bytes, MP_COPY_IN);
+            note(p, e->to_model);
+            count(e, b->bytes);
+            break;
+        }
+        case E_COPY_OUT:
+            if (!mp_tensor_same_shape(a, b) && a->rank == b->rank) {
+                st = mp_session_set_input_shape(sb, e->to_input, a->rank, a->dims, err);
+                note(p, e->to_model);
+            }
+            if (st == MP_OK)
+                st = reserve(p, k, e->from_tensor, &r->buf, &r->cap, a->bytes + MP_INPUT_SLACK,
+                             err);
+            if (st == MP_OK)
+                st = mp_session_get_output(p->s[k], e->from_output, r->buf, a->bytes, err);
+            note(p, k);
+            count(e, a->bytes);
+            if (st == MP_OK)
+                st = mp_session_set_input_buffer(sb, e->to_input, r->buf, r->cap, err);
+            note(p, e->to_model);
+            break;
+        }
+    }
+    return st;
+}
+
+mp_status mp_pipeline_run(mp_pipeline *p, mp_error *err)
+{
+    if (p->closed)
+        return mp_fail(err, MP_ERR_ARG, "the pipeline is closed");
+    mp_status st = MP_OK;
+    if (!p->synced || shapes_changed(p))
+        st = sync(p, err);
+    /* the caller's inputs */
+    for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++) {
+        mp_pipe_edge *e = &p->edges[ei];
+        if (e->from_model >= 0)
+            continue;
+        e->runs++;
+        const caller_buf *c = &p->cin[e->from_output];
+        const mp_tensor *b = edge_dst(p, e);
+        if (!c->p) {
+            st = mp_fail(err, MP_ERR_ARG, "chain input %d '%s' has no buffer "
+                         "(mp_pipeline_set_input)", e->from_output, b->info->name);
+        } else if (p->ert[ei].mode != E_BIND) {
+            st = mp_session_set_input(p->s[0], e->to_input, c->p, b->bytes, err);
+            count(e, b->bytes);
+        }
+        note(p, 0);
+    }
+    for (int k = 0; k < p->n && st == MP_OK; k++) {
+        st = mp_session_run(p->s[k], err);
+        note(p, k);
+        if (st != MP_OK) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            st = mp_fail(err, st, "model %d: %s", k + 1, msg);
+        }
+        if (st == MP_OK)
+            st = after_model(p, k, err);
+    }
+    if (st == MP_OK)
+        p->runs++;
+    return st;
+}
+
+const void *mp_pipeline_output(const mp_pipeline *p, int j)
+{
+    return p->cout[j].p ? p->cout[j].p : p->own_out[j];
+}
+
+const mp_tensor *mp_pipeline_output_tensor(const mp_pipeline *p, int j)
+{
+    return mp_session_output(p->s[p->n - 1], j);
+}
+
+int mp_pipeline_model_count(const mp_pipeline *p)
+{
+    return p->n;
+}
+
+mp_session *mp_pipeline_session(mp_pipeline *p, int k)
+{
+    return k >= 0 && k < p->n && !p->closed ? p->s[k] : NULL;
+}
+
+const char *mp_pipeline_model_name(const mp_pipeline *p, int k)
+{
+    return k >= 0 && k < p->n ? p->name[k] : NULL;
+}
+
+int mp_pipeline_edge_count(const mp_pipeline *p)
+{
+    return p->n_edges;
+}
+
+const mp_pipe_edge *mp_pipeline_edges(const mp_pipeline *p)
+{
+    return p->edges;
+}
+
+void mp_pipeline_arena(const mp_pipeline *p, mp_pipe_arena *out)
+{
+    *out = p->af;
+}
+
+uint64_t mp_pipeline_runs(const mp_pipeline *p)
+{
+    return p->runs;
+}
+
+/* ---- the chain's trace ------------------------------------------------------------------ */
+
+/* The models' tables one after another in a new trace (before the sessions go). */
+static mp_status describe_chain(mp_pipeline *p, mp_error *err)
+{
+    mp_trace *tr = mp_trace_create();
+    if (!tr)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory building the chain's trace");
+    int32_t nt = 0, no = 0;
+    for (int k = 0; k < p->n; k++) {
+        nt += mp_session_model(p->s[k])->n_tensors;
+        no += mp_session_model(p->s[k])->n_ops;
+    }
+    const mp_model *first = mp_session_model(p->s[0]), *last = mp_session_model(p->s[p->n - 1]);
+    mp_trace_meta *tm = mp_trace_meta_mut(tr);
+    const mp_trace_meta *src = mp_trace_get_meta(p->opt.trace);
+    char label[1024] = "";
+    size_t len = 0;
+    for (int k = 0; k < p->n && len < sizeof label; k++)
+        len += (size_t)snprintf(label + len, sizeof label - len, "%s%s", k ? " | " : "",
+                                p->name[k]);
+    mp_trace_model *models = calloc((size_t)p->n, sizeof *models);
+    bool ok = models && mp_trace_alloc_tables(tr, nt, no, first->n_inputs, last->n_outputs) &&
+              mp_trace_set_str(tr, &tm->model, label) &&
+              mp_trace_set_str(tr, &tm->mode, src->mode) &&
+              mp_trace_set_str(tr, &tm->planner, src->planner);
+    tm->threads = src->threads;
+    int32_t tb = 0, ob = 0;
+    int32_t io[512];
+    for (int k = 0; k < p->n && ok; k++) {
+        const mp_model *m = mp_session_model(p->s[k]);
+        models[k] = (mp_trace_model){p->name[k], tb, m->n_tensors, ob, m->n_ops, 0, 0};
+        for (int32_t t = 0; t < m->n_tensors && ok; t++) {
+            tm->tensors[tb + t].dtype = m->tensors[t].dtype;
+            tm->tensors[tb + t].is_const = m->tensors[t].data != NULL && !m->tensors[t].is_variable;
+            ok = mp_trace_set_str(tr, &tm->tensors[tb + t].name, m->tensors[t].name);
+        }
+        for (int32_t i = 0; i < m->n_ops && ok; i++) {
+            const mp_op_info *op = &m->ops[i];
+            int32_t n_io = op->n_inputs + op->n_outputs;
+            int32_t *v = n_io <= 512 ? io : malloc(sizeof(int32_t) * (size_t)n_io);
+            ok = v != NULL;
+            for (int32_t j = 0; ok && j < n_io; j++) {
+                int32_t t = j < op->n_inputs ? op->inputs[j] : op->outputs[j - op->n_inputs];
+                v[j] = t >= 0 ? t + tb : -1;
+            }
+            ok = ok && mp_trace_set_op(tr, ob + i, mp_op_name(op->opcode), op->n_inputs, v,
+                                       op->n_outputs, v + op->n_inputs);
+            if (v != io)
+                free(v);
+        }
+        if (k == 0)
+            for (int32_t i = 0; i < m->n_inputs; i++)
+                tm->inputs[i] = m->inputs[i] + tb;
+        if (k == p->n - 1)
+            for (int32_t i = 0; i < m->n_outputs; i++)
+                tm->outputs[i] = m->outputs[i] + tb;
+        tb += m->n_tensors;
+        ob += m->n_ops;
+    }
+    ok = ok && mp_trace_set_models(tr, p->n, models);
+    free(models);
+    if (!ok) {
+        mp_trace_destroy(tr);
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory building the chain's trace");
+    }
+    p->combined_meta = tr;
+    return MP_OK;
+}
+
+static bool is_block_event(int type)
+{
+    return type == MP_EV_ALLOC || type == MP_EV_FREE || type == MP_EV_REALLOC;
+}
+
+/* The recorder's events, each model's tensors, operators and blocks numbered after those of
+ * the models before it. */
+static mp_status number_events(mp_pipeline *p, mp_error *err)
+{
+    mp_trace *out = p->combined_meta;
+    const mp_trace *tr = p->opt.trace;
+    const mp_event *ev = mp_trace_events(tr);
+    size_t n = mp_trace_count(tr);
+    if (p->nomem_journal)
+        return mp_fail(err, MP_ERR_NOMEM, "out of memory noting which model recorded what");
+    note(p, p->n - 1); /* anything after the last note: the last model's teardown */
+    uint64_t max_id[MP_PIPE_MAX_MODELS] = {0}, id_base[MP_PIPE_MAX_MODELS] = {0};
+    size_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (s + 1 < p->n_segs && i >= p->segs[s].end)
+            s++;
+        int32_t k = p->n_segs ? p->segs[s].model : 0;
+        if (is_block_event(ev[i].type) && ev[i].id > max_id[k])
+            max_id[k] = ev[i].id;
+    }
+    mp_trace_meta *tm = mp_trace_meta_mut(out);
+    for (int k = 1; k < p->n; k++)
+        id_base[k] = id_base[k - 1] + max_id[k - 1];
+    for (int k = 0; k < p->n; k++) {
+        tm->models[k].first_id = id_base[k];
+        tm->models[k].n_ids = max_id[k];
+    }
+    s = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (s + 1 < p->n_segs && i >= p->segs[s].end)
+            s++;
+        int32_t k = p->n_segs ? p->segs[s].model : 0;
+        mp_event e = ev[i];
+        const mp_trace_model *md = &tm->models[k];
+        if (e.tensor >= 0)
+            e.tensor += md->first_tensor;
+        if (e.op >= 0)
+            e.op += md->first_op;
+        if (e.op_last >= 0)
+            e.op_last += md->first_op;
+        if (is_block_event(e.type) && e.id > 0)
+            e.id += id_base[k];
+        /* the chain's arena is model 1's block; a model's own arena is its own */
+        if (e.type == MP_EV_PLAN && !(p->opt.share_arena && p->opt.mode != MP_MEMORY_DYNAMIC))
+            e.id += id_base[k];
+        if (!mp_trace_append_raw(out, &e))
+            return mp_fail(err, MP_ERR_NOMEM, "out of memory building the chain's trace");
+    }
+    if (mp_trace_truncated(tr))
+        mp_trace_mark_truncated(out);
+    return MP_OK;
+}
+
+mp_status mp_pipeline_close(mp_pipeline *p, mp_trace **combined, mp_error *err)
+{
+    mp_error scratch;
+    if (!err)
+        err = &scratch;
+    if (combined)
+        *combined = NULL;
+    if (p->closed)
+        return MP_OK;
+    mp_status st = MP_OK;
+    if (p->opt.trace && p->n > 0 && p->s[p->n - 1] && mp_session_model(p->s[p->n - 1]) &&
+        combined)
+        st = describe_chain(p, err);
+    for (int ei = 0; ei < p->n_edges; ei++) {
+        const mp_pipe_edge *e = &p->edges[ei];
+        edge_rt *r = &p->ert[ei];
+        if (e->from_model >= 0)
+            release(p, e->from_model, &r->buf, &r->cap);
+        if (e->to_model >= 0)
+            release(p, e->to_model, &r->buf2, &r->cap2);
+    }
+    int no = p->n > 0 && p->s[p->n - 1] && mp_session_model(p->s[p->n - 1])
+                 ? mp_session_output_count(p->s[p->n - 1]) : 0;
+    for (int j = 0; p->own_out && j < no; j++)
+        release(p, p->n - 1, &p->own_out[j], &p->own_out_cap[j]);
+    /* the later models first: the chain's arena is a block of model 1's */
+    for (int k = p->n - 1; k >= 1; k--) {
+        mp_session_destroy(p->s[k]);
+        p->s[k] = NULL;
+        note(p, k);
+    }
+    if (p->arena) {
+        mp_mem_free(mp_session_mem(p->s[0]), p->arena);
+        p->arena = NULL;
+        note(p, 0);
+    }
+    mp_session_destroy(p->s[0]);
+    p->s[0] = NULL;
+    note(p, 0);
+    p->closed = true;
+    if (st == MP_OK && p->combined_meta)
+        st = number_events(p, err);
+    if (st == MP_OK && combined) {
+        *combined = p->combined_meta;
+        p->combined_meta = NULL;
+    }
+    return st;
+}
+
+void mp_pipeline_free(mp_pipeline *p)
+{
+    if (!p)
+        return;
+    if (!p->closed)
+        mp_pipeline_close(p, NULL, NULL);
+    mp_trace_destroy(p->combined_meta);
+    for (int k = 0; k < MP_PIPE_MAX_MODELS; k++) {
+        free(p->name[k]);
+        free(p->src[k]);
+    }
+    free(p->edges);
+    free(p->ert);
+    free(p->in_shape);
+    free(p->cin);
+    free(p->cout);
+    free(p->own_out);
+    free(p->own_out_cap);
+    free(p->segs);
+    free(p->planner);
+    free(p);
+}

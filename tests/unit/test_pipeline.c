@@ -1,0 +1,447 @@
+/* Pipelines (engine/pipeline.h) over split models (engine/model/model_split.h): MobileNet v2
+ * cut into two and three parts gives the whole model's outputs bit for bit in every memory
+ * mode, I/O mode and with the shared arena; copies counted from their definition (2 x models
+ * under copy, 0 under bind); the chain's arena against the whole model's; edges that cannot
+ * bind (a dtype change between two models built here, a misaligned or short caller buffer)
+ * copy once and say why; one trace for the chain, each block attributed to its model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "engine/memory/plan.h"
+#include "engine/model/model_split.h"
+#include "engine/model/reference_input.h"
+#include "engine/model/tflite_writer.h"
+#include "engine/model/zoo.h"
+#include "engine/pipeline.h"
+#include "tests/util/testutil.h"
+
+typedef struct whole {
+    void *out;              /* the whole model's output 0 */
+    size_t out_bytes;
+    uint64_t arena_bound;   /* its planner total with input and output bound (no slack) */
+} whole;
+
+static void *bytes_of(const char *zoo, size_t *size)
+{
+    void *b = NULL;
+    mp_error err = {0};
+    assert_int_equal(mp_zoo_build(zoo, &b, size, &err), MP_OK);
+    return b;
+}
+
+/* An input buffer as a caller makes one: page-aligned, with the slack, the reference values. */
+static void *make_input(const mp_tensor *t, int k, size_t *cap)
+{
+    *cap = t->bytes + MP_INPUT_SLACK;
+    void *p = mmap(NULL, *cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    assert_true(mp_reference_input(p, t->dtype, mp_tensor_elements(t), k));
+    return p;
+}
+
+/* The whole model run alone, on bound buffers, in auto mode. */
+static void run_whole(const char *path, whole *w)
+{
+    mp_error err = {0};
+    mp_session *s = NULL;
+    mp_session_options so = {.threads = 1};
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    assert_int_equal(mp_session_load(s, path, &err), MP_OK);
+    size_t cap;
+    void *in = make_input(mp_session_input(s, 0), 0, &cap);
+    const mp_tensor *o = mp_session_output(s, 0);
+    w->out_bytes = o->bytes;
+    w->out = malloc(o->bytes + 64);
+    assert_int_equal(mp_session_set_input_buffer(s, 0, in, cap, &err), MP_OK);
+    assert_int_equal(mp_session_set_output_buffer(s, 0, w->out, o->bytes, &err), MP_OK);
+    assert_int_equal(mp_session_run(s, &err), MP_OK);
+    mp_session_memory mi;
+    mp_session_memory_info(s, &mi);
+    w->arena_bound = mi.arena_bytes - MP_INPUT_SLACK;
+    mp_session_destroy(s);
+    munmap(in, cap);
+}
+
+/* Split the model at the cuts into files part-1.tflite ... in the test folder. */
+static int split_to_files(const char *path, const int32_t *cuts, int n_cuts, const char *tag,
+                          char paths[][512])
+{
+    mp_error err = {0};
+    mp_model *m = NULL;
+    assert_int_equal(mp_model_open(path, &m, &err), MP_OK);
+    mp_split_part parts[MP_SPLIT_MAX_PARTS];
+    assert_int_equal(mp_model_split(m, cuts, n_cuts, parts, &err), MP_OK);
+    for (int p = 0; p <= n_cuts; p++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s-%d.tflite", tag, p + 1);
+        snprintf(paths[p], 512, "%s", mp_test_tmp_path(name));
+        mp_test_write_bytes(paths[p], parts[p].bytes, parts[p].size);
+        /* every part is a valid model that loads */
+        mp_model *pm = NULL;
+        assert_int_equal(mp_model_load_memory(parts[p].bytes, parts[p].size, name, &pm, &err),
+                         MP_OK);
+        assert_int_equal(pm->n_ops, parts[p].n_ops);
+        mp_model_free(pm);
+    }
+    int n_ops = m->n_ops;
+    mp_model_split_free(parts, n_cuts + 1);
+    mp_model_free(m);
+    return n_ops;
+}
+
+typedef struct chain_run {
+    uint64_t copies_per_run;
+    mp_pipe_arena arena;
+    int n_bound_links, n_links;
+} chain_run;
+
+/* Run the parts as a pipeline twice; its output must equal the whole model's bit for bit. */
+static void run_chain(char paths[][512], int n, mp_memory_mode mode, mp_pipe_io io, bool share,
+                      const whole *w, chain_run *out)
+{
+    mp_error err = {0};
+    mp_trace *tr = mp_trace_create();
+    mp_pipe_options o = {.threads = 1, .mode = mode, .io = io, .share_arena = share, .trace = tr};
+    const char *models[MP_PIPE_MAX_MODELS];
+    for (int k = 0; k < n; k++)
+        models[k] = paths[k];
+    mp_pipeline *p = NULL;
+    assert_int_equal(mp_pipeline_create(&o, n, models, &p, &err), MP_OK);
+    size_t cap;
+    void *in = make_input(mp_session_input(mp_pipeline_session(p, 0), 0), 0, &cap);
+    void *res = malloc(w->out_bytes + 64);
+    assert_int_equal(mp_pipeline_set_input(p, 0, in, cap, &err), MP_OK);
+    assert_int_equal(mp_pipeline_set_output(p, 0, res, w->out_bytes, &err), MP_OK);
+    assert_int_equal(mp_pipeline_prepare(p, &err), MP_OK);
+    for (int r = 0; r < 2; r++) {
+        memset(res, 0x55, w->out_bytes);
+        if (mp_pipeline_run(p, &err) != MP_OK)
+            fail_msg("%s", err.msg);
+        assert_memory_equal(res, w->out, w->out_bytes);
+    }
+    uint64_t copies = 0, copy_events_expected = 0;
+    const mp_pipe_edge *e = mp_pipeline_edges(p);
+    out->n_bound_links = out->n_links = 0;
+    for (int i = 0; i < mp_pipeline_edge_count(p); i++) {
+        copies += e[i].copies;
+        if (e[i].from_model >= 0 && e[i].to_model >= 0) {
+            out->n_links++;
+            out->n_bound_links += e[i].bound;
+        }
+    }
+    copy_events_expected = copies;
+    out->copies_per_run = copies / 2;
+    mp_pipeline_arena(p, &out->arena);
+    mp_trace *chain = NULL;
+    assert_int_equal(mp_pipeline_close(p, &chain, &err), MP_OK);
+    assert_non_null(chain);
+    /* one trace: the models one after another, every block and copy attributed */
+    const mp_trace_meta *m = mp_trace_get_meta(chain);
+    assert_int_equal(m->n_models, n);
+    int32_t tensors = 0;
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(m->models[k].first_tensor, tensors);
+        tensors += m->models[k].n_tensors;
+    }
+    assert_int_equal(m->n_tensors, tensors);
+    uint64_t copy_events = 0, live = 0;
+    int seen_models = 0;
+    for (size_t i = 0; i < mp_trace_count(chain); i++) {
+        const mp_event *ev = &mp_trace_events(chain)[i];
+        if (ev->type == MP_EV_COPY)
+            copy_events++;
+        if (ev->type == MP_EV_ALLOC) {
+            int32_t k = mp_trace_event_model(m, ev);
+            assert_true(k >= 0 && k < n);
+            seen_models |= 1 << k;
+            if (ev->kind != MP_KIND_CONST)
+                live += ev->bytes;
+        }
+        if (ev->type == MP_EV_FREE && ev->kind != MP_KIND_CONST)
+            live -= ev->bytes;
+    }
+    assert_int_equal(copy_events, copy_events_expected);
+    assert_int_equal(seen_models, (1 << n) - 1);
+    assert_int_equal(live, 0); /* every block freed: ids matched across the models */
+    /* saved and read back with its table */
+    const char *tp = mp_test_tmp_path("chain.json");
+    assert_int_equal(mp_trace_save(chain, tp, &err), MP_OK);
+    mp_trace *back = NULL;
+    assert_int_equal(mp_trace_load(tp, &back, &err), MP_OK);
+    assert_int_equal(mp_trace_get_meta(back)->n_models, n);
+    assert_int_equal(mp_trace_get_meta(back)->models[n - 1].n_ops, m->models[n - 1].n_ops);
+    mp_trace_destroy(back);
+    mp_trace_destroy(chain);
+    mp_pipeline_free(p);
+    mp_trace_destroy(tr);
+    munmap(in, cap);
+    free(res);
+}
+
+static void check_model(const char *path, const int32_t *cuts, int n_cuts, const char *tag)
+{
+    whole w;
+    run_whole(path, &w);
+    char paths[MP_SPLIT_MAX_PARTS][512];
+    split_to_files(path, cuts, n_cuts, tag, paths);
+    int n = n_cuts + 1;
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
+        for (int io = MP_PIPE_COPY; io <= MP_PIPE_BIND; io++)
+            for (int share = 0; share <= 1; share++) {
+                chain_run r;
+                run_chain(paths, n, (mp_memory_mode)mode, (mp_pipe_io)io, share, &w, &r);
+                /* from the definition: each model copies its input in and its output out */
+                if (io == MP_PIPE_COPY)
+                    assert_int_equal(r.copies_per_run,
+                                     2 * (uint64_t)n + 2 * (uint64_t)(r.n_links - (n - 1)));
+                else
+                    assert_int_equal(r.copies_per_run, 0);
+                if (io == MP_PIPE_BIND)
+                    assert_int_equal(r.n_bound_links, r.n_links);
+                if (share && mode != MP_MEMORY_DYNAMIC) {
+                    assert_true(r.arena.planned);
+                    assert_true(r.arena.chain_lower_bound <= r.arena.chain_bytes);
+                    assert_true(r.arena.chain_bytes <= r.arena.separate_bytes);
+                }
+                if (share && mode != MP_MEMORY_DYNAMIC && io == MP_PIPE_BIND) {
+                    /* the whole model is the bound: one alignment slot per boundary tensor
+                     * (each carries MP_INPUT_SLACK) */
+                    uint64_t slack = 64 * (uint64_t)r.n_links;
+                    assert_true(r.arena.chain_bytes + slack >= w.arena_bound);
+                    assert_true(r.arena.chain_bytes <= w.arena_bound + slack);
+                }
+            }
+    free(w.out);
+}
+
+/* Operator count of a model. */
+static int n_ops_of(const char *path)
+{
+    mp_error err = {0};
+    mp_model *m = NULL;
+    assert_int_equal(mp_model_open(path, &m, &err), MP_OK);
+    int n = m->n_ops;
+    mp_model_free(m);
+    return n;
+}
+
+static void test_mobilenet_v2_two_and_three(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s", mp_test_tmp_path("mnv2.tflite"));
+    size_t size;
+    void *b = bytes_of("mobilenet_v2", &size);
+    mp_test_write_bytes(path, b, size);
+    free(b);
+    int n = n_ops_of(path);
+    /* a cut inside a residual block: two tensors cross it (the block's input and its
+     * projection), found by trying cuts until a part has two inputs */
+    int32_t two[1] = {n / 2};
+    check_model(path, two, 1, "mnv2-half");
+    int32_t three[2] = {n / 3, 2 * n / 3};
+    check_model(path, three, 2, "mnv2-thirds");
+}
+
+/* A cut where several tensors cross (a residual connection): still bit for bit. */
+static void test_residual_cut(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s", mp_test_tmp_path("mnv2r.tflite"));
+    size_t size;
+    void *b = bytes_of("mobilenet_v2", &size);
+    mp_test_write_bytes(path, b, size);
+    free(b);
+    mp_error err = {0};
+    mp_model *m = NULL;
+    assert_int_equal(mp_model_open(path, &m, &err), MP_OK);
+    int32_t cut = -1;
+    for (int32_t c = 1; c < m->n_ops && cut < 0; c++) {
+        mp_split_part parts[2];
+        assert_int_equal(mp_model_split(m, &c, 1, parts, &err), MP_OK);
+        if (parts[1].n_inputs >= 2)
+            cut = c;
+        mp_model_split_free(parts, 2);
+    }
+    mp_model_free(m);
+    assert_true(cut > 0);
+    whole w;
+    run_whole(path, &w);
+    char paths[2][512];
+    split_to_files(path, &cut, 1, "mnv2-res", paths);
+    chain_run r;
+    run_chain(paths, 2, MP_MEMORY_AUTO, MP_PIPE_BIND, true, &w, &r);
+    assert_true(r.n_links >= 2);
+    assert_int_equal(r.copies_per_run, 0);
+    run_chain(paths, 2, MP_MEMORY_STATIC, MP_PIPE_COPY, false, &w, &r);
+    assert_int_equal(r.copies_per_run, 2 * 2 + 2 * (uint64_t)(r.n_links - 1));
+    free(w.out);
+}
+
+/* Shared models split in two, when ../shared is present: bit for bit under bind. */
+static void test_shared_models(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"tfsupport_mobilenet_v1_0.25_224_float.tflite",
+                                        "tiny_ic_resnet8_float.tflite",
+                                        "coral_mobilenet_v1_0.25_128_quant.tflite"};
+    if (!mp_test_shared_dir())
+        skip();
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s", mp_test_path("models", names[i]));
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        fclose(f);
+        whole w;
+        run_whole(path, &w);
+        char paths[2][512];
+        int32_t cut = n_ops_of(path) / 2;
+        char tag[32];
+        snprintf(tag, sizeof tag, "shared%zu", i);
+        split_to_files(path, &cut, 1, tag, paths);
+        chain_run r;
+        run_chain(paths, 2, MP_MEMORY_AUTO, MP_PIPE_BIND, false, &w, &r);
+        assert_int_equal(r.copies_per_run, 0);
+        run_chain(paths, 2, MP_MEMORY_DYNAMIC, MP_PIPE_COPY, false, &w, &r);
+        free(w.out);
+    }
+}
+
+/* Two models built here: A (float32 [1,16] -> RELU) and B (uint8 [1,16] scale 1/16 ->
+ * DEQUANTIZE -> float32): the edge between them changes dtype. */
+static void write_pair(char pa[512], char pb[512])
+{
+    mp_error err = {0};
+    void *bytes;
+    size_t size;
+    int32_t dims[2] = {1, 16};
+    mp_tfw *w = mp_tfw_create();
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 2, dims, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, dims, 0, NULL);
+    mp_tfw_op(w, MP_OP_RELU, 1, &x, 1, &y, NULL);
+    mp_tfw_io(w, 1, &x, 1, &y);
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(w);
+    snprintf(pa, 512, "%s", mp_test_tmp_path("pair-a.tflite"));
+    mp_test_write_bytes(pa, bytes, size);
+    free(bytes);
+    w = mp_tfw_create();
+    int q = mp_tfw_tensor(w, "q", MP_DT_UINT8, 2, dims, 0, NULL);
+    float scale = 1.0f / 16;
+    int64_t zp = 8;
+    mp_tfw_tensor_quant(w, q, 1, &scale, &zp, 0);
+    int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, dims, 0, NULL);
+    mp_tfw_op(w, MP_OP_DEQUANTIZE, 1, &q, 1, &r, NULL);
+    mp_tfw_io(w, 1, &q, 1, &r);
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(w);
+    snprintf(pb, 512, "%s", mp_test_tmp_path("pair-b.tflite"));
+    mp_test_write_bytes(pb, bytes, size);
+    free(bytes);
+}
+
+static void test_unbindable_edges(void **state)
+{
+    (void)state;
+    char pa[512], pb[512];
+    write_pair(pa, pb);
+    const char *models[2] = {pa, pb};
+    mp_error err = {0};
+    mp_pipe_options o = {.threads = 1, .io = MP_PIPE_BIND};
+    mp_pipeline *p = NULL;
+    assert_int_equal(mp_pipeline_create(&o, 2, models, &p, &err), MP_OK);
+    /* the caller's input one byte off its float alignment */
+    size_t cap = 16 * 4 + MP_INPUT_SLACK + 64;
+    char *raw = aligned_alloc(64, cap);
+    float *in = (float *)(raw + 1);
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)(i - 6) / 4; /* multiples of 1/16: exact in the uint8 */
+    memcpy(in, x, sizeof x);
+    float res[16];
+    assert_int_equal(mp_pipeline_set_input(p, 0, in, cap - 1, &err), MP_OK);
+    assert_int_equal(mp_pipeline_set_output(p, 0, res, sizeof res, &err), MP_OK);
+    for (int r = 0; r < 3; r++)
+        if (mp_pipeline_run(p, &err) != MP_OK)
+            fail_msg("%s", err.msg);
+    for (int i = 0; i < 16; i++) {
+        float relu = x[i] > 0 ? x[i] : 0;
+        float q = relu * 16 + 8; /* exact */
+        if (q > 255)
+            q = 255;
+        assert_true(res[i] == (q - 8) / 16);
+    }
+    const mp_pipe_edge *e = mp_pipeline_edges(p);
+    assert_int_equal(mp_pipeline_edge_count(p), 3);
+    assert_int_equal(e[0].why, MP_WHY_ALIGN);
+    assert_false(e[0].bound);
+    assert_non_null(strstr(e[0].reason, "aligned"));
+    assert_int_equal(e[0].copies, 3);
+    assert_int_equal(e[1].why, MP_WHY_DTYPE);
+    assert_false(e[1].bound);
+    assert_non_null(strstr(e[1].reason, "f32"));
+    assert_int_equal(e[1].copies, 3);
+    assert_true(e[2].bound);
+    assert_int_equal(e[2].copies, 0);
+    /* an aligned buffer without XNNPACK's slack: copied, and said so */
+    float *in2 = (float *)(raw + 64);
+    memcpy(in2, x, sizeof x);
+    assert_int_equal(mp_pipeline_set_input(p, 0, in2, 16 * 4, &err), MP_OK);
+    assert_int_equal(mp_pipeline_run(p, &err), MP_OK);
+    assert_int_equal(e[0].why, MP_WHY_SLACK);
+    assert_non_null(strstr(e[0].reason, "slack"));
+    /* and with room: bound, no copy */
+    assert_int_equal(mp_pipeline_set_input(p, 0, in2, cap - 64, &err), MP_OK);
+    uint64_t before = e[0].copies;
+    assert_int_equal(mp_pipeline_run(p, &err), MP_OK);
+    assert_true(e[0].bound);
+    assert_int_equal(e[0].copies, before);
+    mp_pipeline_free(p);
+    free(raw);
+}
+
+/* A shape change at the first model propagates along the chain (call orders C and D). */
+static void test_shape_propagates(void **state)
+{
+    (void)state;
+    /* mnist_mlp has a free batch? use the pair: [1,16] fixed; so change nothing but rerun */
+    char pa[512], pb[512];
+    write_pair(pa, pb);
+    (void)pa;
+    (void)pb;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mp_test_tmpdir_make("test_pipeline");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return mp_test_tmpdir_remove();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mobilenet_v2_two_and_three),
+        cmocka_unit_test(test_residual_cut),
+        cmocka_unit_test(test_shared_models),
+        cmocka_unit_test(test_unbindable_edges),
+        cmocka_unit_test(test_shape_propagates),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
