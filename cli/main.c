@@ -1,10 +1,21 @@
 /* memprof: entry point. Dispatches to one subcommand per cli/cmd_*.c file, removes output
  * temporaries when interrupted, and makes a lost standard output an error (exit 3). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <xnnpack.h>
 
 #include "cli/cli.h"
+
+/* Set by cmake/MemprofInstall.cmake: the project's version, and the XNNPACK built against (its
+ * Debian package and version when dpkg knew the library). */
+#ifndef MP_VERSION
+#define MP_VERSION "0.1.0"
+#endif
+#ifndef MP_XNNPACK_BUILD
+#define MP_XNNPACK_BUILD "(build unknown)"
+#endif
 
 static const struct {
     const char *name;
@@ -69,7 +80,11 @@ static int dispatch(int argc, char **argv)
         return MP_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("memprof 0.1.0\n");
+        /* the XNNPACK this process runs with: the shared object holding its code */
+        Dl_info lib;
+        bool found = dladdr((void *)xnn_initialize, &lib) != 0 && lib.dli_fname != NULL;
+        printf("memprof %s\nXNNPACK %s, loaded from %s\n", MP_VERSION, MP_XNNPACK_BUILD,
+               found ? lib.dli_fname : "(unknown)");
         return MP_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++)

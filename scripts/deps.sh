@@ -22,6 +22,7 @@ test_pkgs=(
   chromium-headless-shell    # the HTML report tested in a real browser
   chromium-driver            # ... driven through WebDriver
   python3-selenium           # ... from Python
+  dpkg-dev                   # dpkg-shlibdeps: the .deb's Depends (scripts/package.sh, test_install)
 )
 check=0 with_tests=0
 for a in "$@"; do
