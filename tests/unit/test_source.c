@@ -409,7 +409,7 @@ static void test_bad_events(void **state)
         {"[0,2,0,2,", "[10,2,0,2,", "event 1 (line 9): field 'type' is 10, outside 0..8", 1},
         /* rss samples (type 9) need version 2 */
         {"[0,2,0,2,", "[9,2,0,2,", "event 1 (line 9): field 'type' is 9, outside 0..8", 1},
-        {"[0,2,0,2,", "[0,2,0,7,", "event 1 (line 9): field 'kind'", 1},
+        {"[0,2,0,2,", "[0,2,0,99,", "event 1 (line 9): field 'kind'", 1},
         {"[0,2,0,2,", "[0,2,-2,2,", "event 1 (line 9): field 'phase'", 1},
         {"[0,2,0,2,", "[0,2,4294967295,2,", "event 1 (line 9): field 'phase'", 1},
         {"64,7,0,6]", "64,7,0,64]", "event 1 (line 9): field 'align_log2'", 1},
