@@ -25,6 +25,8 @@ enum {
 
 int mp_cmd_inspect(int argc, char **argv);
 int mp_cmd_run(int argc, char **argv);
+int mp_cmd_pipeline(int argc, char **argv);
+int mp_cmd_split(int argc, char **argv);
 int mp_cmd_plan(int argc, char **argv);
 int mp_cmd_report(int argc, char **argv);
 int mp_cmd_zoo(int argc, char **argv);

@@ -24,6 +24,8 @@ static const struct {
 } k_cmds[] = {
     {"inspect", mp_cmd_inspect, "show a model's inputs, outputs, operators and tensors"},
     {"run", mp_cmd_run, "run a model, record every allocation, print a memory report"},
+    {"pipeline", mp_cmd_pipeline, "run models as a chain: copies or zero copy at every boundary"},
+    {"split", mp_cmd_split, "cut a model into parts (valid .tflite files) to run as a chain"},
     {"report", mp_cmd_report, "analyse a saved trace: text, json, svg, html or chrome trace"},
     {"plan", mp_cmd_plan, "lay out a model's tensors with every planner, against the bound"},
     {"bench", mp_cmd_bench, "latency of static, dynamic and auto modes side by side (and a peer)"},
