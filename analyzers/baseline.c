@@ -318,9 +318,9 @@ char *mp_baseline_to_json(const mp_baseline *b)
     if (ok) {
         json_object_set_new(root, "format", json_string(MP_BASELINE_FORMAT));
         json_object_set_new(root, "version", json_integer(MP_BASELINE_VERSION));
-        json_object_set(root, "figures", figs);
+        json_object_set(root, "figure_bytes", figs);
         json_object_set(root, "model", model);
-        json_object_set(root, "tensors", tens);
+        json_object_set(root, "tensor_bytes", tens);
         if (b->truncated)
             json_object_set_new(root, "truncated", json_true());
         char *body = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -399,9 +399,13 @@ static mp_status parse_root(json_t *root, const char *name, mp_baseline *b, mp_e
     mp_status st = parse_model(json_object_get(root, "model"), name, b, err);
     if (st != MP_OK)
         return st;
-    json_t *figs = json_object_get(root, "figures");
+    /* version 1 named the two objects "figures" and "tensors" */
+    bool v1 = json_integer_value(ver) == 1;
+    const char *figs_key = v1 ? "figures" : "figure_bytes", *tens_key = v1 ? "tensors"
+                                                                           : "tensor_bytes";
+    json_t *figs = json_object_get(root, figs_key);
     if (!json_is_object(figs))
-        return mp_fail(err, MP_ERR_FORMAT, "%s: 'figures' is not an object", name);
+        return mp_fail(err, MP_ERR_FORMAT, "%s: '%s' is not an object", name, figs_key);
     const char *k;
     json_t *v;
     json_object_foreach(figs, k, v) {
@@ -417,9 +421,9 @@ static mp_status parse_root(json_t *root, const char *name, mp_baseline *b, mp_e
                            name, mp_safe_text(safe, sizeof safe, k));
         b->has[f] = true;
     }
-    json_t *tens = json_object_get(root, "tensors");
+    json_t *tens = json_object_get(root, tens_key);
     if (!json_is_object(tens))
-        return mp_fail(err, MP_ERR_FORMAT, "%s: 'tensors' is not an object", name);
+        return mp_fail(err, MP_ERR_FORMAT, "%s: '%s' is not an object", name, tens_key);
     size_t n = json_object_size(tens);
     b->tensors = calloc(n ? n : 1, sizeof *b->tensors);
     if (!b->tensors)

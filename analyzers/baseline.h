@@ -1,5 +1,6 @@
 /* Baseline: the figures a CI memory gate compares (memprof check, memprof diff), extracted
- * from a trace, and their small JSON file (format memprof-baseline, version 1).
+ * from a trace, and their small JSON file (format memprof-baseline, version 2; version 1
+ * files, whose objects were named "figures" and "tensors", are still read).
  *
  * Figures are deterministic: the same model, shapes and options give the same bytes on every
  * run, thread count and machine. Nothing about time, addresses, event counts or the host is
@@ -30,7 +31,7 @@
 #include "trace/status.h"
 
 #define MP_BASELINE_FORMAT "memprof-baseline"
-#define MP_BASELINE_VERSION 1
+#define MP_BASELINE_VERSION 2
 
 typedef enum mp_figure {
     MP_FIG_PEAK = 0,

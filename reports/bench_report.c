@@ -16,12 +16,18 @@ double mp_stats_ratio(double a, double b)
     return b > 0 ? a / b : 0;
 }
 
+/* A time in whole nanoseconds (a mean, median or geometric mean rounded to the nearest). */
+static json_int_t ns_int(double ns)
+{
+    return ns > 0 ? (json_int_t)(ns + 0.5) : 0;
+}
+
 json_t *mp_stats_json(const mp_stats *st)
 {
-    return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f}", "n", (json_int_t)st->n, "mean_ms",
-                     st->mean_ns / 1e6, "median_ms", st->median_ns / 1e6, "min_ms",
-                     st->min_ns / 1e6, "max_ms", st->max_ns / 1e6, "geomean_ms",
-                     st->geomean_ns / 1e6);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "n", (json_int_t)st->n, "mean_ns",
+                     ns_int(st->mean_ns), "median_ns", ns_int(st->median_ns), "min_ns",
+                     ns_int(st->min_ns), "max_ns", ns_int(st->max_ns), "geomean_ns",
+                     ns_int(st->geomean_ns));
 }
 
 static void shapes_line(FILE *f, const mp_bench_report *r)
@@ -148,7 +154,7 @@ static json_t *row_memory(const mp_bench_report *r, const mp_bench_row *c)
     mp_json_set_u64(mem, "first_run_allocations", c->first_allocs);
     mp_json_set_u64(mem, "first_run_bytes", c->first_bytes);
     mp_json_set_u64(mem, "later_run_allocations_max", c->later_allocs);
-    mp_json_set_u64(mem, "later_run_bytes_max", c->later_bytes);
+    mp_json_set_u64(mem, "later_run_max_bytes", c->later_bytes);
     mp_json_set_u64(mem, "peak_bytes", c->peak);
     json_object_set_new(mem, "peak_ratio_to_static",
                         json_real(mp_stats_ratio((double)c->peak, (double)r->rows[0].peak)));
@@ -190,7 +196,7 @@ static json_t *to_json(const mp_bench_report *r)
     json_t *root = json_object(), *modes = json_array(), *rss = json_array(),
            *shapes = json_array();
     json_object_set_new(root, "format", json_string("memprof-bench"));
-    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "version", json_integer(2));
     json_object_set_new(root, "model", json_string(r->model));
     json_object_set_new(root, "threads", json_integer(r->threads));
     json_object_set_new(root, "runs", json_integer(r->runs));

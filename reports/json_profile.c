@@ -1,4 +1,4 @@
-/* JSON of a profile and of a diff (see json_profile.h; fields documented in the README).
+/* JSON of a profile and of a diff (see json_profile.h; fields documented in docs/json.md).
  * Every value goes through put()/push(), which remember a failed allocation, so a document
  * is either complete or not returned at all. */
 #include "reports/json_profile.h"
@@ -139,9 +139,9 @@ static json_t *run_figures(jb *b, const mp_summary_run *r, bool with_run)
         put(b, o, "run", ju(r->run));
     put(b, o, "t_ns", ju(r->t_ns));
     put(b, o, "n_alloc", ju(r->n_alloc));
-    put(b, o, "bytes_alloc", ju(r->bytes_alloc));
+    put(b, o, "alloc_bytes", ju(r->bytes_alloc));
     put(b, o, "n_free", ju(r->n_free));
-    put(b, o, "bytes_freed", ju(r->bytes_freed));
+    put(b, o, "freed_bytes", ju(r->bytes_freed));
     return o;
 }
 
@@ -176,7 +176,7 @@ static json_t *summary_json(jb *b, const mp_profile *p)
     json_t *ph = json_object();
     for (int k = 0; k < MP_PHASE_KIND_COUNT; k++) {
         json_t *e = json_object();
-        put(b, e, "ns", ju(s->phase_ns[k]));
+        put(b, e, "time_ns", ju(s->phase_ns[k]));
         put(b, e, "count", ju(s->phase_count[k]));
         put(b, ph, phase_key(k), e);
     }
@@ -196,10 +196,10 @@ static json_t *summary_json(jb *b, const mp_profile *p)
     put(b, o, "time", time);
 
     json_t *peak = json_object();
-    put(b, peak, "heap", ju(s->peak_heap));
+    put(b, peak, "heap_bytes", ju(s->peak_heap));
     put(b, peak, "when", when(b, &s->peak));
-    put(b, peak, "live", kinds(b, s->peak_live));
-    put(b, peak, "kind_peak", kinds(b, s->kind_peak));
+    put(b, peak, "live_bytes", kinds(b, s->peak_live));
+    put(b, peak, "kind_peak_bytes", kinds(b, s->kind_peak));
     put(b, peak, "const_bytes", ju(s->const_bytes));
     put(b, peak, "slots_by_op", json_boolean(s->peak_slots_by_op));
     json_t *alive = json_array();
@@ -256,18 +256,18 @@ static json_t *summary_json(jb *b, const mp_profile *p)
     put(b, bal, "n_alloc", ju(s->n_alloc));
     put(b, bal, "n_realloc", ju(s->n_realloc));
     put(b, bal, "n_free", ju(s->n_free));
-    put(b, bal, "bytes_alloc", ju(s->bytes_alloc));
-    put(b, bal, "bytes_freed", ju(s->bytes_freed));
-    put(b, bal, "live_end", ju(s->live_end));
-    put(b, bal, "live_end_kind", kinds(b, s->live_end_kind));
+    put(b, bal, "alloc_bytes", ju(s->bytes_alloc));
+    put(b, bal, "freed_bytes", ju(s->bytes_freed));
+    put(b, bal, "live_end_bytes", ju(s->live_end));
+    put(b, bal, "live_end_kind_bytes", kinds(b, s->live_end_kind));
     put(b, o, "balance", bal);
 
     json_t *un = json_object();
     put(b, un, "measured", json_boolean(s->unaccounted_measured));
     put(b, un, "bytes", s->unaccounted_measured ? ji(s->unaccounted) : json_null());
-    put(b, un, "process_heap_peak",
+    put(b, un, "process_heap_peak_bytes",
         m && m->process_heap_peak >= 0 ? ji(m->process_heap_peak) : json_null());
-    put(b, un, "allocator_overhead",
+    put(b, un, "allocator_overhead_bytes",
         m && m->allocator_overhead >= 0 ? ji(m->allocator_overhead) : json_null());
     put(b, o, "unaccounted", un);
 
@@ -296,13 +296,13 @@ static json_t *timeline(jb *b, const mp_timeline *t)
         put(b, e, "step_first", ju(pt->step_first));
         put(b, e, "step_last", ju(pt->step_last));
         put(b, e, "t_ns", ju(pt->t_ns));
-        put(b, e, "heap", ju(pt->heap));
-        put(b, e, "live", kinds(b, pt->live));
+        put(b, e, "heap_bytes", ju(pt->heap));
+        put(b, e, "live_bytes", kinds(b, pt->live));
         put(b, e, "phase", jphase(pt->phase_kind));
         put(b, e, "run", pt->run ? ju(pt->run) : json_null());
         put(b, e, "op", jopt(pt->op));
-        put(b, e, "rss", pt->rss ? ju(pt->rss) : json_null());
-        put(b, e, "rss_hwm", pt->rss_hwm ? ju(pt->rss_hwm) : json_null());
+        put(b, e, "rss_bytes", pt->rss ? ju(pt->rss) : json_null());
+        put(b, e, "rss_hwm_bytes", pt->rss_hwm ? ju(pt->rss_hwm) : json_null());
         push(b, pts, e);
     }
     put(b, o, "points", pts);
@@ -314,20 +314,20 @@ static json_t *arena_json(jb *b, const mp_arena_report *a)
     json_t *o = json_object();
     put(b, o, "id", ju(a->id));
     put(b, o, "bytes", ju(a->bytes));
-    put(b, o, "used", ju(a->used));
-    put(b, o, "lower_bound", ju(a->lower_bound));
+    put(b, o, "used_bytes", ju(a->used));
+    put(b, o, "lower_bound_bytes", ju(a->lower_bound));
     put(b, o, "lower_bound_op", jopt(a->lower_bound_op));
-    put(b, o, "naive", ju(a->naive));
+    put(b, o, "naive_bytes", ju(a->naive));
     put(b, o, "alloc_event", ju(a->alloc_event));
     put(b, o, "free_event", a->free_event == UINT64_MAX ? json_null() : ju(a->free_event));
     put(b, o, "runs", ju(a->runs));
     put(b, o, "reference_run", json_boolean(a->in_reference_run));
-    put(b, o, "frag_max", ju(a->frag_max));
+    put(b, o, "frag_max_bytes", ju(a->frag_max));
     put(b, o, "frag_max_op", jopt(a->frag_max_op));
     json_t *fr = json_array();
     for (int32_t i = 0; i < a->n_ops && a->free_at_op; i++)
         push(b, fr, ju(a->free_at_op[i]));
-    put(b, o, "free_at_op", fr);
+    put(b, o, "free_at_op_bytes", fr);
     json_t *slots = json_array();
     for (size_t i = 0; i < a->n_slots; i++) {
         const mp_arena_slot *s = &a->slots[i];
@@ -371,8 +371,8 @@ json_t *mp_profile_json(const mp_profile *p)
     put(&b, tl, "by_step", timeline(&b, &p->by_step));
     json_t *rss = json_object();
     put(&b, rss, "samples", ju(p->n_rss));
-    put(&b, rss, "max", p->n_rss ? ju(p->rss_max) : json_null());
-    put(&b, rss, "hwm", p->n_rss ? ju(p->rss_hwm) : json_null());
+    put(&b, rss, "max_bytes", p->n_rss ? ju(p->rss_max) : json_null());
+    put(&b, rss, "hwm_bytes", p->n_rss ? ju(p->rss_hwm) : json_null());
     put(&b, tl, "rss", rss);
     put(&b, o, "timeline", tl);
 
@@ -419,7 +419,7 @@ json_t *mp_profile_json(const mp_profile *p)
         put(&b, e, "min_ns", ju(r->min_ns));
         put(&b, e, "max_ns", ju(r->max_ns));
         put(&b, e, "n_alloc", ju(r->n_alloc));
-        put(&b, e, "bytes_alloc", ju(r->bytes_alloc));
+        put(&b, e, "alloc_bytes", ju(r->bytes_alloc));
         put(&b, e, "scratch_bytes", ju(r->scratch_bytes));
         put(&b, e, "kernel_bytes", ju(r->kernel_bytes));
         put(&b, e, "output_bytes", ju(r->output_bytes));
@@ -489,16 +489,16 @@ json_t *mp_profile_diff_json(const mp_profile *a, const mp_profile *b, const mp_
     put(&k, o, "version", json_integer(MP_DIFF_VERSION));
     put(&k, o, "a", side(&k, a));
     put(&k, o, "b", side(&k, b));
-    put(&k, o, "peak", pair(&k, d->peak_a, d->peak_b));
+    put(&k, o, "peak_bytes", pair(&k, d->peak_a, d->peak_b));
     json_t *kd = json_object();
     for (int i = 0; i < MP_KIND_COUNT; i++) {
         json_t *e = json_object();
-        put(&k, e, "at_peak", pair(&k, d->live_a[i], d->live_b[i]));
-        put(&k, e, "own_peak", pair(&k, d->kind_peak_a[i], d->kind_peak_b[i]));
+        put(&k, e, "at_peak_bytes", pair(&k, d->live_a[i], d->live_b[i]));
+        put(&k, e, "own_peak_bytes", pair(&k, d->kind_peak_a[i], d->kind_peak_b[i]));
         put(&k, kd, kind_key(i), e);
     }
     put(&k, o, "kinds", kd);
-    put(&k, o, "reference_arena", pair(&k, d->arena_a, d->arena_b));
+    put(&k, o, "reference_arena_bytes", pair(&k, d->arena_a, d->arena_b));
     json_t *ts = json_array();
     for (size_t i = 0; i < d->n_tensors; i++) {
         const mp_diff_tensor *t = &d->tensors[i];

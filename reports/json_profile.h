@@ -12,9 +12,9 @@
 #include "trace/status.h"
 
 #define MP_REPORT_FORMAT "memprof-report"
-#define MP_REPORT_VERSION 1
+#define MP_REPORT_VERSION 2
 #define MP_DIFF_FORMAT "memprof-diff"
-#define MP_DIFF_VERSION 1
+#define MP_DIFF_VERSION 2
 
 /* The document as a jansson value (caller owns it: json_decref), NULL when out of memory. */
 json_t *mp_profile_json(const mp_profile *p);

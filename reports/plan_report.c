@@ -220,7 +220,7 @@ static json_t *jstr(const char *s)
 
 static json_t *result_json(const mp_plan_report *r, const mp_plan_report_result *p)
 {
-    return json_pack("{s:s, s:I, s:f, s:f, s:I, s:b, s:b, s:s?}", "name", p->name, "arena",
+    return json_pack("{s:s, s:I, s:f, s:f, s:I, s:b, s:b, s:s?}", "name", p->name, "arena_bytes",
                      (json_int_t)p->arena, "ratio_to_bound", ratio(p->arena, r->lower_bound),
                      "ratio_to_naive", ratio(p->arena, r->naive), "time_ns",
                      (json_int_t)p->time_ns, "valid", p->valid, "reaches_bound",
@@ -271,20 +271,21 @@ static json_t *peer_json(const mp_plan_report *r)
         return json_pack("{s:s, s:s}", "name", "xnnpack", "refused",
                          pm->refused ? pm->refused : "");
     return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "name", "xnnpack",
-                     "workspace", (json_int_t)pm->workspace, "external",
-                     (json_int_t)pm->external, "other", (json_int_t)pm->other, "operators",
-                     (json_int_t)pm->operators, "weights", (json_int_t)pm->weights, "tables",
-                     (json_int_t)pm->tables, "setup", (json_int_t)pm->setup, "peak",
+                     "workspace_bytes", (json_int_t)pm->workspace, "external_bytes",
+                     (json_int_t)pm->external, "other_bytes", (json_int_t)pm->other,
+                     "operators_bytes", (json_int_t)pm->operators, "weights_bytes",
+                     (json_int_t)pm->weights, "tables_bytes", (json_int_t)pm->tables,
+                     "setup_bytes", (json_int_t)pm->setup, "peak_bytes",
                      (json_int_t)pm->peak);
 }
 
 static json_t *build_json(const mp_plan_report *r)
 {
     json_t *root = json_pack("{s:s, s:i, s:o, s:I, s:i, s:i, s:I, s:I, s:i, s:o}", "format",
-                             "memprof-plan", "version", 1, "model", jstr(r->model), "align",
+                             "memprof-plan", "version", 2, "model", jstr(r->model), "align_bytes",
                              (json_int_t)r->align, "n_tensors", (int)(r->n_items - r->n_scratch),
-                             "n_scratch", (int)r->n_scratch, "lower_bound",
-                             (json_int_t)r->lower_bound, "naive", (json_int_t)r->naive,
+                             "n_scratch", (int)r->n_scratch, "lower_bound_bytes",
+                             (json_int_t)r->lower_bound, "naive_bytes", (json_int_t)r->naive,
                              "lower_bound_op", (int)r->lower_bound_step, "lower_bound_op_name",
                              jstr(r->lower_bound_step >= 0 ? oname(r, r->lower_bound_step)
                                                            : NULL));
@@ -307,14 +308,16 @@ static json_t *build_json(const mp_plan_report *r)
     json_object_set_new(root, "planners", planners);
     json_object_set_new(root, "plan", plan_json(r));
     json_object_set_new(root, "scratch",
-                        json_pack("{s:I, s:I, s:I}", "largest", (json_int_t)r->scratch_max,
-                                  "apart_arena", (json_int_t)r->tensors_arena, "apart_total",
+                        json_pack("{s:I, s:I, s:I}", "largest_bytes", (json_int_t)r->scratch_max,
+                                  "apart_arena_bytes", (json_int_t)r->tensors_arena,
+                                  "apart_total_bytes",
                                   (json_int_t)(r->tensors_arena + r->scratch_max)));
     json_object_set_new(root, "ours",
                         json_pack("{s:s, s:I, s:I, s:I, s:I}", "planner", r->res[r->chosen].name,
-                                  "with_io", (json_int_t)r->tensors_arena, "without_io",
-                                  (json_int_t)r->internal_arena, "lower_bound_with_io",
-                                  (json_int_t)r->lower_bound_tensors, "lower_bound_without_io",
+                                  "with_io_bytes", (json_int_t)r->tensors_arena, "without_io_bytes",
+                                  (json_int_t)r->internal_arena, "lower_bound_with_io_bytes",
+                                  (json_int_t)r->lower_bound_tensors,
+                                  "lower_bound_without_io_bytes",
                                   (json_int_t)r->lower_bound_internal));
     if (r->has_peer)
         json_object_set_new(root, "peer", peer_json(r));

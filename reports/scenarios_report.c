@@ -119,7 +119,7 @@ static json_t *case_json(const mp_scenario_case *cs)
     json_object_set_new(o, "shape_at", json_string(cs->shape_at));
     json_object_set_new(o, "shapes", shapes_json(cs));
     mp_json_set_u64(o, "runs", cs->n_runs);
-    json_object_set_new(o, "first_run_ms", json_real(cs->first_ns / 1e6));
+    mp_json_set_u64(o, "first_run_ns", cs->first_ns);
     json_object_set_new(o, "later_runs", mp_stats_json(&cs->later));
     mp_json_set_u64(o, "static_bytes", cs->static_bytes);
     mp_json_set_u64(o, "dynamic_bytes", cs->dynamic_bytes);
@@ -128,7 +128,7 @@ static json_t *case_json(const mp_scenario_case *cs)
     mp_json_set_u64(o, "first_run_allocations", cs->first_allocs);
     mp_json_set_u64(o, "first_run_bytes", cs->first_bytes);
     mp_json_set_u64(o, "later_run_allocations_max", cs->later_allocs);
-    mp_json_set_u64(o, "later_run_bytes_max", cs->later_bytes);
+    mp_json_set_u64(o, "later_run_max_bytes", cs->later_bytes);
     mp_json_set_u64(o, "plans_made", cs->plans_made);
     mp_json_set_u64(o, "plans_reused", cs->plans_reused);
     json_object_set_new(o, "flags", flags);
@@ -140,7 +140,7 @@ static json_t *to_json(const mp_scenarios_report *r)
     json_t *root = json_object(), *arr = json_array();
     int n_flagged = 0;
     json_object_set_new(root, "format", json_string("memprof-scenarios"));
-    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "version", json_integer(2));
     json_object_set_new(root, "model", json_string(r->model));
     json_object_set_new(root, "mode", json_string(r->mode));
     json_object_set_new(root, "threads", json_integer(r->threads));

@@ -42,7 +42,7 @@ for n in "${sizes[@]}"; do
     /usr/bin/python3 - "$tmp/p.json" "$kind-$n" "$wall" "$kb" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
-cells = " ".join("%s: %d / %.1f" % (r["name"], r["arena"], r["time_ns"] / 1e6)
+cells = " ".join("%s: %d / %.1f" % (r["name"], r["arena_bytes"], r["time_ns"] / 1e6)
                  for r in p["planners"])
 print("%-12s %9s %9.0f   %s" % (sys.argv[2], sys.argv[3], int(sys.argv[4]) / 1024, cells))
 PY

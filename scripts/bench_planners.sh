@@ -36,15 +36,15 @@ for m in "${models[@]}"; do
   "$py" - "$tmp/p.json" "${name:0:40}" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
-arena = {r["name"]: r["arena"] for r in p["planners"]}
-default = p["plan"]["arena"]
+arena = {r["name"]: r["arena_bytes"] for r in p["planners"]}
+default = p["plan"]["arena_bytes"]
 pub = min(arena[n] for n in ("greedy", "firstfit", "breadth"))
 peer = p.get("peer", {})
-xw = str(peer["workspace"]) if "workspace" in peer else "n/a"
-ours = p["ours"]["without_io"]
+xw = str(peer["workspace_bytes"]) if "workspace_bytes" in peer else "n/a"
+ours = p["ours"]["without_io_bytes"]
 print("%-40s %10d %10d %10d %5s %5s %10s %10d" % (
-    sys.argv[2], p["lower_bound"], default, pub,
-    "yes" if default == p["lower_bound"] else "NO",
+    sys.argv[2], p["lower_bound_bytes"], default, pub,
+    "yes" if default == p["lower_bound_bytes"] else "NO",
     "yes" if default <= pub else "NO", xw, ours))
 PY
   rm -f "$tmp/p.json"

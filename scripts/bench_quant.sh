@@ -43,8 +43,8 @@ for t in 1 2; do
   ratios=() ms_s=() ms_x=()
   for _ in $(seq "$reps"); do
     bench "$int8" "$t" "$runs"
-    s=$(field "$tmp/last.json" static later_runs median_ms)
-    x=$(field "$tmp/last.json" xnnpack later_runs median_ms)
+    s=$(field "$tmp/last.json" static later_runs median_ns | awk '{printf "%.6f", $1 / 1e6}')
+    x=$(field "$tmp/last.json" xnnpack later_runs median_ns | awk '{printf "%.6f", $1 / 1e6}')
     ms_s+=("$s") ms_x+=("$x")
     ratios+=("$(awk -v s="$s" -v x="$x" 'BEGIN {printf "%.3f", s / x}')")
   done

@@ -24,7 +24,7 @@
 
 /* Name and version of the saved format (trace_io.c). Readers accept versions <= current. */
 #define MP_TRACE_FORMAT "memprof-trace"
-#define MP_TRACE_VERSION 2
+#define MP_TRACE_VERSION 3
 
 typedef enum mp_ev_type {
     MP_EV_ALLOC = 0,   /* id, bytes, align, kind, owner (tensor/op) */

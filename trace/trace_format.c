@@ -67,11 +67,11 @@ bool mp_tfmt_check_meta(const mp_trace_meta *m, char *why, size_t n)
         return false;
     }
     if (m->process_heap_peak < -1) {
-        snprintf(why, n, "meta.process_heap_peak is %" PRId64 ", below -1", m->process_heap_peak);
+        snprintf(why, n, "meta.process_heap_peak_bytes is %" PRId64 ", below -1", m->process_heap_peak);
         return false;
     }
     if (m->allocator_overhead < -1) {
-        snprintf(why, n, "meta.allocator_overhead is %" PRId64 ", below -1",
+        snprintf(why, n, "meta.allocator_overhead_bytes is %" PRId64 ", below -1",
                  m->allocator_overhead);
         return false;
     }

@@ -239,6 +239,14 @@ static mp_status load_ops(mp_trace_header_loader *ld, json_t *arr, mp_trace_meta
     return MP_OK;
 }
 
+/* A byte count of meta: NAME_bytes (version 3), or NAME in a file of version 1 or 2. */
+static const char *bytes_key(json_t *meta, const char *name)
+{
+    static const char *const now[] = {"process_heap_peak_bytes", "allocator_overhead_bytes"};
+    const char *key = strcmp(name, "process_heap_peak") == 0 ? now[0] : now[1];
+    return json_object_get(meta, key) || !json_object_get(meta, name) ? key : name;
+}
+
 mp_status mp_trace_header_meta(mp_trace_header_loader *ld, json_t *meta)
 {
     json_t *tensors, *ops, *ins, *outs;
@@ -255,10 +263,11 @@ mp_status mp_trace_header_meta(mp_trace_header_loader *ld, json_t *meta)
     if (st == MP_OK)
         st = get_int_member(ld, meta, "meta", "threads", INT32_MIN, INT32_MAX, &threads);
     if (st == MP_OK)
-        st = get_int_member(ld, meta, "meta", "process_heap_peak", INT64_MIN, INT64_MAX, &peak);
+        st = get_int_member(ld, meta, "meta", bytes_key(meta, "process_heap_peak"), INT64_MIN,
+                            INT64_MAX, &peak);
     if (st == MP_OK)
-        st = get_int_member(ld, meta, "meta", "allocator_overhead", INT64_MIN, INT64_MAX,
-                            &overhead);
+        st = get_int_member(ld, meta, "meta", bytes_key(meta, "allocator_overhead"), INT64_MIN,
+                            INT64_MAX, &overhead);
     if (st != MP_OK)
         return st;
     json_t *trunc = json_object_get(meta, "truncated"); /* optional, false when absent */

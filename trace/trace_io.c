@@ -2,11 +2,12 @@
  * The format's rules shared by writer and reader are in trace_format.c; the reader itself
  * (a streaming one, also behind analyzers/source.h) is trace_reader.c.
  *
- * The saved format, version 2 (version 1 is the same without "rss" events):
+ * The saved format, version 3 (version 2 names the two byte counts of meta
+ * "process_heap_peak" and "allocator_overhead"; version 1 is version 2 without "rss" events):
  *
- *   {"format":"memprof-trace","version":2,
+ *   {"format":"memprof-trace","version":3,
  *    "meta":{"model":S, "mode":S, "planner":S, "threads":N,
- *            "process_heap_peak":N, "allocator_overhead":N, ["truncated":true,]
+ *            "process_heap_peak_bytes":N, "allocator_overhead_bytes":N, ["truncated":true,]
  *            "tensors":[{"name":S, "dtype":N, "const":true|false}, ...],
  *            "ops":[{"name":S, "inputs":[N,...], "outputs":[N,...]}, ...],
  *            "inputs":[N,...], "outputs":[N,...]},
@@ -17,7 +18,8 @@
  * - S is a string, or null when the recorder holds no name. Names are written as UTF-8:
  *   valid UTF-8 (any non-ASCII text) is kept byte for byte, each byte that is not part of a
  *   valid UTF-8 sequence is written as '?'. Names cannot contain NUL bytes.
- * - threads >= 0; process_heap_peak and allocator_overhead are bytes, -1 = not measured.
+ * - threads >= 0; process_heap_peak_bytes and allocator_overhead_bytes are bytes, -1 = not
+ *   measured.
  * - "truncated" (optional, true or false; absent = false): the recorder ran out of memory
  *   while recording, so the events are only a prefix of the session. This writer writes it
  *   only when true. File sources report it (mp_source_truncated); mp_trace_load marks the
@@ -155,7 +157,8 @@ static void write_meta(FILE *f, const mp_trace_meta *m, bool truncated)
     write_str(f, m->mode);
     fputs(",\"planner\":", f);
     write_str(f, m->planner);
-    fprintf(f, ",\"threads\":%d,\"process_heap_peak\":%" PRId64 ",\"allocator_overhead\":%" PRId64,
+    fprintf(f, ",\"threads\":%d,\"process_heap_peak_bytes\":%" PRId64
+               ",\"allocator_overhead_bytes\":%" PRId64,
             (int)m->threads, m->process_heap_peak, m->allocator_overhead);
     if (truncated)
         fputs(",\"truncated\":true", f);

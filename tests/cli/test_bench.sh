@@ -74,16 +74,16 @@ cp "$tmp/out" "$tmp/bench.txt"; text_ok "$tmp/bench.txt"
 expect 0 "$mp" bench zoo:mnist_mlp -r 3 -w 1 --peer xnnpack --format json -o "$tmp/b.json"
 [ -s "$tmp/out" ] && fail "bench -o printed on stdout: $(head -c 200 "$tmp/out")"
 jcheck "$tmp/b.json" '
-need(j.get("format") == "memprof-bench" and j.get("version") == 1, "format/version")
+need(j.get("format") == "memprof-bench" and j.get("version") == 2, "format/version")
 for k in ("model", "threads", "runs", "warmup", "shape_at", "shapes", "modes", "rss"):
     need(k in j, "no field " + k)
 need(j["runs"] == 3 and j["warmup"] == 1 and j["threads"] == 1, "runs/warmup/threads")
 need(j.get("huge_pages") is True, "huge_pages is not true by default")
 names = [m["name"] for m in j["modes"]]
 need(names == ["static", "dynamic", "auto", "xnnpack"], "modes %s" % names)
-stat = ("n", "mean_ms", "median_ms", "min_ms", "max_ms", "geomean_ms")
+stat = ("n", "mean_ns", "median_ns", "min_ns", "max_ns", "geomean_ns")
 memk = ("first_run_allocations", "first_run_bytes", "later_run_allocations_max",
-        "later_run_bytes_max", "peak_bytes", "peak_ratio_to_static")
+        "later_run_max_bytes", "peak_bytes", "peak_ratio_to_static")
 for m in j["modes"]:
     peer = m["name"] == "xnnpack"
     need(m["kind"] == ("peer" if peer else "memory_mode"), m["name"] + " kind")
@@ -94,8 +94,8 @@ for m in j["modes"]:
             continue
         for k in stat:
             need(k in s, "%s %s lacks %s" % (m["name"], ph, k))
-        need(s["min_ms"] <= s["median_ms"] <= s["max_ms"], "%s %s: min/median/max" % (m["name"], ph))
-        need(s["min_ms"] <= s["geomean_ms"] <= s["mean_ms"] + 1e-9, "%s %s: geomean" % (m["name"], ph))
+        need(s["min_ns"] <= s["median_ns"] <= s["max_ns"], "%s %s: min/median/max" % (m["name"], ph))
+        need(s["min_ns"] <= s["geomean_ns"] <= s["mean_ns"], "%s %s: geomean" % (m["name"], ph))
         need(s["n"] == (3 if ph == "later_runs" else 1), "%s %s: n %s" % (m["name"], ph, s["n"]))
         need(ph in m["ratio_to_static"], "%s: no ratio for %s" % (m["name"], ph))
     for k in memk + (("workspace_bytes", "live_bytes", "run_allocations") if peer
@@ -202,16 +202,16 @@ echo "derived arenas: batch 1 $a1, batch 2 $a2, batch 3 $a3 bytes"
 expect 0 "$mp" scenarios "$m" --shape input_1=2,32,32,3 --shape input_1=3,32,32,3 -r 3 -w 1 \
   --format json -o "$tmp/s.json"
 jcheck "$tmp/s.json" "
-need(j['format'] == 'memprof-scenarios' and j['version'] == 1, 'format/version')
+need(j['format'] == 'memprof-scenarios' and j['version'] == 2, 'format/version')
 for k in ('model', 'mode', 'threads', 'runs', 'warmup', 'keep_stale_arena', 'cases', 'flagged'):
     need(k in j, 'no field ' + k)
 want = {'A': $a1, 'B': $a2, 'C': $a2, 'D': $a3, 'E': $a3}
 need([c['case'] for c in j['cases']] == list('ABCDE'), 'cases')
 for c in j['cases']:
     n = c['case']
-    for k in ('calls', 'shape_at', 'shapes', 'runs', 'first_run_ms', 'later_runs',
+    for k in ('calls', 'shape_at', 'shapes', 'runs', 'first_run_ns', 'later_runs',
               'static_bytes', 'dynamic_bytes', 'peak_bytes', 'dup_bytes', 'first_run_allocations',
-              'first_run_bytes', 'later_run_allocations_max', 'later_run_bytes_max',
+              'first_run_bytes', 'later_run_allocations_max', 'later_run_max_bytes',
               'plans_made', 'plans_reused', 'flags'):
         need(k in c, n + ' lacks ' + k)
     need(c['static_bytes'] == want[n], '%s: static bytes %d, derived %d' % (n, c['static_bytes'], want[n]))

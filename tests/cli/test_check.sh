@@ -72,7 +72,7 @@ if [ -n "$py" ]; then
 import json, sys
 text = open(sys.argv[1]).read()
 j = json.loads(text)
-assert j["format"] == "memprof-baseline" and j["version"] == 1
+assert j["format"] == "memprof-baseline" and j["version"] == 2
 assert json.dumps(j, indent=2, sort_keys=True, separators=(",", ": ")) + "\n" == text
 PY
 fi
@@ -89,7 +89,7 @@ expect 0 "$mp" check mlp_trace.json --save-baseline from_trace.json
 if [ -n "$py" ]; then
   "$py" -c 'import json,sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
-sys.exit(a["figures"] != b["figures"] or a["tensors"] != b["tensors"])' mlp.json from_trace.json \
+sys.exit(a["figure_bytes"] != b["figure_bytes"] or a["tensor_bytes"] != b["tensor_bytes"])' mlp.json from_trace.json \
     || fail "a trace and its model give different figures"
 fi
 expect 2 "$mp" check mlp_trace.json --max-peak 1MiB --threads 2; has err "apply to a MODEL"

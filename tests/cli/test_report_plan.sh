@@ -71,13 +71,13 @@ expect 0 "$mp" report mlp.json; cmp -s "$tmp/out" mlp-report.text || fail "repor
 # ---- the JSON report: its figures against the text report and against the events ------
 for t in $traces; do
   [ "$(jget "$t-report.json" 'j["format"]')" = "memprof-report" ] || fail "$t-report.json: format is not memprof-report"
-  [ "$(jget "$t-report.json" 'j["version"]')" = 1 ] || fail "$t-report.json: version is not 1"
+  [ "$(jget "$t-report.json" 'j["version"]')" = 2 ] || fail "$t-report.json: version is not 2"
   # the peak: JSON = the text's "Heap peak ... (N B)" in --exact mode
-  jpeak=$(jget "$t-report.json" 'j["summary"]["peak"]["heap"]')
+  jpeak=$(jget "$t-report.json" 'j["summary"]["peak"]["heap_bytes"]')
   tpeak=$(sed -n 's/^Heap peak .*(\([0-9]*\) B).*/\1/p' "$t-report.exact")
   [ "$jpeak" = "${tpeak:-none}" ] || fail "$t: JSON peak $jpeak, text peak '$tpeak'"
   # ... = the kinds alive at the peak (const is mapped, not heap) ...
-  sum=$(jget "$t-report.json" 'sum(v for k, v in j["summary"]["peak"]["live"].items() if k != "const")')
+  sum=$(jget "$t-report.json" 'sum(v for k, v in j["summary"]["peak"]["live_bytes"].items() if k != "const")')
   [ "$sum" = "$jpeak" ] || fail "$t: peak $jpeak but the kinds alive then add up to $sum"
   # ... = replaying the trace's alloc/free/realloc events (kind 0 const is not heap)
   replay=$("$py" - "$t.json" <<'EOF'
@@ -93,7 +93,7 @@ print(peak, cur)
 EOF
 )
   [ "$replay" = "$jpeak 0" ] || fail "$t: replaying the events gives peak/end '$replay', report says $jpeak"
-  [ "$(jget "$t-report.json" 'j["summary"]["balance"]["live_end"]')" = 0 ] || fail "$t: bytes live at end"
+  [ "$(jget "$t-report.json" 'j["summary"]["balance"]["live_end_bytes"]')" = 0 ] || fail "$t: bytes live at end"
   # static bytes: JSON = text "Static bytes ... (N B)"
   jst=$(jget "$t-report.json" 'j["summary"]["static_bytes"]')
   tst=$(sed -n 's/^Static bytes .*(\([0-9]*\) B).*/\1/p; s/^Static bytes  *0 B.*/0/p' "$t-report.exact")
@@ -115,9 +115,9 @@ for ar in json.load(open(sys.argv[1]))["arenas"]["list"]:
     steps = range(min(x["first_op"] for x in s), max(x["last_op"] for x in s) + 1)
     lb = max(sum(x["bytes"] for x in s if x["first_op"] <= t <= x["last_op"]) for t in steps)
     used = max(x["offset"] + x["bytes"] for x in s)
-    if (lb, used) != (ar["lower_bound"], ar["used"]) or used > ar["bytes"]:
+    if (lb, used) != (ar["lower_bound_bytes"], ar["used_bytes"]) or used > ar["bytes"]:
         bad.append("arena %d: lower bound/used %d/%d, from the slots %d/%d, size %d"
-                   % (ar["id"], ar["lower_bound"], ar["used"], lb, used, ar["bytes"]))
+                   % (ar["id"], ar["lower_bound_bytes"], ar["used_bytes"], lb, used, ar["bytes"]))
 print("; ".join(bad[:3])); sys.exit(1 if bad else 0)
 EOF
 done
@@ -168,13 +168,13 @@ read -r sa sb < <(awk '$1 == "static" {print $2, $3; exit}' "$tmp/out")
 expect 0 "$mp" report s96.json s128.json --format json -o diff.json
 json_ok diff.json || fail "diff JSON does not parse"
 [ "$(jget diff.json 'j["format"]')" = "memprof-diff" ] || fail "diff JSON: format"
-[ "$(jget diff.json 'j["kinds"]["static"]["at_peak"]["b"] > j["kinds"]["static"]["at_peak"]["a"] > 0')" = True ] ||
+[ "$(jget diff.json 'j["kinds"]["static"]["at_peak_bytes"]["b"] > j["kinds"]["static"]["at_peak_bytes"]["a"] > 0')" = True ] ||
   fail "diff JSON: static did not grow"
-[ "$(jget diff.json 'j["reference_arena"]["change"] > 0')" = True ] || fail "diff JSON: arena did not grow"
+[ "$(jget diff.json 'j["reference_arena_bytes"]["change"] > 0')" = True ] || fail "diff JSON: arena did not grow"
 # its "before" and "after" are the two traces' own reports
 for side in a:s96 b:s128; do
   expect 0 "$mp" report "${side#*:}.json" --format json -o "${side#*:}-report.json"
-  [ "$(jget diff.json "j['peak']['${side%%:*}']")" = "$(jget "${side#*:}-report.json" 'j["summary"]["peak"]["heap"]')" ] ||
+  [ "$(jget diff.json "j['peak_bytes']['${side%%:*}']")" = "$(jget "${side#*:}-report.json" 'j["summary"]["peak"]["heap_bytes"]')" ] ||
     fail "diff JSON: peak of ${side%%:*} differs from the report of ${side#*:}.json"
 done
 expect 2 "$mp" report s96.json s128.json --format svg -o diff.svg
@@ -258,22 +258,22 @@ default=$(awk '/ default$/ {print $1}' plan.txt)
 expect 0 "$mp" plan zoo:mobilenet_v2 --format json -o plan.json
 json_ok plan.json || fail "plan JSON does not parse"
 [ "$(jget plan.json 'j["format"]')" = "memprof-plan" ] || fail "plan JSON: format"
-[ "$(jget plan.json '[p["arena"] for p in j["planners"] if p["name"] == "'"$default"'"] == [j["lower_bound"]]')" = True ] ||
+[ "$(jget plan.json '[p["arena_bytes"] for p in j["planners"] if p["name"] == "'"$default"'"] == [j["lower_bound_bytes"]]')" = True ] ||
   fail "the default planner $default does not reach the lower bound"
-[ "$(jget plan.json '[p["arena"] for p in j["planners"] if p["name"] == "bump"] == [j["naive"]]')" = True ] ||
+[ "$(jget plan.json '[p["arena_bytes"] for p in j["planners"] if p["name"] == "bump"] == [j["naive_bytes"]]')" = True ] ||
   fail "bump's arena is not the naive total"
 # the exact text figures agree with the JSON
 expect 0 "$mp" plan zoo:mobilenet_v2 --exact
-grep -q "lower bound .*($(jget plan.json 'j["lower_bound"]'))" "$tmp/out" || fail "plan --exact: lower bound differs from JSON"
+grep -q "lower bound .*($(jget plan.json 'j["lower_bound_bytes"]'))" "$tmp/out" || fail "plan --exact: lower bound differs from JSON"
 
 # the slots of every planner's plan: checked without trusting memprof's figures
 cat > slots.py <<'EOF'
 import json, sys
-p = json.load(open(sys.argv[1])); a = p["align"]; s = p["plan"]["slots"]; bad = []
+p = json.load(open(sys.argv[1])); a = p["align_bytes"]; s = p["plan"]["slots"]; bad = []
 up = lambda b: (b + a - 1) // a * a
 for x in s:
     if x["offset"] % a: bad.append("offset %d of %s is not a multiple of %d" % (x["offset"], x["name"], a))
-    if x["offset"] + x["bytes"] > p["plan"]["arena"]: bad.append("%s ends past the arena" % x["name"])
+    if x["offset"] + x["bytes"] > p["plan"]["arena_bytes"]: bad.append("%s ends past the arena" % x["name"])
 for i, x in enumerate(s):
     for y in s[i + 1:]:
         if x["first"] <= y["last"] and y["first"] <= x["last"] and \
@@ -281,8 +281,8 @@ for i, x in enumerate(s):
             bad.append("%s and %s overlap while both alive" % (x["name"], y["name"]))
 steps = range(min(x["first"] for x in s), max(x["last"] for x in s) + 1)
 lb = max(sum(up(x["bytes"]) for x in s if x["first"] <= t <= x["last"]) for t in steps)
-if lb != p["lower_bound"]: bad.append("lower bound %d, computed from the slots %d" % (p["lower_bound"], lb))
-if p["plan"]["arena"] < p["lower_bound"]: bad.append("the arena is below the lower bound")
+if lb != p["lower_bound_bytes"]: bad.append("lower bound %d, computed from the slots %d" % (p["lower_bound_bytes"], lb))
+if p["plan"]["arena_bytes"] < p["lower_bound_bytes"]: bad.append("the arena is below the lower bound")
 print("; ".join(bad[:3])); sys.exit(1 if bad else 0)
 EOF
 for m in zoo:mobilenet_v2 zoo:mnist_mlp; do
@@ -300,7 +300,7 @@ expect 2 "$mp" plan zoo:mobilenet_v2 --peer nosuch
 # --shape: a larger input needs a larger arena
 expect 0 "$mp" plan zoo:mobilenet_v2_dynamic --shape input=1,96,96,3 --format json -o p96.json
 expect 0 "$mp" plan zoo:mobilenet_v2_dynamic --shape input=1,128,128,3 --format json -o p128.json
-lb96=$(jget p96.json 'j["lower_bound"]'); lb128=$(jget p128.json 'j["lower_bound"]')
+lb96=$(jget p96.json 'j["lower_bound_bytes"]'); lb128=$(jget p128.json 'j["lower_bound_bytes"]')
 [ "$lb96" -lt "$lb128" ] 2>/dev/null || fail "lower bound at 96x96 $lb96, at 128x128 $lb128"
 
 # the XNNPACK peer

@@ -83,7 +83,7 @@ for i, e in enumerate(ev):
               (names[tt], i, frees[0], later[0] if later else allocs[0]))
         break
 p = r["summary"]["peak"]
-print("n_events=%d peak=%d peak_event=%d" % (len(ev), p["heap"], p["when"]["event"]))
+print("n_events=%d peak=%d peak_event=%d" % (len(ev), p["heap_bytes"], p["when"]["event"]))
 EOF
 . ./facts.sh
 for v in op_event tensor alloc_event free_event next_alloc n_events peak peak_event; do
@@ -213,7 +213,7 @@ cmp -s before.stty after.stty || fail "terminal modes differ after Ctrl-C"
 
 # a MODEL is run first: its peak is the one memprof run reports
 expect 0 "$mp" run zoo:mnist_mlp --runs 2 --format json -o mlp-report.json
-mlp_peak=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["peak"]["heap"])' mlp-report.json)
+mlp_peak=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["peak"]["heap_bytes"])' mlp-report.json)
 keys "clear; $mp tui zoo:mnist_mlp --runs 2; echo EXIT=\$?" Enter
 wait_for "view: all kinds stacked" 300
 keys 'P'

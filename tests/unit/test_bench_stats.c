@@ -59,11 +59,13 @@ static void test_json(void **state)
     json_t *j = mp_stats_json(&st);
     assert_non_null(j);
     assert_int_equal(json_integer_value(json_object_get(j, "n")), 2);
-    assert_true(fabs(json_real_value(json_object_get(j, "median_ms")) - 3.0) < 1e-12);
-    assert_true(fabs(json_real_value(json_object_get(j, "min_ms")) - 2.0) < 1e-12);
-    assert_true(fabs(json_real_value(json_object_get(j, "max_ms")) - 4.0) < 1e-12);
-    assert_true(fabs(json_real_value(json_object_get(j, "mean_ms")) - 3.0) < 1e-12);
-    assert_true(fabs(json_real_value(json_object_get(j, "geomean_ms")) - sqrt(8)) < 1e-9);
+    /* whole nanoseconds: the geometric mean sqrt(8) ms rounded to the nearest ns */
+    assert_int_equal(json_integer_value(json_object_get(j, "median_ns")), 3000000);
+    assert_int_equal(json_integer_value(json_object_get(j, "min_ns")), 2000000);
+    assert_int_equal(json_integer_value(json_object_get(j, "max_ns")), 4000000);
+    assert_int_equal(json_integer_value(json_object_get(j, "mean_ns")), 3000000);
+    assert_int_equal(json_integer_value(json_object_get(j, "geomean_ns")),
+                     (json_int_t)llround(sqrt(8) * 1e6));
     assert_int_equal(json_object_size(j), 6);
     json_decref(j);
 }

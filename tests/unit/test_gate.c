@@ -254,7 +254,7 @@ static void test_file_round_trip(void **state)
     /* sorted keys, one figure per line, no machine-dependent figure */
     const char *expect =
         "{\n"
-        "  \"figures\": {\n"
+        "  \"figure_bytes\": {\n"
         "    \"const\": 400,\n"
         "    \"dynamic\": 300,\n"
         "    \"io\": 64,\n"
@@ -272,14 +272,14 @@ static void test_file_round_trip(void **state)
         "    \"planner\": \"greedy\",\n"
         "    \"sha256\": \"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"\n"
         "  },\n"
-        "  \"tensors\": {\n"
+        "  \"tensor_bytes\": {\n"
         "    \"a\": 512,\n"
         "    \"b\": 256,\n"
         "    \"in\": 64,\n"
         "    \"out\": 300,\n"
         "    \"w\": 400\n"
         "  },\n"
-        "  \"version\": 1\n"
+        "  \"version\": 2\n"
         "}\n";
     assert_string_equal(text, expect);
     mp_baseline r;
@@ -346,7 +346,7 @@ static void test_file_errors(void **state)
         {"{", "line"},
         {"[]", "not a JSON object"},
         {"{\"format\":\"memprof-trace\",\"version\":1}", "not a memprof baseline"},
-        {"{\"format\":\"memprof-baseline\",\"version\":2}", "version"},
+        {"{\"format\":\"memprof-baseline\",\"version\":3}", "version"},
         {"{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":\"m\",\"mode\":\"auto\","
          "\"planner\":\"best\"},\"figures\":{\"peak\":-1},\"tensors\":{}}", "figure 'peak'"},
         {"{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":\"m\",\"mode\":\"auto\","

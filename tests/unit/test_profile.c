@@ -562,7 +562,7 @@ static void test_diff(void **state)
     json_t *j = mp_profile_diff_json(&a, &b, &d);
     assert_non_null(j);
     assert_string_equal(json_string_value(json_object_get(j, "format")), "memprof-diff");
-    assert_int_equal(json_integer_value(json_object_get(j, "version")), 1);
+    assert_int_equal(json_integer_value(json_object_get(j, "version")), 2);
     json_t *ts = json_object_get(j, "tensors");
     assert_int_equal(json_array_size(ts), 3);
     json_t *t0 = json_array_get(ts, 0);
@@ -570,7 +570,7 @@ static void test_diff(void **state)
                      -200);
     json_t *dyn = json_object_get(json_object_get(j, "kinds"), "dynamic");
     assert_int_equal(
-        json_integer_value(json_object_get(json_object_get(dyn, "own_peak"), "change")), -100);
+        json_integer_value(json_object_get(json_object_get(dyn, "own_peak_bytes"), "change")), -100);
     json_decref(j);
 
     mp_profile_diff_free(&d);
@@ -694,44 +694,44 @@ static void check_json_fields(const mp_profile *p)
 {
     json_t *j = json_of(p);
     assert_string_equal(json_string_value(get(j, "format")), "memprof-report");
-    assert_int_equal(json_integer_value(get(j, "version")), 1);
+    assert_int_equal(json_integer_value(get(j, "version")), 2);
     static const char *fields[] = {
         "meta.model", "meta.mode", "meta.planner", "meta.threads", "meta.tensors", "meta.ops",
         "meta.events", "meta.steps",
-        "summary.time.phases.load.ns", "summary.time.phases.run.count", "summary.time.runs",
+        "summary.time.phases.load.time_ns", "summary.time.phases.run.count", "summary.time.runs",
         "summary.time.first_run_ns", "summary.time.later_runs.median_ns",
-        "summary.peak.heap", "summary.peak.when", "summary.peak.live.static",
-        "summary.peak.kind_peak.kernel", "summary.peak.const_bytes", "summary.peak.slots_by_op",
+        "summary.peak.heap_bytes", "summary.peak.when", "summary.peak.live_bytes.static",
+        "summary.peak.kind_peak_bytes.kernel", "summary.peak.const_bytes", "summary.peak.slots_by_op",
         "summary.peak.alive", "summary.allocations_per_run.first_run",
         "summary.allocations_per_run.later_max", "summary.static_bytes",
         "summary.dynamic_bytes", "summary.duplicated.bytes", "summary.duplicated.when",
         "summary.duplicated.tensors", "summary.copies.in.count", "summary.copies.out.bytes",
         "summary.balance.n_alloc", "summary.balance.n_realloc", "summary.balance.n_free",
-        "summary.balance.bytes_alloc", "summary.balance.bytes_freed", "summary.balance.live_end",
-        "summary.balance.live_end_kind.engine", "summary.unaccounted.measured",
-        "summary.unaccounted.bytes", "summary.unaccounted.process_heap_peak",
-        "summary.unaccounted.allocator_overhead", "summary.health.truncated",
+        "summary.balance.alloc_bytes", "summary.balance.freed_bytes",
+        "summary.balance.live_end_bytes", "summary.balance.live_end_kind_bytes.engine", "summary.unaccounted.measured",
+        "summary.unaccounted.bytes", "summary.unaccounted.process_heap_peak_bytes",
+        "summary.unaccounted.allocator_overhead_bytes", "summary.health.truncated",
         "summary.health.anomalies", "summary.health.first_anomaly",
         "timeline.by_event.per_point", "timeline.by_event.peak", "timeline.by_event.has_rss",
         "timeline.by_event.points", "timeline.by_step.points", "timeline.rss.samples",
-        "timeline.rss.max", "timeline.rss.hwm", "reference.run", "reference.phase_index",
+        "timeline.rss.max_bytes", "timeline.rss.hwm_bytes", "reference.run", "reference.phase_index",
         "reference.arena", "lifetimes", "arenas.total", "arenas.list", "ops",
         "waste.duplicated_bytes", "waste.unused.bytes", "waste.unused.count",
         "waste.unused.blocks", "waste.copy_in_bytes", "waste.copy_out_bytes", "waste.copies",
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         get(j, fields[i]);
-    assert_int_equal(json_integer_value(get(j, "summary.peak.heap")), p->summary.peak_heap);
+    assert_int_equal(json_integer_value(get(j, "summary.peak.heap_bytes")), p->summary.peak_heap);
     json_t *pts = get(j, "timeline.by_event.points");
     assert_int_equal(json_array_size(pts), p->by_event.n);
     static const char *pt_fields[] = {"ev_first", "ev_last", "step_first", "step_last", "t_ns",
-                                      "heap", "live.const", "live.engine", "phase", "run", "op",
-                                      "rss", "rss_hwm"};
+                                      "heap_bytes", "live_bytes.const", "live_bytes.engine", "phase",
+                                      "run", "op", "rss_bytes", "rss_hwm_bytes"};
     if (p->by_event.n > 0) {
         json_t *pk = json_array_get(pts, p->by_event.peak);
         for (size_t i = 0; i < sizeof pt_fields / sizeof pt_fields[0]; i++)
             get(pk, pt_fields[i]);
-        assert_int_equal(json_integer_value(get(pk, "heap")), p->summary.peak_heap);
+        assert_int_equal(json_integer_value(get(pk, "heap_bytes")), p->summary.peak_heap);
     }
     json_t *lives = get(j, "lifetimes");
     assert_int_equal(json_array_size(lives), p->n_lifetimes);
@@ -742,15 +742,15 @@ static void check_json_fields(const mp_profile *p)
             get(json_array_get(lives, t), l_fields[i]);
     json_t *ar = get(j, "arenas.list");
     assert_int_equal(json_array_size(ar), p->n_arenas);
-    static const char *a_fields[] = {"id", "bytes", "used", "lower_bound", "lower_bound_op",
-                                     "naive", "alloc_event", "free_event", "runs",
-                                     "reference_run", "frag_max", "frag_max_op", "free_at_op",
-                                     "slots"};
+    static const char *a_fields[] = {"id", "bytes", "used_bytes", "lower_bound_bytes",
+                                     "lower_bound_op", "naive_bytes", "alloc_event",
+                                     "free_event", "runs", "reference_run", "frag_max_bytes",
+                                     "frag_max_op", "free_at_op_bytes", "slots"};
     for (size_t k = 0; k < json_array_size(ar); k++) {
         json_t *a = json_array_get(ar, k);
         for (size_t i = 0; i < sizeof a_fields / sizeof a_fields[0]; i++)
             get(a, a_fields[i]);
-        assert_int_equal(json_integer_value(get(a, "lower_bound")), p->arenas[k].lower_bound);
+        assert_int_equal(json_integer_value(get(a, "lower_bound_bytes")), p->arenas[k].lower_bound);
         json_t *sl = get(a, "slots");
         assert_int_equal(json_array_size(sl), p->arenas[k].n_slots);
         if (json_array_size(sl) > 0) {
@@ -763,7 +763,7 @@ static void check_json_fields(const mp_profile *p)
     json_t *ops = get(j, "ops");
     assert_int_equal(json_array_size(ops), p->n_ops);
     static const char *o_fields[] = {"op", "name", "n_exec", "time_ns", "min_ns", "max_ns",
-                                     "n_alloc", "bytes_alloc", "scratch_bytes", "kernel_bytes",
+                                     "n_alloc", "alloc_bytes", "scratch_bytes", "kernel_bytes",
                                      "output_bytes"};
     for (size_t k = 0; k < json_array_size(ops); k++)
         for (size_t i = 0; i < sizeof o_fields / sizeof o_fields[0]; i++)

@@ -464,7 +464,7 @@ static void test_bad_headers(void **state)
     } cases[] = {
         {"\"memprof-trace\"", "\"other-trace\"", "not a memprof trace"},
         {"\"format\":\"memprof-trace\",", "", "not a memprof trace"},
-        {"\"version\":1", "\"version\":3", "trace version 3 is newer than this memprof reads"},
+        {"\"version\":1", "\"version\":4", "trace version 4 is newer than this memprof reads"},
         {"\"version\":1", "\"version\":1.0", "version is not a positive integer"},
         {"\"version\":1,", "", "version is not a positive integer"},
         {"\"version\":1,", "\"version\":1,\"version\":1,", "line 1 column 39: duplicate"},

@@ -508,7 +508,7 @@ static void test_bad_files(void **state)
         {"\"memprof-trace\"", "\"other-trace\"", "not a memprof trace"},
         {"\"format\":\"memprof-trace\",", "", "not a memprof trace"},
         {"\"version\":1", "\"version\":99",
-         "trace version 99 is newer than this memprof reads (2)"},
+         "trace version 99 is newer than this memprof reads (3)"},
         {"\"version\":1", "\"version\":0", "version"},
         {"\"version\":1", "\"version\":\"1\"", "version"},
         {"[0,2,0,2,1,0,-1,64,", "[0,2,0,2,1,0,-1,\"64\",",
