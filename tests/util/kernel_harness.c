@@ -162,6 +162,22 @@ void kh_fill_bytes(mp_tensor *t, unsigned seed)
         x[i] = (uint8_t)(seed + i * 131 + (i >> 3) * 17);
 }
 
+size_t kh_bc_offset(const mp_tensor *t, int32_t out_rank, const int32_t *out_dims, size_t flat)
+{
+    size_t off = 0, stride = 1;
+    for (int32_t i = out_rank - 1; i >= 0; i--) {
+        size_t coord = flat % (size_t)out_dims[i];
+        flat /= (size_t)out_dims[i];
+        int32_t j = i - (out_rank - t->rank);
+        if (j < 0)
+            continue;
+        if (t->dims[j] != 1)
+            off += coord * stride;
+        stride *= (size_t)t->dims[j];
+    }
+    return off;
+}
+
 double kh_ref_act(double x, int act)
 {
     switch (act) {

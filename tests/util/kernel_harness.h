@@ -46,6 +46,10 @@ float kh_frand(uint32_t *seed, float scale);
 void kh_fill(float *x, size_t n, uint32_t seed, float scale);
 /* Fill a tensor's bytes with a deterministic pattern (for dtype-agnostic data movement). */
 void kh_fill_bytes(mp_tensor *t, unsigned seed);
+/* NumPy broadcasting written out for references: the flat index in t of the element that
+ * output position `flat` (of shape out_rank / out_dims) reads, t's dimensions aligned to the
+ * trailing ones and each of extent 1 repeated. */
+size_t kh_bc_offset(const mp_tensor *t, int32_t out_rank, const int32_t *out_dims, size_t flat);
 /* Reference fused activation, written from the TFLite definitions. */
 double kh_ref_act(double x, int act);
 /* Fail unless every |got-want| / max(|want|, lo) <= 1e-5. Pass lo ~ sqrt(terms summed) so

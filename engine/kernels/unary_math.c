@@ -1,0 +1,326 @@
+/* Kernels: elementwise math of one input (ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG,
+ * LEAKY_RELU, GELU), one table-driven family after TensorFlow Lite's elementwise.cc, neg.cc,
+ * exp.cc, leaky_relu.cc and gelu.cc.
+ *
+ * Each operator is one row of um_ops: its float32 function (TensorFlow Lite's: 1 / sqrtf(x)
+ * for RSQRT, x > 0 ? x : alpha * x for LEAKY_RELU, GELU's erfc form or, with `approximate`,
+ * its tanh form), optionally the XNNPACK operator computing the same (abs, negate, square,
+ * square_root, leaky_relu: exact operations, equal to the C function up to the sign of a
+ * zero), the integer dtypes it takes, and its 8-bit formula. XNNPACK runs a float node whose
+ * input is not a constant (XNNPACK may read past the end of its input, which a mapped file
+ * does not promise); plain C runs everything else.
+ *
+ * int32 / int64 (ABS: int32; NEG: both) wrap as two's complement: ABS and NEG of the most
+ * negative value give it back.
+ * int8 / uint8, bit-exact with TensorFlow Lite's reference integer kernels, through a
+ * 256-entry table filled once at prepare (one lookup per element when running):
+ *   ABS (int8): |q - zp_in|, rescaled by in_scale / out_scale (MultiplyByQuantizedMultiplier)
+ *     when the scales differ, plus zp_out, saturated;
+ *   NEG (int8): zp_in + zp_out - q saturated, input and output scales equal (as TFLite);
+ *   LEAKY_RELU (int8, uint8): q - zp_in scaled by in_scale / out_scale when >= 0, else by
+ *     in_scale * alpha / out_scale (both ratios in float, as TFLite), plus zp_out, saturated;
+ *   GELU (int8, uint8): TensorFlow Lite's lookup table: dequantize, GELU in float, times
+ *     1 / out_scale rounded half away from zero, plus zp_out, saturated. */
+#include "engine/kernels/kernel.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <xnnpack.h>
+
+#include "engine/kernels/quant_math.h"
+#include "engine/kernels/quant_tensor.h"
+
+/* An 8-bit node's quantization and the integer parameters of its formula. */
+typedef struct um_q8 {
+    float si, so;
+    int32_t zi, zo;
+    int32_t m1, m2; /* ABS: the rescale (m1); LEAKY_RELU: identity (m1) and alpha (m2) */
+    int s1, s2;
+    bool rescale;   /* ABS: the scales differ */
+    const mp_op_options *opt;
+} um_q8;
+
+typedef enum xnn_status (*um_xnn_create)(size_t, size_t, size_t, uint32_t, xnn_operator_t *);
+typedef enum xnn_status (*um_xnn_setup)(xnn_operator_t, size_t, const float *, float *,
+                                        pthreadpool_t);
+
+/* dtype bits of um_op.dtypes */
+#define UM_I32 1u
+#define UM_I64 2u
+#define UM_S8 4u
+#define UM_U8 8u
+
+typedef struct um_op {
+    int32_t opcode;
+    float (*f32)(float x, const mp_op_options *o);
+    um_xnn_create xnn_create;  /* NULL: none (LEAKY_RELU: um_create_leaky) */
+    um_xnn_setup xnn_setup;
+    uint32_t dtypes;           /* besides float32 */
+    int64_t (*i64)(int64_t x); /* integer dtypes: the result, wrapped to the dtype */
+    int32_t (*q8)(const um_q8 *q, int32_t v); /* 8-bit: unclamped output for input v */
+    const char *dtype_list;    /* for messages */
+} um_op;
+
+static float f_abs(float x, const mp_op_options *o) { (void)o; return fabsf(x); }
+static float f_neg(float x, const mp_op_options *o) { (void)o; return -x; }
+static float f_square(float x, const mp_op_options *o) { (void)o; return x * x; }
+static float f_sqrt(float x, const mp_op_options *o) { (void)o; return sqrtf(x); }
+static float f_rsqrt(float x, const mp_op_options *o) { (void)o; return 1.0f / sqrtf(x); }
+static float f_exp(float x, const mp_op_options *o) { (void)o; return expf(x); }
+static float f_log(float x, const mp_op_options *o) { (void)o; return logf(x); }
+static float f_leaky(float x, const mp_op_options *o) { return x > 0.0f ? x : x * o->alpha; }
+
+/* GELU: 0.5 x (1 + erf(x / sqrt 2)), written with erfc (no cancellation for large negative
+ * x); approximate: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
+static float f_gelu(float x, const mp_op_options *o)
+{
+    if (o->approximate) {
+        const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
+        return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+    }
+    return 0.5f * x * erfcf(x * -0.70710678118654752f);
+}
+
+/* Two's complement results computed on unsigned values (no overflow). */
+static int64_t i_abs(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
+static int64_t i_neg(int64_t x) { return (int64_t)(0u - (uint64_t)x); }
+
+static int32_t q_abs(const um_q8 *q, int32_t v)
+{
+    int32_t d = v - q->zi;
+    d = d < 0 ? -d : d;
+    return (q->rescale ? mp_multiply_by_quantized_multiplier(d, q->m1, q->s1) : d) + q->zo;
+}
+
+static int32_t q_neg(const um_q8 *q, int32_t v) { return q->zi + q->zo - v; }
+
+static int32_t q_leaky(const um_q8 *q, int32_t v)
+{
+    int32_t d = v - q->zi;
+    return q->zo + (d >= 0 ? mp_multiply_by_quantized_multiplier(d, q->m1, q->s1)
+                           : mp_multiply_by_quantized_multiplier(d, q->m2, q->s2));
+}
+
+static int32_t q_gelu(const um_q8 *q, int32_t v)
+{
+    const float x = q->si * (float)(v - q->zi);
+    const float r = roundf(f_gelu(x, q->opt) * (1.0f / q->so));
+    return r >= 1e9f ? 1000000000 : (r <= -1e9f ? -1000000000 : (int32_t)r + q->zo);
+}
+
+static enum xnn_status um_create_leaky(const mp_node *n, xnn_operator_t *op)
+{
+    return xnn_create_leaky_relu_nc_f32(1, 1, 1, n->opt->alpha, 0, op);
+}
+
+static const um_op um_ops[] = {
+    {MP_OP_ABS, f_abs, xnn_create_abs_nc_f32, xnn_setup_abs_nc_f32, UM_I32 | UM_S8, i_abs, q_abs,
+     "f32, i32, i8"},
+    {MP_OP_NEG, f_neg, xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32,
+     UM_I32 | UM_I64 | UM_S8, i_neg, q_neg, "f32, i32, i64, i8"},
+    {MP_OP_SQUARE, f_square, xnn_create_square_nc_f32, xnn_setup_square_nc_f32, 0, NULL, NULL,
+     "f32"},
+    {MP_OP_SQRT, f_sqrt, xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32, 0, NULL,
+     NULL, "f32"},
+    {MP_OP_RSQRT, f_rsqrt, NULL, NULL, 0, NULL, NULL, "f32"},
+    {MP_OP_EXP, f_exp, NULL, NULL, 0, NULL, NULL, "f32"},
+    {MP_OP_LOG, f_log, NULL, NULL, 0, NULL, NULL, "f32"},
+    {MP_OP_LEAKY_RELU, f_leaky, NULL, xnn_setup_leaky_relu_nc_f32, UM_S8 | UM_U8, NULL, q_leaky,
+     "f32, i8, u8"},
+    {MP_OP_GELU, f_gelu, NULL, NULL, UM_S8 | UM_U8, NULL, q_gelu, "f32, i8, u8"},
+};
+
+static const um_op *um_find(int32_t opcode)
+{
+    for (size_t i = 0; i < sizeof um_ops / sizeof um_ops[0]; i++)
+        if (um_ops[i].opcode == opcode)
+            return &um_ops[i];
+    return NULL;
+}
+
+static uint32_t um_dtype_bit(mp_dtype dt)
+{
+    switch (dt) {
+    case MP_DT_INT32: return UM_I32;
+    case MP_DT_INT64: return UM_I64;
+    case MP_DT_INT8: return UM_S8;
+    case MP_DT_UINT8: return UM_U8;
+    default: return 0;
+    }
+}
+
+typedef struct um_state {
+    xnn_operator_t op;
+    bool use_xnn;         /* the current shapes and pointers are bound to op */
+    /* 8-bit nodes only (a float node's state ends before these) */
+    bool table_ready;
+    uint8_t table[256];   /* output byte per input byte (int8 as its two's complement) */
+} um_state;
+
+/* The quantization of an 8-bit node and its formula's multipliers, checked as TensorFlow
+ * Lite's Prepare checks them. */
+static mp_status um_q8_init(mp_node *n, um_q8 *q)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    mp_status st = mp_node_qparams(n, in, &q->si, &q->zi);
+    if (st == MP_OK)
+        st = mp_node_qparams(n, out, &q->so, &q->zo);
+    if (st != MP_OK)
+        return st;
+    q->opt = n->opt;
+    q->rescale = q->si != q->so;
+    bool ok = true;
+    switch (n->opcode) {
+    case MP_OP_NEG:
+        if (q->si != q->so)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "int8 NEG needs equal input and output scales ('%s' %g, '%s' %g)",
+                                mp_tname(in), (double)q->si, mp_tname(out), (double)q->so);
+        break;
+    case MP_OP_ABS:
+        ok = mp_quantize_multiplier((double)(q->si / q->so), &q->m1, &q->s1);
+        break;
+    case MP_OP_LEAKY_RELU:
+        ok = mp_quantize_multiplier((double)(q->si / q->so), &q->m1, &q->s1) &&
+             mp_quantize_multiplier((double)(q->si * n->opt->alpha / q->so), &q->m2, &q->s2);
+        break;
+    default:
+        break;
+    }
+    if (!ok)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "the scales of '%s' and '%s' give no finite "
+                            "multiplier", mp_tname(in), mp_tname(out));
+    return MP_OK;
+}
+
+static mp_status um_infer(mp_node *n)
+{
+    mp_status st = mp_node_check_io(n, 1, 1, 0);
+    if (st != MP_OK)
+        return st;
+    const um_op *u = um_find(n->opcode);
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (in->dtype != MP_DT_FLOAT32 && !(u->dtypes & um_dtype_bit(in->dtype)))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: %s)",
+                            mp_tname(in), mp_dtype_name(in->dtype), u->dtype_list);
+    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
+        return st;
+    if (mp_dtype_is_q8(in->dtype)) {
+        um_q8 q;
+        if ((st = um_q8_init(n, &q)) != MP_OK)
+            return st;
+    }
+    return mp_node_set_output_shape(n, in->rank, in->dims);
+}
+
+/* Fill the 8-bit table of the node (its quantization is fixed: once). */
+static mp_status um_fill_table(mp_node *n, const um_op *u, um_state *s)
+{
+    um_q8 q;
+    mp_status st = um_q8_init(n, &q);
+    if (st != MP_OK)
+        return st;
+    int32_t lo, hi;
+    mp_quant_dtype_range(n->in[0]->dtype, &lo, &hi);
+    for (int32_t v = lo; v <= hi; v++) {
+        int32_t r = u->q8(&q, v);
+        s->table[(uint8_t)v] = (uint8_t)(r < lo ? lo : (r > hi ? hi : r));
+    }
+    s->table_ready = true;
+    return MP_OK;
+}
+
+static mp_status um_prepare(mp_node *n)
+{
+    const um_op *u = um_find(n->opcode);
+    const mp_tensor *in = n->in[0];
+    const bool q8 = mp_dtype_is_q8(in->dtype);
+    um_state *s = mp_node_state(n, q8 ? sizeof *s : offsetof(um_state, table_ready));
+    if (!s)
+        return MP_ERR_NOMEM;
+    s->use_xnn = false;
+    if (q8)
+        return s->table_ready ? MP_OK : um_fill_table(n, u, s);
+    const size_t count = mp_tensor_elements(in);
+    if (in->dtype != MP_DT_FLOAT32 || !u->xnn_setup || count == 0 || in->is_const)
+        return MP_OK; /* plain C */
+    enum xnn_status xs;
+    if (!s->op) {
+        xs = u->xnn_create ? u->xnn_create(1, 1, 1, 0, &s->op) : um_create_leaky(n, &s->op);
+        if ((xs = mp_xnn_created(xs, s->op)) != xnn_status_success) {
+            s->op = NULL;
+            return mp_node_xnn_fail(n, xs, "create");
+        }
+    }
+    xs = u->xnn_setup(s->op, count, in->data, n->out[0]->data, n->pool);
+    if (xs != xnn_status_success)
+        return mp_node_xnn_fail(n, xs, "setup");
+    s->use_xnn = true;
+    return MP_OK;
+}
+
+static mp_status um_run(mp_node *n)
+{
+    const um_op *u = um_find(n->opcode);
+    const um_state *s = n->state;
+    if (!s)
+        return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
+    const mp_tensor *in = n->in[0];
+    const size_t count = mp_tensor_elements(in);
+    if (s->use_xnn) {
+        enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+        return xs == xnn_status_success ? MP_OK : mp_node_xnn_fail(n, xs, "run");
+    }
+    switch (in->dtype) {
+    case MP_DT_FLOAT32: {
+        const float *x = in->data;
+        float *y = n->out[0]->data;
+        for (size_t i = 0; i < count; i++)
+            y[i] = u->f32(x[i], n->opt);
+        break;
+    }
+    case MP_DT_INT32: {
+        const int32_t *x = in->data;
+        int32_t *y = n->out[0]->data;
+        for (size_t i = 0; i < count; i++)
+            y[i] = (int32_t)(uint32_t)(uint64_t)u->i64(x[i]);
+        break;
+    }
+    case MP_DT_INT64: {
+        const int64_t *x = in->data;
+        int64_t *y = n->out[0]->data;
+        for (size_t i = 0; i < count; i++)
+            y[i] = u->i64(x[i]);
+        break;
+    }
+    default: { /* int8 / uint8 */
+        const uint8_t *x = in->data;
+        uint8_t *y = n->out[0]->data;
+        for (size_t i = 0; i < count; i++)
+            y[i] = s->table[x[i]];
+        break;
+    }
+    }
+    return MP_OK;
+}
+
+static void um_release(mp_node *n)
+{
+    um_state *s = n->state;
+    if (s)
+        mp_node_free_state(n, &s->op);
+}
+
+#define UM_KERNEL(code)                                                                   \
+    {                                                                                     \
+        .opcode = (code), .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,               \
+        .infer = um_infer, .prepare = um_prepare, .run = um_run, .release = um_release    \
+    }
+
+const mp_kernel mp_kernels_unary_math[] = {
+    UM_KERNEL(MP_OP_ABS),  UM_KERNEL(MP_OP_NEG),        UM_KERNEL(MP_OP_SQUARE),
+    UM_KERNEL(MP_OP_SQRT), UM_KERNEL(MP_OP_RSQRT),      UM_KERNEL(MP_OP_EXP),
+    UM_KERNEL(MP_OP_LOG),  UM_KERNEL(MP_OP_LEAKY_RELU), UM_KERNEL(MP_OP_GELU),
+    {.opcode = -1},
+};
