@@ -7,8 +7,8 @@
 #   installed in the default /usr/local (a private mount namespace's /usr/local when this runs
 #   as root with unshare; else the search re-rooted at a DESTDIR install);
 #   scripts/package.sh builds the .deb, whose Depends name the Debian runtime packages of the
-#   libraries the binary links, unpacks it (dpkg-deb -x, never installed) and runs
-#   zoo:mobilenet_v2 from it.
+#   libraries the binary links, apt would install it (apt-get -s: simulated), it is unpacked
+#   (dpkg-deb -x, never installed) and zoo:mobilenet_v2 runs from it.
 # Usage: test_install.sh MEMPROF SHARED_DIR
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -164,6 +164,11 @@ if "$src_root/scripts/package.sh" "$tmp/build" "$tmp/pkg" >package.log 2>&1; the
     [ -n "$pkg" ] || { fail "dpkg -S knows no package of $so"; continue; }
     case ", $depends" in *", $pkg "* | *", $pkg,"*) ;; *) fail "Depends lacks $pkg ($so): $depends" ;; esac
   done
+  # apt would install it as it is (a simulation: nothing is installed)
+  if command -v apt-get >/dev/null; then
+    apt-get -s install "$deb" >apt_sim.log 2>&1 && grep -q "^Inst memprof " apt_sim.log ||
+      fail "apt-get -s install of the .deb: $(tail -5 apt_sim.log)"
+  fi
   root=$tmp/pkg/root
   for f in usr/bin/memprof usr/share/man/man1/memprof.1 usr/share/man/man1/memprof-run.1 \
            usr/share/bash-completion/completions/memprof usr/share/cmake/memprof/memprofConfig.cmake; do
