@@ -10,6 +10,7 @@
 #include "analyzers/source.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "reports/html_report.h"
 #include "reports/json_profile.h"
 #include "reports/text_profile.h"
 
@@ -30,7 +31,7 @@ static void help(void)
            "  chrome  Chrome trace event JSON for Perfetto or chrome://tracing: operators\n"
            "          as slices nested in their run, a counter track per kind of memory\n"
            "With two traces: what grew and what shrank, per kind of memory and per tensor\n"
-           "(text or json, format memprof-diff).\n\n"
+           "(text, json as format memprof-diff, or html with both timelines aligned).\n\n"
            "Options:\n"
            "  --format F           text (default), json, svg, html or chrome\n"
            "  -o, --output PATH    write there instead of stdout (atomically: never a\n"
@@ -92,8 +93,9 @@ static int parse(int argc, char **argv, report_args *a)
                            argc, argv, &a->n_traces);
     if (rc != 0)
         return rc;
-    if (a->n_traces == 2 && a->fmt != MP_FMT_TEXT && a->fmt != MP_FMT_JSON)
-        return mp_usage_error("report", "two traces are compared as text or json only");
+    if (a->n_traces == 2 && a->fmt != MP_FMT_TEXT && a->fmt != MP_FMT_JSON &&
+        a->fmt != MP_FMT_HTML)
+        return mp_usage_error("report", "two traces are compared as text, json or html only");
     mp_cli_files f = {0};
     for (int t = 0; t < a->n_traces; t++)
         mp_cli_files_in(&f, a->traces[t]);
@@ -109,6 +111,8 @@ static int diff(const report_args *a, mp_source *src[2])
     mp_profile_diff d;
     memset(&d, 0, sizeof d);
     mp_profile_options po = {.max_points = a->opts.max_points};
+    if (!po.max_points && a->fmt == MP_FMT_HTML)
+        po.max_points = MP_HTML_POINTS;
     int rc = MP_EXIT_OK;
     for (int i = 0; i < 2 && rc == MP_EXIT_OK; i++)
         if (mp_profile_compute(src[i], &po, &p[i], &err) != MP_OK)
@@ -125,6 +129,8 @@ static int diff(const report_args *a, mp_source *src[2])
             mp_status st = MP_OK;
             if (a->fmt == MP_FMT_JSON)
                 st = mp_report_diff_json(out.f, &p[0], &p[1], &d, &err);
+            else if (a->fmt == MP_FMT_HTML)
+                mp_report_diff_html(out.f, &p[0], &p[1], &d);
             else
                 mp_report_diff_text(out.f, &p[0], &p[1], &d, a->opts.exact);
             if (st != MP_OK) {

@@ -31,6 +31,8 @@ int mp_cli_write_report(const char *cmd, mp_source *src, mp_report_format fmt,
     bool have_profile = false;
     if (fmt != MP_FMT_CHROME) { /* chrome streams the events itself */
         mp_profile_options po = {.max_points = o ? o->max_points : 0};
+        if (!po.max_points && fmt == MP_FMT_HTML) /* the page zooms: every step it can */
+            po.max_points = MP_HTML_POINTS;
         if (mp_profile_compute(src, &po, &p, &err) != MP_OK)
             return mp_report_error(&err);
         have_profile = true;

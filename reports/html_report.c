@@ -1,101 +1,16 @@
 /* The self-contained HTML report (see html_report.h): layout only, every figure comes from
- * the profile; charts from svg_charts.c, escaping from markup.c. */
+ * the profile. The page frame and the data island the charts are drawn from are in
+ * html_page.c and html_data.c, the drawing in reports/html/report.js; escaping from markup.c. */
 #include "reports/html_report.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "reports/svg_charts.h"
 #include "reports/chart_style.h"
+#include "reports/html_internal.h"
 #include "reports/markup.h"
 #include "reports/units.h"
-
-static const char css[] =
-    ":root{--fg:#222;--fg2:#5f5f5f;--line:#e4e4e0;--accent:#0072B2;--bad:#B2182B;"
-    "--good:#007A5A}\n"
-    "*{box-sizing:border-box}\n"
-    "body{margin:0;background:#F6F6F3;color:var(--fg);font:14px/1.45 " MP_SVG_FONT "}\n"
-    "header{background:#fff;border-bottom:1px solid var(--line);padding:22px 32px 16px}\n"
-    "header h1{font-size:22px;margin:0 0 4px;font-weight:700}\n"
-    ".sub{color:var(--fg2);margin:0}\n"
-    "nav{margin-top:12px;display:flex;flex-wrap:wrap;gap:6px}\n"
-    "nav a{color:var(--accent);text-decoration:none;padding:3px 10px;border:1px solid "
-    "var(--line);border-radius:999px;font-size:13px;background:#fff}\n"
-    "nav a:hover{background:#EEF5FB}\n"
-    "main{max-width:1040px;margin:0 auto;padding:8px 24px 48px}\n"
-    "section{background:#fff;border:1px solid var(--line);border-radius:10px;"
-    "padding:18px 22px;margin:18px 0}\n"
-    "h2{font-size:17px;margin:0 0 4px}\n"
-    "h3{font-size:14px;margin:16px 0 6px}\n"
-    "p.lead{color:var(--fg2);margin:0 0 12px}\n"
-    ".cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(180px,1fr));gap:12px;"
-    "margin:18px 0}\n"
-    ".card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:12px 16px}\n"
-    ".card .k{color:var(--fg2);font-size:11px;text-transform:uppercase;letter-spacing:.05em}\n"
-    ".card .v{font-size:22px;font-weight:650;margin:2px 0}\n"
-    ".card .d{color:var(--fg2);font-size:12px}\n"
-    ".chart svg{max-width:100%;height:auto;display:block}\n"
-    ".scroll{max-height:460px;overflow:auto;border:1px solid var(--line);border-radius:6px}\n"
-    "table{border-collapse:collapse;width:100%;font-size:13px}\n"
-    "th,td{padding:5px 9px;border-bottom:1px solid #EFEFEC;text-align:left;"
-    "vertical-align:top}\n"
-    "th{position:sticky;top:0;background:#FAFAF8;font-weight:600;cursor:pointer;"
-    "user-select:none;white-space:nowrap}\n"
-    "th[data-dir=asc]::after{content:' \\25B2';font-size:9px}\n"
-    "th[data-dir=desc]::after{content:' \\25BC';font-size:9px}\n"
-    "tbody tr:hover{background:#F4F8FC}\n"
-    ".n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    ".name{max-width:360px;overflow-wrap:anywhere}\n"
-    ".sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}\n"
-    ".muted{color:var(--fg2)}\n"
-    ".good{color:var(--good);font-weight:600}\n"
-    ".bad{color:var(--bad);font-weight:600}\n"
-    ".warn{background:#FFF4E5;border:1px solid #F0C27B;border-radius:8px;padding:8px 12px;"
-    "margin:12px 0}\n"
-    "dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;margin:8px 0}\n"
-    "dl.kv dt{color:var(--fg2)}\n"
-    "dl.kv dd{margin:0}\n"
-    "footer{color:var(--fg2);font-size:12px;text-align:center;padding:8px 0 24px}\n";
-
-/* Sort a table by a click on its header: numbers by data-v, text otherwise. Written without
- * '<' and '&' so that the file stays well-formed XML. */
-static const char script[] =
-    "(function () {\n"
-    "  function key(td) {\n"
-    "    var v = td.getAttribute('data-v');\n"
-    "    return v === null ? td.textContent.toLowerCase() : parseFloat(v);\n"
-    "  }\n"
-    "  document.querySelectorAll('table.sortable th').forEach(function (th) {\n"
-    "    th.addEventListener('click', function () {\n"
-    "      var table = th.closest('table'), body = table.tBodies[0], col = th.cellIndex;\n"
-    "      var asc = th.getAttribute('data-dir') === 'desc', dir = asc ? 1 : -1;\n"
-    "      table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('data-dir'); });\n"
-    "      th.setAttribute('data-dir', asc ? 'asc' : 'desc');\n"
-    "      var rows = Array.prototype.slice.call(body.rows);\n"
-    "      rows.sort(function (a, b) {\n"
-    "        var x = key(a.cells[col]), y = key(b.cells[col]);\n"
-    "        return x > y ? dir : (y > x ? -dir : 0);\n"
-    "      });\n"
-    "      rows.forEach(function (r) { body.appendChild(r); });\n"
-    "    });\n"
-    "  });\n"
-    "})();\n";
-
-/* ---- writers ------------------------------------------------------------------------------ */
-
-static void xprintf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void xprintf(FILE *f, const char *fmt, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    mp_xml_text(f, buf, 0);
-}
 
 static const char *op_name(const mp_trace_meta *m, int32_t op)
 {
@@ -111,17 +26,7 @@ static const char *tensor_name(const mp_trace_meta *m, int32_t t)
     return m->tensors[t].name;
 }
 
-static void td_bytes(FILE *f, uint64_t v)
-{
-    char b[48];
-    fprintf(f, "<td class=\"n\" data-v=\"%" PRIu64 "\" title=\"%" PRIu64 " bytes\">%s</td>", v,
-            v, mp_fmt_bytes(b, sizeof b, v));
-}
 
-static void td_num(FILE *f, uint64_t v)
-{
-    fprintf(f, "<td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", v, v);
-}
 
 static void td_snum(FILE *f, int64_t v)
 {
@@ -137,24 +42,6 @@ static void td_ns(FILE *f, uint64_t ns)
     fprintf(f, "<td class=\"n\" data-v=\"%" PRIu64 "\">%s</td>", ns, mp_fmt_ns(b, sizeof b, ns));
 }
 
-/* A name cell: the name (or "#i"), cut at 80 characters, whole in the tooltip. */
-static void td_name(FILE *f, const char *name, int32_t index)
-{
-    if (!name) {
-        fprintf(f, "<td class=\"name muted\">");
-        if (index >= 0)
-            fprintf(f, "#%" PRId32, index);
-        else
-            fputs("-", f);
-        fputs("</td>", f);
-        return;
-    }
-    fputs("<td class=\"name\" title=\"", f);
-    mp_xml_text(f, name, 400);
-    fputs("\">", f);
-    mp_xml_text(f, name, 80);
-    fputs("</td>", f);
-}
 
 static void td_op(FILE *f, const mp_trace_meta *m, int32_t op)
 {
@@ -174,25 +61,7 @@ static void td_swatch(FILE *f, const char *color, const char *label)
     fputs("</td>", f);
 }
 
-static void table_open(FILE *f, const char *const *cols, size_t n)
-{
-    fputs("<div class=\"scroll\"><table class=\"sortable\"><thead><tr>", f);
-    for (size_t i = 0; i < n; i++) {
-        const char *c = cols[i];
-        bool num = c[0] == '#';
-        fprintf(f, "<th%s>", num ? " class=\"n\"" : "");
-        mp_xml_text(f, num ? c + 1 : c, 0);
-        fputs("</th>", f);
-    }
-    fputs("</tr></thead><tbody>\n", f);
-}
 
-static void table_close(FILE *f, size_t shown, size_t total)
-{
-    fputs("</tbody></table></div>\n", f);
-    if (shown < total)
-        fprintf(f, "<p class=\"muted\">%zu of %zu rows shown.</p>\n", shown, total);
-}
 
 static void when_text(char *buf, size_t n, const mp_summary_when *w, const mp_trace_meta *m)
 {
@@ -217,17 +86,6 @@ static void when_text(char *buf, size_t n, const mp_summary_when *w, const mp_tr
         snprintf(buf + o, n - o, " (event %" PRId64 ")", w->event);
 }
 
-static void card(FILE *f, const char *key, const char *value, const char *detail,
-                 const char *cls)
-{
-    fputs("<div class=\"card\"><div class=\"k\">", f);
-    mp_xml_text(f, key, 0);
-    fprintf(f, "</div><div class=\"v%s%s\">", cls ? " " : "", cls ? cls : "");
-    mp_xml_text(f, value, 0);
-    fputs("</div><div class=\"d\">", f);
-    mp_xml_text(f, detail, 0);
-    fputs("</div></div>\n", f);
-}
 
 static const char *home_label(int h)
 {
@@ -259,7 +117,7 @@ static void cards(FILE *f, const mp_profile *p)
     char v[96], d[512], b[64], b2[64];
     fputs("<div class=\"cards\">\n", f);
     when_text(d, sizeof d, &s->peak, p->meta);
-    card(f, "heap peak", mp_fmt_bytes(v, sizeof v, s->peak_heap), d, NULL);
+    mp_html_card(f, "heap peak", mp_fmt_bytes(v, sizeof v, s->peak_heap), d, NULL);
 
     const mp_arena_report *ar = ref_arena(p);
     if (ar) {
@@ -278,9 +136,9 @@ static void cards(FILE *f, const mp_profile *p)
                      mp_fmt_bytes(b, sizeof b, ar->lower_bound));
             cls = "bad";
         }
-        card(f, "planned arena", mp_fmt_bytes(v, sizeof v, ar->bytes), d, cls);
+        mp_html_card(f, "planned arena", mp_fmt_bytes(v, sizeof v, ar->bytes), d, cls);
     } else {
-        card(f, "planned arena", "none", "nothing was planned", NULL);
+        mp_html_card(f, "planned arena", "none", "nothing was planned", NULL);
     }
 
     snprintf(v, sizeof v, "%zu", s->n_runs);
@@ -291,16 +149,16 @@ static void cards(FILE *f, const mp_profile *p)
         snprintf(d, sizeof d, "first %s", mp_fmt_ns(b, sizeof b, s->first_run_ns));
     else
         snprintf(d, sizeof d, "no run recorded");
-    card(f, "runs", v, d, NULL);
+    mp_html_card(f, "runs", v, d, NULL);
 
-    card(f, "duplicated bytes", mp_fmt_bytes(v, sizeof v, s->dup_bytes),
+    mp_html_card(f, "duplicated bytes", mp_fmt_bytes(v, sizeof v, s->dup_bytes),
          s->dup_bytes ? "a tensor held twice: a memory manager bug" : "no tensor was held twice",
          s->dup_bytes ? "bad" : "good");
     snprintf(d, sizeof d, "%" PRIu64 " block%s that no operator used", p->n_unused,
              p->n_unused == 1 ? "" : "s");
-    card(f, "unused blocks", mp_fmt_bytes(v, sizeof v, p->unused_bytes), d,
+    mp_html_card(f, "unused blocks", mp_fmt_bytes(v, sizeof v, p->unused_bytes), d,
          p->unused_bytes ? "bad" : NULL);
-    card(f, "constants", mp_fmt_bytes(v, sizeof v, s->const_bytes), "mapped from the model",
+    mp_html_card(f, "constants", mp_fmt_bytes(v, sizeof v, s->const_bytes), "mapped from the model",
          NULL);
     fputs("</div>\n", f);
 }
@@ -311,9 +169,9 @@ static void section_peak(FILE *f, const mp_profile *p)
     char d[512], b[64];
     fputs("<section id=\"peak\"><h2>Alive at the heap peak</h2>\n<p class=\"lead\">", f);
     when_text(d, sizeof d, &s->peak, p->meta);
-    xprintf(f, "%s at %s, largest first.", mp_fmt_bytes(b, sizeof b, s->peak_heap), d);
+    mp_html_printf(f, "%s at %s, largest first.", mp_fmt_bytes(b, sizeof b, s->peak_heap), d);
     if (s->n_alive && !s->peak_slots_by_op)
-        xprintf(f, " The peak is outside any operator: planned arenas count whole.");
+        mp_html_printf(f, " The peak is outside any operator: planned arenas count whole.");
     fputs("</p>\n", f);
     if (!s->alive || s->n_alive == 0) {
         fputs("<p class=\"muted\">No data: nothing was allocated.</p></section>\n", f);
@@ -321,12 +179,17 @@ static void section_peak(FILE *f, const mp_profile *p)
     }
     static const char *const cols[] = {"#bytes", "kind", "home", "tensor", "operator",
                                        "#blocks"};
-    table_open(f, cols, 6);
+    mp_html_table_open(f, cols, 6);
     size_t shown = s->n_alive < MP_HTML_MAX_ROWS ? s->n_alive : MP_HTML_MAX_ROWS;
     for (size_t i = 0; i < shown; i++) {
         const mp_summary_alive *a = &s->alive[i];
-        fputs("<tr>", f);
-        td_bytes(f, a->bytes);
+        if (a->tensor >= 0)
+            fprintf(f, "<tr data-t=\"%" PRId32 "\">", a->tensor);
+        else if (a->op >= 0)
+            fprintf(f, "<tr data-op=\"%" PRId32 "\">", a->op);
+        else
+            fputs("<tr>", f);
+        mp_html_td_bytes(f, a->bytes);
         td_swatch(f, mp_svg_kind_color(a->kind), mp_kind_name(a->kind));
         fputs("<td>", f);
         mp_xml_text(f, home_label(a->home), 0);
@@ -334,12 +197,12 @@ static void section_peak(FILE *f, const mp_profile *p)
             a->home == MP_SUMMARY_ARENA_FREE)
             fprintf(f, " %" PRIu64, a->id);
         fputs("</td>", f);
-        td_name(f, a->name, a->tensor);
+        mp_html_td_name(f, a->name, a->tensor);
         td_op(f, p->meta, a->op);
-        td_num(f, a->n_blocks);
+        mp_html_td_num(f, a->n_blocks);
         fputs("</tr>\n", f);
     }
-    table_close(f, shown, s->n_alive);
+    mp_html_table_close(f, shown, s->n_alive);
     fputs("</section>\n", f);
 }
 
@@ -347,11 +210,12 @@ static void section_lifetimes(FILE *f, const mp_profile *p)
 {
     fputs("<section id=\"lifetimes\"><h2>Tensor lifetimes</h2>\n<p class=\"lead\">", f);
     if (p->reference_run >= 0)
-        xprintf(f, "Run %" PRId64 " (the run during which the heap peaked, or else the last). ",
+        mp_html_printf(f, "Run %" PRId64 " (the run during which the heap peaked, or else the last). ",
                 p->reference_run);
-    fputs("Hover a bar for its tensor.</p>\n<div class=\"chart\">", f);
-    mp_svg_lifetimes(f, p, 0, 0);
-    fputs("</div>\n", f);
+    fputs("A bar per tensor from the first operator that needs it to the last, coloured by "
+          "manager. Click a bar or a row for the tensor.</p>\n"
+          "<div class=\"chart lifetimes\" data-trace=\"0\"></div>\n",
+          f);
     if (!p->lifetimes || p->n_lifetimes == 0) {
         fputs("</section>\n", f);
         return;
@@ -359,14 +223,17 @@ static void section_lifetimes(FILE *f, const mp_profile *p)
     fputs("<h3>Every tensor</h3>\n", f);
     static const char *const cols[] = {"#tensor", "name", "#bytes", "manager", "#first op",
                                        "#last op", "#offset", "producer"};
-    table_open(f, cols, 8);
+    mp_html_table_open(f, cols, 8);
     size_t shown = p->n_lifetimes < MP_HTML_MAX_ROWS ? p->n_lifetimes : MP_HTML_MAX_ROWS;
     for (size_t i = 0; i < shown; i++) {
         const mp_lifetime *l = &p->lifetimes[i];
-        fputs("<tr>", f);
-        td_num(f, (uint64_t)(l->tensor >= 0 ? l->tensor : 0));
-        td_name(f, l->name, l->tensor);
-        td_bytes(f, l->bytes);
+        if (l->tensor >= 0)
+            fprintf(f, "<tr data-t=\"%" PRId32 "\">", l->tensor);
+        else
+            fputs("<tr>", f);
+        mp_html_td_num(f, (uint64_t)(l->tensor >= 0 ? l->tensor : 0));
+        mp_html_td_name(f, l->name, l->tensor);
+        mp_html_td_bytes(f, l->bytes);
         td_swatch(f, mp_svg_manager_color(l->manager), mp_svg_manager_label(l->manager));
         td_snum(f, l->first_op);
         td_snum(f, l->last_op);
@@ -374,7 +241,7 @@ static void section_lifetimes(FILE *f, const mp_profile *p)
         td_op(f, p->meta, l->producer);
         fputs("</tr>\n", f);
     }
-    table_close(f, shown, p->n_lifetimes);
+    mp_html_table_close(f, shown, p->n_lifetimes);
     fputs("</section>\n", f);
 }
 
@@ -384,10 +251,8 @@ static void section_arenas(FILE *f, const mp_profile *p)
           "operators: a rectangle per planned tensor. The lower bound is the most bytes alive "
           "at any one operator: no plan of these tensors can be smaller. Worst free: the most "
           "arena bytes no live tensor holds at one operator.</p>\n"
-          "<div class=\"chart\">",
+          "<div class=\"chart arena\" data-trace=\"0\"></div>\n",
           f);
-    mp_svg_arena(f, ref_arena(p), p->meta, 0, 0);
-    fputs("</div>\n", f);
     if (!p->arenas || p->n_arenas == 0) {
         fputs("</section>\n", f);
         return;
@@ -396,16 +261,16 @@ static void section_arenas(FILE *f, const mp_profile *p)
     static const char *const cols[] = {"#arena", "#bytes", "#used", "#lower bound",
                                        "#above bound", "#no reuse", "#reuse", "#worst free",
                                        "#tensors", "#runs"};
-    table_open(f, cols, 10);
+    mp_html_table_open(f, cols, 10);
     size_t shown = p->n_arenas < MP_HTML_MAX_ROWS ? p->n_arenas : MP_HTML_MAX_ROWS;
     for (size_t i = 0; i < shown; i++) {
         const mp_arena_report *a = &p->arenas[i];
         fputs("<tr>", f);
         fprintf(f, "<td class=\"n\" data-v=\"%" PRIu64 "\">%" PRIu64 "%s</td>", a->id, a->id,
                 (int64_t)i == p->reference_arena ? " (shown)" : "");
-        td_bytes(f, a->bytes);
-        td_bytes(f, a->used);
-        td_bytes(f, a->lower_bound);
+        mp_html_td_bytes(f, a->bytes);
+        mp_html_td_bytes(f, a->used);
+        mp_html_td_bytes(f, a->lower_bound);
         if (a->lower_bound > 0) {
             double over = ((double)a->bytes - (double)a->lower_bound) * 100.0 /
                           (double)a->lower_bound;
@@ -415,18 +280,18 @@ static void section_arenas(FILE *f, const mp_profile *p)
         } else {
             fputs("<td class=\"n muted\" data-v=\"0\">-</td>", f);
         }
-        td_bytes(f, a->naive);
+        mp_html_td_bytes(f, a->naive);
         if (a->bytes > 0)
             fprintf(f, "<td class=\"n\" data-v=\"%.3f\">%.2fx</td>",
                     (double)a->naive / (double)a->bytes, (double)a->naive / (double)a->bytes);
         else
             fputs("<td class=\"n muted\" data-v=\"0\">-</td>", f);
-        td_bytes(f, a->frag_max);
-        td_num(f, a->n_slots);
-        td_num(f, a->runs);
+        mp_html_td_bytes(f, a->frag_max);
+        mp_html_td_num(f, a->n_slots);
+        mp_html_td_num(f, a->runs);
         fputs("</tr>\n", f);
     }
-    table_close(f, shown, p->n_arenas);
+    mp_html_table_close(f, shown, p->n_arenas);
     if (p->n_arenas_total > p->n_arenas)
         fprintf(f, "<p class=\"muted\">%zu arenas were planned in all; %zu are reported.</p>\n",
                 p->n_arenas_total, p->n_arenas);
@@ -446,26 +311,29 @@ static void section_ops(FILE *f, const mp_profile *p)
     static const char *const cols[] = {"#op", "operator", "#runs", "#time", "#mean",
                                        "#min", "#max", "#allocations", "#allocated",
                                        "#scratch", "#kernel", "#outputs"};
-    table_open(f, cols, 12);
+    mp_html_table_open(f, cols, 12);
     size_t shown = p->n_ops < MP_HTML_MAX_ROWS ? p->n_ops : MP_HTML_MAX_ROWS;
     for (size_t i = 0; i < shown; i++) {
         const mp_op_report *o = &p->ops[i];
-        fputs("<tr>", f);
-        td_num(f, (uint64_t)(o->op >= 0 ? o->op : 0));
-        td_name(f, o->name ? o->name : op_name(p->meta, o->op), o->op);
-        td_num(f, o->n_exec);
+        if (o->op >= 0)
+            fprintf(f, "<tr data-op=\"%" PRId32 "\">", o->op);
+        else
+            fputs("<tr>", f);
+        mp_html_td_num(f, (uint64_t)(o->op >= 0 ? o->op : 0));
+        mp_html_td_name(f, o->name ? o->name : op_name(p->meta, o->op), o->op);
+        mp_html_td_num(f, o->n_exec);
         td_ns(f, o->time_ns);
         td_ns(f, o->n_exec ? o->time_ns / o->n_exec : 0);
         td_ns(f, o->min_ns);
         td_ns(f, o->max_ns);
-        td_num(f, o->n_alloc);
-        td_bytes(f, o->bytes_alloc);
-        td_bytes(f, o->scratch_bytes);
-        td_bytes(f, o->kernel_bytes);
-        td_bytes(f, o->output_bytes);
+        mp_html_td_num(f, o->n_alloc);
+        mp_html_td_bytes(f, o->bytes_alloc);
+        mp_html_td_bytes(f, o->scratch_bytes);
+        mp_html_td_bytes(f, o->kernel_bytes);
+        mp_html_td_bytes(f, o->output_bytes);
         fputs("</tr>\n", f);
     }
-    table_close(f, shown, p->n_ops);
+    mp_html_table_close(f, shown, p->n_ops);
     fputs("</section>\n", f);
 }
 
@@ -478,17 +346,17 @@ static void section_waste(FILE *f, const mp_profile *p)
     if (s->dup_bytes) {
         when_text(d, sizeof d, &s->dup, p->meta);
         fprintf(f, "<span class=\"bad\">%s</span> ", mp_fmt_bytes(b, sizeof b, s->dup_bytes));
-        xprintf(f, "at most, %s: a tensor held in two homes at once", d);
+        mp_html_printf(f, "at most, %s: a tensor held in two homes at once", d);
     } else {
         fputs("<span class=\"good\">0 B</span>: no tensor was held twice", f);
     }
     fputs("</dd>\n<dt>unused blocks</dt><dd>", f);
-    xprintf(f, "%s in %" PRIu64 " block%s allocated and freed with no operator in between",
+    mp_html_printf(f, "%s in %" PRIu64 " block%s allocated and freed with no operator in between",
             mp_fmt_bytes(b, sizeof b, p->unused_bytes), p->n_unused, p->n_unused == 1 ? "" : "s");
     fputs("</dd>\n<dt>copies in</dt><dd>", f);
-    xprintf(f, "%" PRIu64 " copies, %s", s->n_copy_in, mp_fmt_bytes(b, sizeof b, s->bytes_copy_in));
+    mp_html_printf(f, "%" PRIu64 " copies, %s", s->n_copy_in, mp_fmt_bytes(b, sizeof b, s->bytes_copy_in));
     fputs("</dd>\n<dt>copies out</dt><dd>", f);
-    xprintf(f, "%" PRIu64 " copies, %s", s->n_copy_out,
+    mp_html_printf(f, "%" PRIu64 " copies, %s", s->n_copy_out,
             mp_fmt_bytes(b, sizeof b, s->bytes_copy_out));
     fputs("</dd>\n<dt>live at end</dt><dd>", f);
     if (s->live_end)
@@ -498,7 +366,7 @@ static void section_waste(FILE *f, const mp_profile *p)
     fputs("</dd>\n", f);
     if (s->unaccounted_measured) {
         fputs("<dt>unaccounted heap</dt><dd>", f);
-        xprintf(f, "%s (process heap peak minus engine heap peak minus allocator overhead)",
+        mp_html_printf(f, "%s (process heap peak minus engine heap peak minus allocator overhead)",
                 mp_fmt_sbytes(b2, sizeof b2, s->unaccounted));
         fputs("</dd>\n", f);
     }
@@ -507,38 +375,44 @@ static void section_waste(FILE *f, const mp_profile *p)
     if (s->dups && s->n_dups) {
         fputs("<h3>Held twice when duplication peaked</h3>\n", f);
         static const char *const cols[] = {"#tensor", "name", "#bytes", "#homes"};
-        table_open(f, cols, 4);
+        mp_html_table_open(f, cols, 4);
         size_t shown = s->n_dups < MP_HTML_MAX_ROWS ? s->n_dups : MP_HTML_MAX_ROWS;
         for (size_t i = 0; i < shown; i++) {
             const mp_summary_dup *u = &s->dups[i];
-            fputs("<tr>", f);
-            td_num(f, (uint64_t)(u->tensor >= 0 ? u->tensor : 0));
-            td_name(f, u->name ? u->name : tensor_name(p->meta, u->tensor), u->tensor);
-            td_bytes(f, u->bytes);
-            td_num(f, u->homes);
+            if (u->tensor >= 0)
+                fprintf(f, "<tr data-t=\"%" PRId32 "\">", u->tensor);
+            else
+                fputs("<tr>", f);
+            mp_html_td_num(f, (uint64_t)(u->tensor >= 0 ? u->tensor : 0));
+            mp_html_td_name(f, u->name ? u->name : tensor_name(p->meta, u->tensor), u->tensor);
+            mp_html_td_bytes(f, u->bytes);
+            mp_html_td_num(f, u->homes);
             fputs("</tr>\n", f);
         }
-        table_close(f, shown, s->n_dups);
+        mp_html_table_close(f, shown, s->n_dups);
     }
     if (p->unused && p->n_unused_listed) {
         fputs("<h3>Unused blocks, largest first</h3>\n", f);
         static const char *const cols[] = {"#bytes", "kind", "tensor", "phase", "#block",
                                            "#event"};
-        table_open(f, cols, 6);
+        mp_html_table_open(f, cols, 6);
         for (size_t i = 0; i < p->n_unused_listed; i++) {
             const mp_unused_block *u = &p->unused[i];
-            fputs("<tr>", f);
-            td_bytes(f, u->bytes);
+            if (u->tensor >= 0)
+                fprintf(f, "<tr data-t=\"%" PRId32 "\">", u->tensor);
+            else
+                fputs("<tr>", f);
+            mp_html_td_bytes(f, u->bytes);
             td_swatch(f, mp_svg_kind_color(u->kind), mp_kind_name(u->kind));
-            td_name(f, u->name ? u->name : tensor_name(p->meta, u->tensor), u->tensor);
+            mp_html_td_name(f, u->name ? u->name : tensor_name(p->meta, u->tensor), u->tensor);
             fputs("<td>", f);
             mp_xml_text(f, u->phase_kind >= 0 ? mp_phase_kind_name(u->phase_kind) : "-", 0);
             fputs("</td>", f);
-            td_num(f, u->id);
-            td_num(f, u->alloc_event);
+            mp_html_td_num(f, u->id);
+            mp_html_td_num(f, u->alloc_event);
             fputs("</tr>\n", f);
         }
-        table_close(f, p->n_unused_listed,
+        mp_html_table_close(f, p->n_unused_listed,
                     p->n_unused > p->n_unused_listed ? (size_t)p->n_unused : p->n_unused_listed);
     }
     fputs("</section>\n", f);
@@ -554,43 +428,39 @@ void mp_report_html(FILE *f, const mp_profile *p)
     if (!p)
         p = &empty;
     const mp_trace_meta *m = p->meta;
-    const char *model = m && m->model ? m->model : "trace";
-    char b[64];
-
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
-          "<title>memprof: ",
-          f);
-    mp_xml_text(f, model, 200);
-    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>memprof: ", css);
-    mp_xml_text(f, model, 200);
-    fputs("</h1>\n<p class=\"sub\">", f);
-    xprintf(f, "memory %s, planner %s, %d thread%s, %zu operators, %zu tensors, %zu events",
-            m && m->mode ? m->mode : "?", m && m->planner ? m->planner : "?",
-            m ? m->threads : 0, m && m->threads == 1 ? "" : "s", p->n_ops, p->n_lifetimes,
-            p->summary.n_events);
-    fputs("</p>\n<nav><a href=\"#timeline\">Timeline</a><a href=\"#peak\">Peak</a>"
-          "<a href=\"#lifetimes\">Lifetimes</a><a href=\"#arenas\">Arenas</a>"
-          "<a href=\"#ops\">Operators</a><a href=\"#waste\">Waste</a></nav>\n</header>\n<main>\n",
-          f);
+    char title[512], sub[512], b[64];
+    snprintf(title, sizeof title, "memprof: %s", m && m->model ? m->model : "trace");
+    snprintf(sub, sizeof sub,
+             "memory %s, planner %s, %d thread%s, %zu operators, %zu tensors, %zu events",
+             m && m->mode ? m->mode : "?", m && m->planner ? m->planner : "?",
+             m ? m->threads : 0, m && m->threads == 1 ? "" : "s", p->n_ops, p->n_lifetimes,
+             p->summary.n_events);
+    static const char *const links[] = {"timeline", "Timeline", "peak", "Peak",
+                                        "lifetimes", "Lifetimes", "arenas", "Arenas",
+                                        "ops", "Operators", "waste", "Waste"};
+    mp_html_page_open(f, title, sub, links, 6);
+    mp_html_data_open(f, "report");
+    mp_html_data_trace(f, p, NULL, true);
+    mp_html_data_close(f);
     if (p->summary.truncated)
         fputs("<div class=\"warn\">The recorder ran out of memory: the trace is a prefix of the "
               "session and every figure is partial.</div>\n",
               f);
     if (p->summary.n_anomalies) {
         fputs("<div class=\"warn\">", f);
-        xprintf(f, "%" PRIu64 " events contradicted the memory state; the first: %s",
-                p->summary.n_anomalies, p->summary.anomaly);
+        mp_html_printf(f, "%" PRIu64 " events contradicted the memory state; the first: %s",
+                       p->summary.n_anomalies, p->summary.anomaly);
         fputs("</div>\n", f);
     }
     cards(f, p);
 
     fputs("<section id=\"timeline\"><h2>Memory over time</h2>\n<p class=\"lead\">", f);
-    xprintf(f, "Heap by kind of memory; the peak (%s) is marked. Hover for the figures at "
-               "each moment.", mp_fmt_bytes(b, sizeof b, p->summary.peak_heap));
-    fputs("</p>\n<div class=\"chart\">", f);
-    mp_svg_timeline(f, p, 0, 0);
-    fputs("</div>\n</section>\n", f);
+    mp_html_printf(f, "Heap by kind of memory over operator steps (load and prepare before "
+                      "them); the peak (%s) is marked. Drag across the chart to zoom, "
+                      "shift-drag or the wheel to pan, double-click to reset; click a kind in "
+                      "the legend to hide it.",
+                   mp_fmt_bytes(b, sizeof b, p->summary.peak_heap));
+    fputs("</p>\n<div class=\"timeline\" data-trace=\"0\"></div>\n</section>\n", f);
 
     section_peak(f, p);
     section_lifetimes(f, p);
@@ -598,9 +468,5 @@ void mp_report_html(FILE *f, const mp_profile *p)
     section_ops(f, p);
     section_waste(f, p);
 
-    fputs("</main>\n<footer>memprof report: one self-contained file, no network "
-          "needed.</footer>\n<script>\n",
-          f);
-    fputs(script, f);
-    fputs("</script>\n</body>\n</html>\n", f);
+    mp_html_page_close(f);
 }
