@@ -174,6 +174,42 @@ int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k)
     return MP_EXIT_OK;
 }
 
+/* A stand-in for the outputs' buffers before their sizes are known: binding before prepare
+ * keeps the bound outputs out of the first plan; feeding points them at real buffers. */
+static char out_placeholder[64] __attribute__((aligned(64)));
+
+/* Bind every output that may be bound: to the placeholder, or to a buffer of its size. */
+static int bind_outputs(mp_session *s, mp_cli_inputs *in, bool placeholder)
+{
+    mp_error err = {0};
+    const mp_model *m = mp_session_model(s);
+    for (int j = 0; j < mp_session_output_count(s) && j < MP_CLI_MAX_INPUTS; j++) {
+        bool is_input = false;
+        for (int32_t i = 0; i < m->n_inputs; i++)
+            is_input |= m->inputs[i] == m->outputs[j];
+        if (is_input || mp_session_output_deferred(s, j))
+            continue;
+        const mp_tensor *t = mp_session_output(s, j);
+        void *p = out_placeholder;
+        size_t cap = 0;
+        if (!placeholder && !in->outputs_unbound && mp_session_needs_prepare(s))
+            in->outputs_unbound = true;
+        if (!placeholder && in->outputs_unbound) {
+            p = NULL; /* unbinding an output already planned anew changes nothing more */
+        } else if (!placeholder) {
+            if (!buf_reserve(&in->out[j], t->bytes)) {
+                fprintf(stderr, "memprof: out of memory for output '%s'\n", t->info->name);
+                return MP_EXIT_RUNTIME;
+            }
+            p = in->out[j].p;
+            cap = in->out[j].cap;
+        }
+        if (mp_session_set_output_buffer(s, j, p, cap, &err) != MP_OK)
+            return mp_report_error(&err);
+    }
+    return MP_EXIT_OK;
+}
+
 int mp_cli_inputs_feed(mp_session *s, mp_cli_inputs *in)
 {
     mp_error err = {0};
@@ -187,16 +223,21 @@ int mp_cli_inputs_feed(mp_session *s, mp_cli_inputs *in)
         if (st != MP_OK)
             return mp_report_error(&err);
     }
-    return MP_EXIT_OK;
+    return in->bind ? bind_outputs(s, in, false) : MP_EXIT_OK;
 }
 
 void mp_cli_inputs_release(mp_cli_inputs *in)
 {
-    for (int k = 0; k < MP_CLI_MAX_INPUTS; k++)
+    for (int k = 0; k < MP_CLI_MAX_INPUTS; k++) {
         if (in->buf[k].p) {
             munmap(in->buf[k].p, in->buf[k].cap);
             in->buf[k].p = NULL;
         }
+        if (in->out[k].p) {
+            munmap(in->out[k].p, in->out[k].cap);
+            in->out[k].p = NULL;
+        }
+    }
 }
 
 int mp_cli_play(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,
@@ -213,6 +254,8 @@ int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, lon
         o = &none;
     mp_error err = {0};
     int rc = mp_shapes_before_prepare(s, sp, at); /* A/B's shapes, and E's first one */
+    if (rc == MP_EXIT_OK && in->bind)
+        rc = bind_outputs(s, in, true);
     if (rc != MP_EXIT_OK)
         return rc;
     uint64_t t0 = mp_now_ns();
@@ -234,7 +277,7 @@ int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, lon
             o->times[r - o->warmup] = mp_now_ns() - t0;
         mp_trace_rss_sample(o->rss_trace);
     }
-    if (o->keep_outputs)
+    if (o->keep_outputs || (in->bind && !in->outputs_unbound)) /* already in the caller's buffers */
         return rc;
     for (int j = 0; j < mp_session_output_count(s) && rc == MP_EXIT_OK; j++) {
         const mp_tensor *t = mp_session_output(s, j);

@@ -53,6 +53,13 @@ typedef struct mp_cli_inputs {
     const char *files[MP_CLI_MAX_INPUTS]; /* raw file per input; NULL = reference formula */
     mp_caller_buf buf[MP_CLI_MAX_INPUTS];
     bool bind;                            /* run on the buffers (set_input_buffer), no copy */
+    /* with bind, the outputs are written straight into these (set_output_buffer), except an
+     * output whose shape is known only while running or that is also an input */
+    mp_caller_buf out[MP_CLI_MAX_INPUTS];
+    /* the shapes changed after prepare (call orders C, D, E): the outputs' sizes are known
+     * only inside the run that plans, so they stay the engine's (binding them later would
+     * plan again) */
+    bool outputs_unbound;
 } mp_cli_inputs;
 
 /* Resolve --input NAME=FILE arguments of cmd into in->files (usage errors printed). */
@@ -60,7 +67,8 @@ int mp_cli_inputs_files(mp_session *s, const char *cmd, const char *const *specs
                         mp_cli_inputs *in);
 /* Make input k's buffer hold its data for the session's current shape of input k. */
 int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k);
-/* Fill and give every input of s its data: copied (set_input), or bound (in->bind). */
+/* Fill and give every input of s its data: copied (set_input), or bound (in->bind, which
+ * binds the outputs to buffers of their current size too). */
 int mp_cli_inputs_feed(mp_session *s, mp_cli_inputs *in);
 /* Unmap the buffers. */
 void mp_cli_inputs_release(mp_cli_inputs *in);

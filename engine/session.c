@@ -953,6 +953,11 @@ const mp_tensor *mp_session_tensor(const mp_session *s, int32_t index)
     return (index >= 0 && index < s->n_tensors) ? &s->tensors[index] : NULL;
 }
 
+bool mp_session_needs_prepare(const mp_session *s)
+{
+    return s->model && needs_prepare(s);
+}
+
 bool mp_session_output_deferred(const mp_session *s, int i)
 {
     return s->model && i >= 0 && i < s->model->n_outputs &&

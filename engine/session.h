@@ -108,6 +108,9 @@ const mp_tensor *mp_session_tensor(const mp_session *s, int32_t index);
 /* Output i's shape is known only while running (its producer's shape depends on data), so
  * its size before a run is a guess (pipelines copy such an output instead of binding it). */
 bool mp_session_output_deferred(const mp_session *s, int i);
+/* A shape or binding changed since the last prepare: the outputs' shapes and sizes are those
+ * of before until the next prepare (or the run that prepares). */
+bool mp_session_needs_prepare(const mp_session *s);
 /* Find an input by name or decimal index; -1 when none. */
 int mp_session_find_input(const mp_session *s, const char *name_or_index);
 
