@@ -254,7 +254,7 @@ static bool describe_in_trace(mp_session *s)
     tm->threads = s->opt.threads;
     for (int32_t t = 0; t < m->n_tensors; t++) {
         tm->tensors[t].dtype = m->tensors[t].dtype;
-        tm->tensors[t].is_const = m->tensors[t].data != NULL;
+        tm->tensors[t].is_const = m->tensors[t].data != NULL && !m->tensors[t].is_variable;
         if (!mp_trace_set_str(s->trace, &tm->tensors[t].name, m->tensors[t].name))
             return false;
     }
@@ -309,7 +309,7 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         x->info = ti;
         x->dtype = ti->dtype;
         mp_tensor_set_shape(x, ti->rank, ti->shape);
-        if (ti->data) {
+        if (ti->data && !ti->is_variable) { /* a variable's data is its initial value */
             x->data = (void *)ti->data;
             x->is_const = true;
             x->value_known = true;
@@ -852,6 +852,16 @@ static mp_status run_nodes(mp_session *s, mp_error *err)
     return MP_OK;
 }
 
+mp_status mp_session_reset_variables(mp_session *s, mp_error *err)
+{
+    if (!s->model)
+        return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        if (s->trt[t].persistent)
+            mp_sm_reset_variable(s, t); /* one without a block yet gets its value when placed */
+    return MP_OK;
+}
+
 mp_status mp_session_run(mp_session *s, mp_error *err)
 {
     if (!s->model)
@@ -877,6 +887,9 @@ void mp_session_memory_info(const mp_session *s, mp_session_memory *out)
         if (s->trt[t].home == HOME_OWN && s->trt[t].kind == MP_MEM_DYNAMIC) {
             out->n_dynamic++;
             out->dynamic_live += mp_mem_size(s->tensors[t].data);
+        } else if (s->trt[t].home == HOME_OWN && s->trt[t].kind == MP_MEM_VARIABLE) {
+            out->n_variable++;
+            out->variable_bytes += mp_mem_size(s->tensors[t].data);
         }
 }
 

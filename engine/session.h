@@ -7,7 +7,8 @@
  * Every order of DESIGN.md's cases A-E is legal. prepare infers every shape, creates every
  * operator once and gives every tensor storage (one planned arena in the auto and static
  * modes); a shape change after prepare releases that arena at once, and the next call that
- * needs memory plans for the new shapes; a run sets up only what changed. With a trace in
+ * needs memory plans for the new shapes; a run sets up only what changed. Variable tensors
+ * (recurrent state) persist across runs until mp_session_reset_variables. With a trace in
  * the options, every allocation, plan, copy, phase and operator is recorded (trace.h). */
 #ifndef MP_SESSION_H
 #define MP_SESSION_H
@@ -97,6 +98,13 @@ mp_status mp_session_set_output_buffer(mp_session *s, int output, void *buf, siz
 mp_status mp_session_get_output(mp_session *s, int output, void *dst, size_t bytes,
                                 mp_error *err);
 mp_status mp_session_run(mp_session *s, mp_error *err);
+/* Variable tensors (is_variable in the model: the hidden and cell state of LSTM and other
+ * recurrent operators) keep their values from one run to the next, in blocks of their own
+ * (memory kind variable), never in the arena. This sets every one back to its initial value:
+ * the model's constant for it, else zeros (int8: its zero point), as TensorFlow Lite's
+ * ResetVariableTensors. Before the first prepare there is nothing to reset (prepare gives
+ * them their initial value). */
+mp_status mp_session_reset_variables(mp_session *s, mp_error *err);
 
 const mp_model *mp_session_model(const mp_session *s);
 int mp_session_input_count(const mp_session *s);
@@ -131,6 +139,8 @@ typedef struct mp_session_memory {
     uint64_t plans_reused;    /* plans taken from the cache instead */
     int32_t n_scratch;        /* operators whose scratch the current plan holds */
     uint64_t scratch_block;   /* bytes of the separate scratch block (scratch_separate) */
+    int32_t n_variable;       /* variable tensors with their block (kept across runs) */
+    uint64_t variable_bytes;  /* bytes of those blocks */
 } mp_session_memory;
 void mp_session_memory_info(const mp_session *s, mp_session_memory *out);
 

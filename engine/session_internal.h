@@ -98,7 +98,8 @@ struct mp_session {
 /* Lifetimes and roles of every tensor for the current folded/deferred marking. */
 void mp_sm_classify(mp_session *s);
 /* Give the static manager's tensors their slots: plan (or take a cached plan) and
- * allocate one arena. Dynamic-mode persistent tensors get their own buffers. */
+ * allocate one arena. Variable (persistent) tensors get blocks of their own (kind variable),
+ * kept when they have one, else set to their initial value. */
 mp_status mp_sm_place(mp_session *s, mp_error *err);
 /* Release the arena (its tensors lose their storage). */
 void mp_sm_release_arena(mp_session *s);
@@ -108,6 +109,9 @@ void mp_sm_invalidate(mp_session *s, bool forget_cached_plans);
  * tensor t and operator op (-1 = none). */
 mp_status mp_sm_give_own(mp_session *s, int32_t t, mp_mem_kind kind, int32_t op, mp_error *err);
 void mp_sm_free_own(mp_session *s, int32_t t);
+/* Set variable tensor t (with its own block) to its initial value: the model's constant for
+ * it when it has one, else zeros (an int8 tensor: its zero point). */
+void mp_sm_reset_variable(mp_session *s, int32_t t);
 /* Scratch of node i that is not planned (dynamic mode, deferred or folded nodes): a block
  * of its own for one step. */
 mp_status mp_sm_scratch_own(mp_session *s, int32_t i, mp_error *err);

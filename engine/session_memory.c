@@ -11,6 +11,12 @@
  * every non-constant tensor) gets its own buffer right before its producer runs and loses it
  * after its last reader; model inputs get theirs when the caller sets them.
  *
+ * Variable tensors (is_variable: the state a recurrent operator keeps, e.g. LSTM's hidden and
+ * cell state) are neither: each gets a block of its own (kind variable) at the first prepare,
+ * set to its initial value (the model's constant, else zeros), kept across runs, re-plans and
+ * shape changes until teardown, and set to its initial value again only by
+ * mp_session_reset_variables. They are never in the arena: their bytes must outlive every run.
+ *
  * Every buffer is an mp_mem block, so the trace sees each one; the arena's layout is
  * recorded as one PLAN event per tensor. */
 #include <stdint.h>
@@ -33,7 +39,8 @@ static bool managed(const mp_session *s, int32_t t)
 static bool in_static_plan(const mp_session *s, int32_t t)
 {
     const tensor_rt *r = &s->trt[t];
-    return managed(s, t) && !r->dynamic && r->home != HOME_CALLER && r->first != INT32_MAX;
+    return managed(s, t) && !r->dynamic && !r->persistent && r->home != HOME_CALLER &&
+           r->first != INT32_MAX;
 }
 
 /* The static manager plans node i's scratch (a slot, or the separate scratch block). */
@@ -510,16 +517,20 @@ mp_status mp_sm_place(mp_session *s, mp_error *err)
             return st;
     }
     s->plan_dirty = false;
-    /* own buffers: persistent tensors in dynamic mode (variables), and tensors left without
-     * storage (an unplanned input that a run will need) */
+    /* own buffers: variable tensors (kept, or new and set to their initial value), and
+     * tensors left without storage (an unplanned input that a run will need) */
     for (int32_t t = 0; t < s->n_tensors; t++) {
         tensor_rt *r = &s->trt[t];
         if (!managed(s, t) || r->home == HOME_ARENA || r->home == HOME_CALLER)
             continue;
         if (r->persistent) {
-            st = mp_sm_give_own(s, t, MP_MEM_DYNAMIC, -1, err);
+            bool kept = r->home == HOME_OWN && r->kind == MP_MEM_VARIABLE &&
+                        mp_mem_size(s->tensors[t].data) == s->tensors[t].bytes + XNN_EXTRA_BYTES;
+            st = mp_sm_give_own(s, t, MP_MEM_VARIABLE, -1, err);
             if (st != MP_OK)
                 return st;
+            if (!kept)
+                mp_sm_reset_variable(s, t);
         } else if (!r->dynamic && r->first != INT32_MAX && !s->ext_on) {
             st = mp_sm_give_own(s, t, MP_MEM_STATIC, -1, err);
             if (st != MP_OK)
@@ -529,6 +540,23 @@ mp_status mp_sm_place(mp_session *s, mp_error *err)
         }
     }
     return MP_OK;
+}
+
+void mp_sm_reset_variable(mp_session *s, int32_t t)
+{
+    mp_tensor *x = &s->tensors[t];
+    const mp_tensor_info *ti = x->info;
+    if (s->trt[t].home != HOME_OWN || !x->data)
+        return;
+    if (ti->data && ti->data_bytes == x->bytes) {
+        memcpy(x->data, ti->data, x->bytes);
+        return;
+    }
+    /* TensorFlow Lite resets an int8 state to its zero point (the real value 0) */
+    int fill = 0;
+    if (x->dtype == MP_DT_INT8 && ti->quant.count > 0 && ti->quant.zero_point)
+        fill = (int)(int8_t)ti->quant.zero_point[0];
+    memset(x->data, fill, x->bytes);
 }
 
 mp_status mp_sm_scratch_own(mp_session *s, int32_t i, mp_error *err)
