@@ -44,7 +44,7 @@ _memprof_values() {
   esac
   if [[ $arg == *'|'* ]]; then
     local IFS='|' v
-    for v in $arg; do [[ $v == [a-z]* ]] && echo "$v"; done
+    for v in $arg; do v=${v#[A-Z]=}; [[ $v == [a-z]* ]] && echo "$v"; done
   elif [[ $opt == --format ]]; then
     # "--format F   text (default), json, svg, html or chrome": the formats named there
     _memprof_out "$prog" "$cmd" --help | sed -nE '/^  --format /,/^  -/p' |
@@ -98,7 +98,8 @@ _memprof() {
     local -a opts=()
     local name arg
     while read -r name arg; do
-      [[ -n $name ]] && { takes[$name]=$arg; opts+=("$name"); }
+      # an option on two lines (--io copy|bind, --io E=copy|bind): its first one counts
+      [[ -n $name && -z ${takes[$name]+set} ]] && { takes[$name]=$arg; opts+=("$name"); }
     done < <(_memprof_options "$prog" "$cmd")
     # the short forms take what their long forms take
     local s
