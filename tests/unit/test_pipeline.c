@@ -362,7 +362,7 @@ static void test_unbindable_edges(void **state)
     mp_pipeline *p = NULL;
     assert_int_equal(mp_pipeline_create(&o, 2, models, &p, &err), MP_OK);
     /* the caller's input one byte off its float alignment */
-    size_t cap = 16 * 4 + MP_INPUT_SLACK + 64;
+    size_t cap = 192; /* a multiple of the alignment (aligned_alloc); room for 16 floats, the slack and an offset */
     char *raw = aligned_alloc(64, cap);
     float *in = (float *)(raw + 1);
     float x[16];
@@ -411,15 +411,68 @@ static void test_unbindable_edges(void **state)
     free(raw);
 }
 
-/* A shape change at the first model propagates along the chain (call orders C and D). */
+/* A model RELU [-1,16] -> [-1,16] (free batch), written to the test folder as NAME. */
+static void write_relu(const char *name, char out[512])
+{
+    mp_error err = {0};
+    void *bytes;
+    size_t size;
+    int32_t dims[2] = {1, 16}, sig[2] = {-1, 16};
+    mp_tfw *w = mp_tfw_create();
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 2, dims, 0, sig);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, dims, 0, sig);
+    mp_tfw_op(w, MP_OP_RELU, 1, &x, 1, &y, NULL);
+    mp_tfw_io(w, 1, &x, 1, &y);
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(w);
+    snprintf(out, 512, "%s", mp_test_tmp_path(name));
+    mp_test_write_bytes(out, bytes, size);
+    free(bytes);
+}
+
+/* A shape change at the first model after prepare (call orders C and D) propagates along
+ * the chain: the second model's input takes the first model's output shape, in every mode,
+ * bound or copied, with the shared arena planned again. */
 static void test_shape_propagates(void **state)
 {
     (void)state;
-    /* mnist_mlp has a free batch? use the pair: [1,16] fixed; so change nothing but rerun */
     char pa[512], pb[512];
-    write_pair(pa, pb);
-    (void)pa;
-    (void)pb;
+    write_relu("relu-a.tflite", pa);
+    write_relu("relu-b.tflite", pb);
+    const char *models[2] = {pa, pb};
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
+        for (int io = MP_PIPE_COPY; io <= MP_PIPE_BIND; io++) {
+            mp_error err = {0};
+            mp_pipe_options o = {.threads = 1, .mode = (mp_memory_mode)mode,
+                                 .io = (mp_pipe_io)io, .share_arena = true};
+            mp_pipeline *p = NULL;
+            assert_int_equal(mp_pipeline_create(&o, 2, models, &p, &err), MP_OK);
+            float in[4 * 16 + 16], res[4 * 16];
+            for (int i = 0; i < 4 * 16; i++)
+                in[i] = (float)(i % 7) - 3;
+            assert_int_equal(mp_pipeline_set_input(p, 0, in, sizeof in, &err), MP_OK);
+            assert_int_equal(mp_pipeline_set_output(p, 0, res, sizeof res, &err), MP_OK);
+            assert_int_equal(mp_pipeline_prepare(p, &err), MP_OK);
+            for (int batch = 1; batch <= 4; batch++) { /* a new shape before every run */
+                int32_t dims[2] = {batch, 16};
+                assert_int_equal(mp_session_set_input_shape(mp_pipeline_session(p, 0), 0, 2,
+                                                            dims, &err), MP_OK);
+                assert_int_equal(mp_pipeline_set_input(p, 0, in, sizeof in, &err), MP_OK);
+                memset(res, 0, sizeof res);
+                if (mp_pipeline_run(p, &err) != MP_OK)
+                    fail_msg("%s", err.msg);
+                const mp_tensor *t = mp_session_input(mp_pipeline_session(p, 1), 0);
+                assert_int_equal(t->dims[0], batch);
+                assert_int_equal(mp_pipeline_output_tensor(p, 0)->dims[0], batch);
+                for (int i = 0; i < batch * 16; i++)
+                    assert_true(res[i] == (in[i] > 0 ? in[i] : 0));
+            }
+            mp_pipe_arena ar;
+            mp_pipeline_arena(p, &ar);
+            if (mode != MP_MEMORY_DYNAMIC && io == MP_PIPE_COPY)
+                assert_true(ar.plans >= 4); /* planned again for each new shape */
+            mp_pipeline_free(p);
+        }
 }
 
 static int setup(void **state)
