@@ -149,6 +149,7 @@ int mp_bench_drive(mp_bench *b, const void *bytes, size_t size, mp_progress *pg)
         rc = mp_shapes_after_prepare(c->s, b->sp, a->m.at);
     }
     long total = 1 + a->m.warmup + a->m.runs;
+    pg->total = total;
     /* round 0, the first runs, in order (the peer is made from the auto session after its
      * first run); later rounds in the balanced order of mp_bench_order */
     for (int i = 0; i < b->n && rc == MP_EXIT_OK; i++) {
@@ -164,7 +165,7 @@ int mp_bench_drive(mp_bench *b, const void *bytes, size_t size, mp_progress *pg)
             rss_sample(b, "first run", c->name);
     }
     for (long r = 1; r < total && rc == MP_EXIT_OK; r++) {
-        mp_progress_update(pg, "bench: round %ld of %ld", r + 1, total);
+        mp_progress_step(pg, r, "bench: round %ld of %ld", r + 1, total);
         for (int j = 0; j < b->n && rc == MP_EXIT_OK; j++)
             rc = run_once(b, &b->c[mp_bench_order(b->n, r - 1, j)], r);
     }

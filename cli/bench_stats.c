@@ -62,23 +62,58 @@ void mp_progress_begin(mp_progress *p)
     p->t0_ns = now_ns();
 }
 
+/* Whether to draw now: on a terminal, after the first second, then at most ten times a
+ * second. */
+static bool due(const mp_progress *p, uint64_t t)
+{
+    return p->tty && t - p->t0_ns >= 1000000000u && (!p->shown || t - p->last_ns >= 100000000u);
+}
+
+static void draw(mp_progress *p, const char *line, uint64_t t)
+{
+    fprintf(stderr, "\r%-79.79s", line);
+    fflush(stderr);
+    p->shown = true;
+    p->last_ns = t;
+}
+
 void mp_progress_update(mp_progress *p, const char *fmt, ...)
 {
-    if (!p->tty)
-        return;
     uint64_t t = now_ns();
-    /* after the first second; then at most ten times a second */
-    if (t - p->t0_ns < 1000000000u || (p->shown && t - p->last_ns < 100000000u))
+    if (!due(p, t))
         return;
     char line[80];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\r%-79s", line);
-    fflush(stderr);
-    p->shown = true;
-    p->last_ns = t;
+    draw(p, line, t);
+}
+
+void mp_progress_step(mp_progress *p, long done, const char *fmt, ...)
+{
+    uint64_t t = now_ns();
+    if (!due(p, t))
+        return;
+    char label[64], left[64] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(label, sizeof label, fmt, ap);
+    va_end(ap);
+    long all = p->total > 0 ? p->total : 1, at = p->base + done;
+    at = at < 0 ? 0 : at > all ? all : at;
+    if (at > 0) {
+        double s = (double)(t - p->t0_ns) / 1e9 * (double)(all - at) / (double)at;
+        if (s < 60)
+            snprintf(left, sizeof left, ", about %.0f s left", s + 0.5);
+        else
+            snprintf(left, sizeof left, ", about %ld min %02ld s left", (long)s / 60,
+                     (long)s % 60);
+    }
+    char line[128];
+    snprintf(line, sizeof line, "%s  %ld%% done%s", label, (long)(100.0 * (double)at / (double)all),
+             left);
+    draw(p, line, t);
 }
 
 void mp_progress_end(mp_progress *p)

@@ -22,14 +22,21 @@ void mp_stats_compute(uint64_t *ns, size_t n, mp_stats *out);
 int mp_bench_order(int n, long r, int j);
 
 /* A progress line on stderr, rewritten in place ('\r'), shown only when stderr is a
- * terminal and the work has taken more than a second so far; cleared by mp_progress_end. */
+ * terminal and the work has taken more than a second so far; cleared by mp_progress_end.
+ * Nothing is written when stderr is not a terminal. The one progress line of every long
+ * command (run --runs, bench, scenarios). */
 typedef struct mp_progress {
     bool tty;
     bool shown;
     uint64_t t0_ns, last_ns;
+    long base, total; /* steps done before the current part, and in all (mp_progress_step) */
 } mp_progress;
 void mp_progress_begin(mp_progress *p);
 void mp_progress_update(mp_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The line "LABEL  N% done, about T left" after p->base + done of p->total steps (the time
+ * left extrapolated from the time so far); LABEL from fmt. */
+void mp_progress_step(mp_progress *p, long done, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void mp_progress_end(mp_progress *p);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cli/bench_stats.h"
 #include "engine/model/reference_input.h"
 #include "engine/model/zoo.h"
 
@@ -276,6 +277,8 @@ int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, lon
         if (o->times && r >= o->warmup)
             o->times[r - o->warmup] = mp_now_ns() - t0;
         mp_trace_rss_sample(o->rss_trace);
+        if (o->progress)
+            mp_progress_step(o->progress, r + 1, "run %ld of %ld", r + 1, runs);
     }
     if (o->keep_outputs || (in->bind && !in->outputs_unbound)) /* already in the caller's buffers */
         return rc;

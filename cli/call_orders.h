@@ -88,6 +88,7 @@ typedef struct mp_cli_play_opts {
     uint64_t *times;     /* the timed runs' times, runs - warmup of them (NULL: none) */
     uint64_t prepare_ns; /* out: the prepare's time */
     bool keep_outputs;   /* do not copy the outputs out at the end */
+    struct mp_progress *progress; /* its line after each run (bench_stats.h; NULL: none) */
 } mp_cli_play_opts;
 /* mp_cli_play with those (o NULL: as mp_cli_play). */
 int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, long runs,

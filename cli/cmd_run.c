@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bench_stats.h"
 #include "cli/call_orders.h"
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -60,6 +61,7 @@ static void help(void)
            "  --threads N          worker threads (default 1)\n"
            "  -r, --runs N         timed runs (default 1); prints median, min and mean\n"
            "  -w, --warmup N       runs before them, recorded but not timed (default 0)\n"
+           "                       (on a terminal, a progress line on stderr while they run)\n"
            "  --keep-stale-arena   debug: after a shape change keep the old arena and give\n"
            "                       tensors dynamic buffers (Samsung ONE's behaviour), to see\n"
            "                       duplicated bytes\n"
@@ -70,7 +72,8 @@ static void help(void)
            "7 runtime failure (out of memory, backend).\n\n"
            "Examples:\n"
            "  memprof run zoo:mobilenet_v2 --threads 2 --runs 20 --warmup 3\n"
-           "  memprof run model.tflite --shape input_1=1,64,64,3 --shape-at run --runs 5\n\n"
+           "  memprof run model.tflite --shape input_1=1,64,64,3 --shape-at run --runs 5\n"
+           "  memprof run zoo:mnist_mlp --format json > report.json\n\n"
            "More: docs/run.md and docs/memory.md in memprof's sources.\n",
            mp_planner_default()->name);
     printf("\nPlanners:\n");
@@ -150,10 +153,6 @@ static int parse(int argc, char **argv, run_args *a)
         return mp_usage_error("run", "--trace needs --record on");
     if ((a->format >= 0 || a->report_path) && !a->record)
         return mp_usage_error("run", "--format and -o need --record on");
-    if (a->format > MP_FMT_TEXT && !a->report_path)
-        return mp_usage_error("run", "--format %s needs -o PATH", a->format == MP_FMT_JSON ? "json"
-                                     : a->format == MP_FMT_SVG ? "svg"
-                                     : a->format == MP_FMT_HTML ? "html" : "chrome");
     if (a->report_path && a->format < 0)
         a->format = MP_FMT_TEXT;
     mp_cli_files f = {.out_dir = a->outdir};
@@ -174,7 +173,7 @@ static int collect_shapes(mp_session *s, const run_args *a, mp_shape_args *sp)
  * timed runs. */
 static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *sp,
                  const void *zoo_bytes, size_t zoo_size, mp_cli_inputs *in, uint64_t *times,
-                 uint64_t *t_load, uint64_t *t_prepare)
+                 uint64_t *t_load, uint64_t *t_prepare, mp_progress *pg)
 {
     mp_error err = {0};
     uint64_t t0 = mp_now_ns();
@@ -191,8 +190,10 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
         return rc;
     /* the outputs are read (and copied with --io copy) by print_outputs */
     mp_cli_play_opts o = {.rss_trace = tr, .warmup = a->m.warmup, .times = times,
-                          .keep_outputs = true};
+                          .keep_outputs = true, .progress = pg};
+    pg->total = a->m.warmup + a->m.runs;
     rc = mp_cli_play_with(s, sp, a->m.at, a->m.warmup + a->m.runs, in, &o);
+    mp_progress_end(pg);
     *t_prepare = o.prepare_ns;
     return rc;
 }
@@ -236,11 +237,16 @@ int mp_cmd_run(int argc, char **argv)
     uint64_t t_load = 0, t_prepare = 0;
     if (in)
         in->bind = a.bind;
-    rc = drive(s, tr, &a, sp, zoo_bytes, zoo_size, in, times, &t_load, &t_prepare);
+    mp_progress pg;
+    mp_progress_begin(&pg);
+    rc = drive(s, tr, &a, sp, zoo_bytes, zoo_size, in, times, &t_load, &t_prepare, &pg);
+    mp_progress_end(&pg);
+    /* with a document on stdout (--format json without -o) these lines go to stderr */
+    FILE *info = mp_cli_report_on_stdout(a.format, a.report_path) ? stderr : stdout;
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_print_outputs(s, a.bind);
+        rc = mp_cli_print_outputs(info, s, a.bind);
     if (rc == MP_EXIT_OK) {
-        mp_cli_print_times(times, a.m.runs, a.m.warmup, a.m.threads, t_load, t_prepare);
+        mp_cli_print_times(info, times, a.m.runs, a.m.warmup, a.m.threads, t_load, t_prepare);
         if (a.outdir)
             rc = mp_cli_write_outputs(s, a.outdir);
     }

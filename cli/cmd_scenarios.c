@@ -191,7 +191,10 @@ int mp_cmd_scenarios(int argc, char **argv)
     for (int k = 0; k < n_in && k < MP_CLI_MAX_INPUTS && rc == MP_EXIT_OK; k++)
         for (int j = 0; j < user->n[k] && rc == MP_EXIT_OK; j++)
             rc = mp_cli_apply_shape(probe, user, k, j);
+    long per_case = 1 + a.m.warmup + a.m.runs; /* runs of a case, for the progress line */
+    pg.total = N_CASES * per_case;
     for (int c = 0; c < N_CASES && rc == MP_EXIT_OK; c++) {
+        pg.base = c * per_case;
         cases[c].r.name = (char)('A' + c);
         cases[c].sp = &sps[c];
         mp_scenario_case_shapes(c, user, file, n_in, &sps[c], &cases[c].at);

@@ -44,28 +44,30 @@ static bool per_tensor_quantized(const mp_tensor *t, float *scale, int32_t *zero
     return true;
 }
 
-/* min, max, mean and sum of n values of f(t, i) on one line. */
-static void print_stats(const mp_tensor *t, size_t n, double (*f)(const mp_tensor *, size_t),
+/* min, max, mean and sum of n values of at(t, i) on one line of f. */
+static void print_stats(FILE *f, const mp_tensor *t, size_t n,
+                        double (*at)(const mp_tensor *, size_t),
                         const char *label)
 {
     double mn = INFINITY, mx = -INFINITY, sum = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = f(t, i);
+        double v = at(t, i);
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
         sum += v;
     }
-    printf("  %smin %.6g  max %.6g  mean %.6g  sum %.6g\n", label, mn, mx, sum / (double)n, sum);
+    fprintf(f, "  %smin %.6g  max %.6g  mean %.6g  sum %.6g\n", label, mn, mx, sum / (double)n, sum);
 }
 
-static void print_first(const mp_tensor *t, size_t n, double (*f)(const mp_tensor *, size_t),
+static void print_first(FILE *f, const mp_tensor *t, size_t n,
+                        double (*at)(const mp_tensor *, size_t),
                         const char *label)
 {
     size_t shown = n < 8 ? n : 8;
-    printf("  %sfirst", label);
+    fprintf(f, "  %sfirst", label);
     for (size_t i = 0; i < shown; i++)
-        printf(" %.6g", f(t, i));
-    printf("%s\n", n > shown ? " ..." : "");
+        fprintf(f, " %.6g", at(t, i));
+    fprintf(f, "%s\n", n > shown ? " ..." : "");
 }
 
 static double real_at(const mp_tensor *t, size_t i)
@@ -77,26 +79,26 @@ static double real_at(const mp_tensor *t, size_t i)
     return mp_dequantize_f32((int32_t)value_at(t, i), scale, zp);
 }
 
-static void print_output(const mp_tensor *t, int j)
+static void print_output(FILE *f, const mp_tensor *t, int j)
 {
     char sh[128];
     size_t n = mp_tensor_elements(t);
     float scale;
     int32_t zp;
     bool quant = per_tensor_quantized(t, &scale, &zp);
-    printf("output %d  %s  %s %s", j, t->info->name, mp_dtype_name(t->dtype),
+    fprintf(f, "output %d  %s  %s %s", j, t->info->name, mp_dtype_name(t->dtype),
            mp_shape_str(t->rank, t->dims, sh, sizeof sh));
     if (quant)
-        printf("  (scale %.6g, zero point %d)", (double)scale, zp);
-    printf("\n");
+        fprintf(f, "  (scale %.6g, zero point %d)", (double)scale, zp);
+    fprintf(f, "\n");
     if (n == 0 || isnan(value_at(t, 0)))
         return;
-    print_stats(t, n, value_at, quant ? "raw   " : "");
+    print_stats(f, t, n, value_at, quant ? "raw   " : "");
     if (quant)
-        print_stats(t, n, real_at, "real  ");
-    print_first(t, n, value_at, quant ? "raw   " : "");
+        print_stats(f, t, n, real_at, "real  ");
+    print_first(f, t, n, value_at, quant ? "raw   " : "");
     if (quant)
-        print_first(t, n, real_at, "real  ");
+        print_first(f, t, n, real_at, "real  ");
     /* a classifier: one row of more than 5 scores, ranked by their real values */
     if (t->rank >= 1 && n == (size_t)t->dims[t->rank - 1] && n > 5) {
         size_t top[5];
@@ -111,13 +113,13 @@ static void print_output(const mp_tensor *t, int j)
             }
             top[k] = best;
         }
-        printf("  top-5");
+        fprintf(f, "  top-5");
         for (int k = 0; k < 5; k++) {
-            printf("  %zu:%.4g", top[k], real_at(t, top[k]));
+            fprintf(f, "  %zu:%.4g", top[k], real_at(t, top[k]));
             if (quant)
-                printf(" (%.0f)", value_at(t, top[k]));
+                fprintf(f, " (%.0f)", value_at(t, top[k]));
         }
-        printf("\n");
+        fprintf(f, "\n");
     }
 }
 
@@ -191,15 +193,15 @@ int mp_cli_write_outputs(mp_session *s, const char *dir)
 
 /* Outputs are read where the engine left them; with --io copy they are copied out
  * through the session (a recorded copy), as a caller of the API would. */
-int mp_cli_print_outputs(mp_session *s, bool bind)
+int mp_cli_print_outputs(FILE *f, mp_session *s, bool bind)
 {
     const mp_model *m = mp_session_model(s);
-    printf("model    %s  (%d operators, %d tensors, %zu constant bytes)\n", m->path, m->n_ops,
+    fprintf(f, "model    %s  (%d operators, %d tensors, %zu constant bytes)\n", m->path, m->n_ops,
            m->n_tensors, m->const_bytes);
     for (int k = 0; k < mp_session_input_count(s); k++) {
         const mp_tensor *t = mp_session_input(s, k);
         char sh[128];
-        printf("input %d  %s  %s %s\n", k, t->info->name, mp_dtype_name(t->dtype),
+        fprintf(f, "input %d  %s  %s %s\n", k, t->info->name, mp_dtype_name(t->dtype),
                mp_shape_str(t->rank, t->dims, sh, sizeof sh));
     }
     for (int j = 0; j < mp_session_output_count(s); j++) {
@@ -214,34 +216,42 @@ int mp_cli_print_outputs(mp_session *s, bool bind)
             if (st != MP_OK)
                 return mp_report_error(&err);
         }
-        print_output(t, j);
+        print_output(f, t, j);
     }
     return MP_EXIT_OK;
 }
 
-void mp_cli_print_times(uint64_t *times, long runs, long warmup, long threads, uint64_t t_load,
+void mp_cli_print_times(FILE *f, uint64_t *times, long runs, long warmup, long threads, uint64_t t_load,
                         uint64_t t_prepare)
 {
-    printf("time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
+    fprintf(f, "time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
            t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, threads);
     if (runs > 1) {
         mp_stats st;
         mp_stats_compute(times, (size_t)runs, &st);
-        printf("runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
+        fprintf(f, "runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
                runs, warmup, st.median_ns / 1e6, st.min_ns / 1e6, st.mean_ns / 1e6);
     }
+}
+
+bool mp_cli_report_on_stdout(int format, const char *report_path)
+{
+    return format > MP_FMT_TEXT && (!report_path || strcmp(report_path, "-") == 0);
 }
 
 int mp_cli_run_report(const mp_trace *tr, int format, const char *report_path, bool exact,
                       const char *trace_path)
 {
     mp_error err = {0};
+    /* a document on stdout (--format json without -o): nothing else there, the other lines
+     * go to stderr */
+    FILE *f = mp_cli_report_on_stdout(format, report_path) ? stderr : stdout;
     if (format < 0) {
         mp_summary sum;
         if (mp_summary_compute(tr, &sum, &err) != MP_OK)
             return mp_report_error(&err);
-        printf("\n");
-        mp_report_summary_text(stdout, tr, &sum, exact);
+        fprintf(f, "\n");
+        mp_report_summary_text(f, tr, &sum, exact);
         mp_summary_free(&sum);
     } else {
         /* the full report of `memprof report`, from the trace in memory */
@@ -251,24 +261,25 @@ int mp_cli_run_report(const mp_trace *tr, int format, const char *report_path, b
             return MP_EXIT_RUNTIME;
         }
         mp_report_opts o = {.exact = exact};
-        if (!report_path)
-            printf("\n");
+        bool to_stdout = !report_path || strcmp(report_path, "-") == 0;
+        if (to_stdout && f == stdout)
+            fprintf(f, "\n");
         fflush(stdout);
         int rc = mp_cli_write_report("run", src, (mp_report_format)format, report_path, &o);
         mp_source_close(src);
         if (rc != MP_EXIT_OK)
             return rc;
-        if (report_path)
-            printf("\nreport   %s\n", report_path);
+        if (!to_stdout)
+            fprintf(f, "\nreport   %s\n", report_path);
     }
     size_t n = mp_trace_count(tr);
-    printf("recorder %zu events, %zu bytes per event (%.1f MiB of events, %.1f KiB of names)\n",
-           n, sizeof(mp_event), (double)(n * sizeof(mp_event)) / (1 << 20),
-           (double)mp_trace_meta_heap(tr) / 1024);
+    fprintf(f, "recorder %zu events, %zu bytes per event (%.1f MiB of events, %.1f KiB of names)\n",
+            n, sizeof(mp_event), (double)(n * sizeof(mp_event)) / (1 << 20),
+            (double)mp_trace_meta_heap(tr) / 1024);
     if (trace_path) {
         if (mp_trace_save(tr, trace_path, &err) != MP_OK)
             return mp_report_error(&err);
-        printf("trace    %s (%zu events)\n", trace_path, mp_trace_count(tr));
+        fprintf(f, "trace    %s (%zu events)\n", trace_path, mp_trace_count(tr));
     }
     return MP_EXIT_OK;
 }

@@ -9,25 +9,30 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "engine/session.h"
 #include "trace/trace.h"
 
-/* The model, its inputs and every output's summary; with bind false each output is first
+/* The model, its inputs and every output's summary, on f; with bind false each output is first
  * copied out through the session (a recorded copy), as a caller of the API would. Errors
  * printed; returns the exit code. */
-int mp_cli_print_outputs(mp_session *s, bool bind);
+int mp_cli_print_outputs(FILE *f, mp_session *s, bool bind);
 /* output_J.bin (raw little-endian) and outputs.json in dir, atomically; errors printed;
  * returns the exit code. */
 int mp_cli_write_outputs(mp_session *s, const char *dir);
 
 /* "time load ... prepare ... first timed run ..." and, with several runs, their median, min
- * and mean (times[0..runs), sorted in place). */
-void mp_cli_print_times(uint64_t *times, long runs, long warmup, long threads, uint64_t t_load,
+ * and mean (times[0..runs), sorted in place), on f. */
+void mp_cli_print_times(FILE *f, uint64_t *times, long runs, long warmup, long threads, uint64_t t_load,
                         uint64_t t_prepare);
+/* Whether run's report is a document (a format other than text) on stdout (no -o, or -o -):
+ * then nothing else is printed there (the other lines go to stderr). */
+bool mp_cli_report_on_stdout(int format, const char *report_path);
 /* The recorded session's memory report: the run summary (format < 0) or `memprof report`'s
- * report in format (mp_report_format) to report_path (NULL: stdout); then the recorder's
- * size and, with trace_path, the trace saved there. Errors printed; returns the exit code. */
+ * report in format (mp_report_format) to report_path (NULL or "-": stdout); then the
+ * recorder's size and, with trace_path, the trace saved there (those lines on stderr when
+ * the report is a document on stdout). Errors printed; returns the exit code. */
 int mp_cli_run_report(const mp_trace *tr, int format, const char *report_path, bool exact,
                       const char *trace_path);
 

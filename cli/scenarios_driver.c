@@ -51,7 +51,7 @@ int mp_scenario_play(const mp_sc_args *a, const void *bytes, size_t size, mp_cli
         rc = mp_shapes_after_prepare(s, cs->sp, cs->at);
     long total = 1 + a->m.warmup + a->m.runs;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
-        mp_progress_update(pg, "scenarios: case %c, run %ld of %ld", cs->r.name, r + 1, total);
+        mp_progress_step(pg, r, "scenarios: case %c, run %ld of %ld", cs->r.name, r + 1, total);
         rc = mp_shapes_before_run(s, cs->sp, cs->at, r);
         if (rc == MP_EXIT_OK)
             rc = mp_cli_inputs_feed(s, in);
