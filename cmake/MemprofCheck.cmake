@@ -13,6 +13,7 @@
 #                            [JUNIT <file>]           # JUnit XML report
 #                            [ARGS <args> ...]        # more arguments (--shape, --memory...)
 #                            [LABELS <label> ...])    # CTest labels (default: memprof)
+#   memprof_add_check(...)                            # the same, under a shorter name
 #
 # Relative MODEL and BASELINE paths are taken from the calling CMakeLists.txt's folder, a
 # relative JUNIT path from its build folder. With a BASELINE, a target <test name>_baseline
@@ -94,4 +95,10 @@ function(memprof_add_memory_check)
                       COMMENT "memprof: writing the baseline ${baseline}"
                       VERBATIM)
   endif()
+endfunction()
+
+# memprof_add_check(...): the same function under the shorter name the installed package's
+# documentation (and issue 20) uses; arguments as memprof_add_memory_check.
+function(memprof_add_check)
+  memprof_add_memory_check(${ARGN})
 endfunction()

@@ -103,7 +103,7 @@ get_target_property(loc memprof::memprof IMPORTED_LOCATION)
 message(STATUS "found memprof ${memprof_VERSION}: ${MEMPROF_EXECUTABLE} (memprof::memprof ${loc})")
 enable_testing()
 memprof_add_memory_check(NAME mlp_fits MODEL zoo:mnist_mlp MAX_PEAK 1MiB)
-memprof_add_memory_check(NAME mlp_over MODEL zoo:mnist_mlp MAX_PEAK 1KiB)
+memprof_add_check(NAME mlp_over MODEL zoo:mnist_mlp MAX_PEAK 1KiB)
 add_test(NAME version COMMAND memprof::memprof --version)
 CM
 # consumer DIR BUILD CMAKE-ARGS...: configure the app, check which memprof it found, ctest
