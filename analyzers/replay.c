@@ -382,7 +382,11 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         .offset = ev->aux,
         .bytes = ev->bytes,
         .seq = r->pos.event,
-        .kind = scratch ? MP_KIND_SCRATCH : MP_KIND_STATIC,
+        /* a training tensor's slot keeps its category (memprof train) */
+        .kind = scratch                                 ? MP_KIND_SCRATCH
+                : ev->kind >= MP_KIND_TRAIN_ACTIVATION &&
+                          ev->kind < MP_KIND_COUNT ? ev->kind
+                                                   : MP_KIND_STATIC,
     };
     ar->a.slots[at] = s;
     ar->slot_bytes = slot_bytes;

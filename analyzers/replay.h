@@ -41,7 +41,8 @@ typedef struct mp_replay_slot {
     int32_t op_first, op_last; /* operator steps during which the tensor lives */
     uint64_t offset, bytes;
     uint64_t seq;              /* index of the PLAN event */
-    uint8_t kind;              /* MP_KIND_STATIC (tensor) or MP_KIND_SCRATCH */
+    uint8_t kind;              /* MP_KIND_STATIC (tensor), MP_KIND_SCRATCH, or a training
+                                  tensor's category (MP_KIND_TRAIN_*) */
 } mp_replay_slot;
 
 /* A live planned arena: an owner-less STATIC block, and the slots planned in it (at most one

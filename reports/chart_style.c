@@ -20,6 +20,11 @@ const char *mp_svg_kind_color(int kind)
         [MP_KIND_IO] = "#CC79A7",      /* reddish purple */
         [MP_KIND_ENGINE] = "#9A9A9A",  /* grey: bookkeeping */
         [MP_KIND_VARIABLE] = "#56B4E9", /* sky blue: recurrent state */
+        /* training categories */
+        [MP_KIND_TRAIN_ACTIVATION] = "#0072B2", [MP_KIND_TRAIN_TRAINABLE] = "#F0E442",
+        [MP_KIND_TRAIN_BACKPROP] = "#D55E00", [MP_KIND_TRAIN_GRADIENT] = "#E69F00",
+        [MP_KIND_TRAIN_OPTIMIZER] = "#CC79A7", [MP_KIND_TRAIN_DISPOSABLE] = "#BBBBBB",
+        [MP_KIND_TRAIN_EXTRA] = "#009E73",
     };
     return kind >= 0 && kind < MP_KIND_COUNT ? c[kind] : "#9A9A9A";
 }

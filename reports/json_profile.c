@@ -90,7 +90,11 @@ static const char *kind_key(int k)
 {
     static const char *names[MP_KIND_COUNT] = {"const",  "static", "dynamic", "scratch",
                                                "kernel", "io",     "engine",
-                                               [MP_KIND_VARIABLE] = "variable"};
+                                               [MP_KIND_VARIABLE] = "variable",
+    [MP_KIND_TRAIN_ACTIVATION] = "activation", [MP_KIND_TRAIN_TRAINABLE] = "trainable",
+    [MP_KIND_TRAIN_BACKPROP] = "backprop", [MP_KIND_TRAIN_GRADIENT] = "gradient",
+    [MP_KIND_TRAIN_OPTIMIZER] = "optimizer", [MP_KIND_TRAIN_DISPOSABLE] = "disposable",
+    [MP_KIND_TRAIN_EXTRA] = "extra"};
     return k >= 0 && k < MP_KIND_COUNT && names[k] ? names[k] : "?";
 }
 

@@ -464,6 +464,9 @@ void mp_report_diff_text(FILE *f, const mp_profile *a, const mp_profile *b,
     out(f, "  %-8s %10s %10s %11s %10s %10s %11s", "kind", "at peak a", "b", "change",
         "own peak a", "b", "change");
     for (int k = 0; k < MP_KIND_COUNT; k++) {
+        if (k >= MP_KIND_TRAIN_ACTIVATION && !d->live_a[k] && !d->live_b[k] &&
+            !d->kind_peak_a[k] && !d->kind_peak_b[k])
+            continue; /* training kinds: only when a trace has them */
         out(f, "  %-8s %10s %10s %11s %10s %10s %11s", mp_kind_label(k),
             mp_fmt_cell(b1, sizeof b1, d->live_a[k], exact), mp_fmt_cell(b2, sizeof b2, d->live_b[k], exact),
             mp_fmt_change(b3, sizeof b3, d->live_a[k], d->live_b[k], exact),

@@ -42,7 +42,11 @@ static const char *kind_label(int kind)
 {
     static const char *labels[MP_KIND_COUNT] = {"const",  "static", "dynamic", "scratch",
                                                 "kernel", "io",     "engine",
-                                                [MP_KIND_VARIABLE] = "variable"};
+                                                [MP_KIND_VARIABLE] = "variable",
+    [MP_KIND_TRAIN_ACTIVATION] = "activation", [MP_KIND_TRAIN_TRAINABLE] = "trainable",
+    [MP_KIND_TRAIN_BACKPROP] = "backprop", [MP_KIND_TRAIN_GRADIENT] = "gradient",
+    [MP_KIND_TRAIN_OPTIMIZER] = "optimizer", [MP_KIND_TRAIN_DISPOSABLE] = "disposable",
+    [MP_KIND_TRAIN_EXTRA] = "extra"};
     return kind >= 0 && kind < MP_KIND_COUNT && labels[kind] ? labels[kind] : "?";
 }
 
@@ -202,7 +206,8 @@ static void section_peak(FILE *f, const mp_summary *s, bool exact)
     int cw = exact ? 27 : 12;
     out(f, LABEL "%-*s%s", "  kind", cw, "at peak", "own peak");
     for (int k = 0; k < MP_KIND_COUNT; k++) {
-        if (k == MP_KIND_CONST)
+        if (k == MP_KIND_CONST ||
+            (k >= MP_KIND_TRAIN_ACTIVATION && s->kind_peak[k] == 0)) /* training: when used */
             continue;
         char label[48];
         snprintf(label, sizeof label, "  %s", kind_label(k));

@@ -178,7 +178,11 @@ const char *mp_kind_label(int kind)
 {
     static const char *labels[MP_KIND_COUNT] = {"const", "static", "dynamic", "scratch",
                                                 "kernel", "io", "engine",
-                                                [MP_KIND_VARIABLE] = "variable"};
+                                                [MP_KIND_VARIABLE] = "variable",
+    [MP_KIND_TRAIN_ACTIVATION] = "activation", [MP_KIND_TRAIN_TRAINABLE] = "trainable",
+    [MP_KIND_TRAIN_BACKPROP] = "backprop", [MP_KIND_TRAIN_GRADIENT] = "gradient",
+    [MP_KIND_TRAIN_OPTIMIZER] = "optimizer", [MP_KIND_TRAIN_DISPOSABLE] = "disposable",
+    [MP_KIND_TRAIN_EXTRA] = "extra"};
     return kind >= 0 && kind < MP_KIND_COUNT && labels[kind] ? labels[kind] : "?";
 }
 

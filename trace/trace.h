@@ -52,6 +52,14 @@ enum {
     MP_KIND_IO,
     MP_KIND_ENGINE,
     MP_KIND_VARIABLE, /* variable tensors (recurrent state): persistent, outside the arena */
+    /* training (engine/train, memprof train): one kind per category of training tensor */
+    MP_KIND_TRAIN_ACTIVATION, /* forward activations, kept for the backward where needed */
+    MP_KIND_TRAIN_TRAINABLE,  /* trainable weights */
+    MP_KIND_TRAIN_BACKPROP,   /* dL/d activations */
+    MP_KIND_TRAIN_GRADIENT,   /* dL/d weights */
+    MP_KIND_TRAIN_OPTIMIZER,  /* optimizer variables */
+    MP_KIND_TRAIN_DISPOSABLE, /* temporaries within one operator's step */
+    MP_KIND_TRAIN_EXTRA,      /* per-layer auxiliaries of the backward */
     MP_KIND_COUNT
 };
 

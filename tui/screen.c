@@ -37,13 +37,31 @@ const char *const mp_tui_key_help[] = {
 
 /* Chart characters and colours per kind (readable without colours). */
 static const char k_kind_char[MP_KIND_COUNT] = {'.', '#', '@', '%', '=', '~', ':',
-                                                [MP_KIND_VARIABLE] = '$'};
+                                                [MP_KIND_VARIABLE] = '$',
+                                                [MP_KIND_TRAIN_ACTIVATION] = 'a',
+                                                [MP_KIND_TRAIN_TRAINABLE] = 't',
+                                                [MP_KIND_TRAIN_BACKPROP] = 'b',
+                                                [MP_KIND_TRAIN_GRADIENT] = 'g',
+                                                [MP_KIND_TRAIN_OPTIMIZER] = 'o',
+                                                [MP_KIND_TRAIN_DISPOSABLE] = 'd',
+                                                [MP_KIND_TRAIN_EXTRA] = 'x'};
 static const short k_kind_color[MP_KIND_COUNT] = {COLOR_WHITE, COLOR_BLUE, COLOR_RED,
                                                   COLOR_YELLOW, COLOR_MAGENTA, COLOR_GREEN,
-                                                  COLOR_CYAN, [MP_KIND_VARIABLE] = COLOR_BLUE};
+                                                  COLOR_CYAN, [MP_KIND_VARIABLE] = COLOR_BLUE,
+                                                  [MP_KIND_TRAIN_ACTIVATION] = COLOR_BLUE,
+                                                  [MP_KIND_TRAIN_TRAINABLE] = COLOR_YELLOW,
+                                                  [MP_KIND_TRAIN_BACKPROP] = COLOR_RED,
+                                                  [MP_KIND_TRAIN_GRADIENT] = COLOR_MAGENTA,
+                                                  [MP_KIND_TRAIN_OPTIMIZER] = COLOR_GREEN,
+                                                  [MP_KIND_TRAIN_DISPOSABLE] = COLOR_WHITE,
+                                                  [MP_KIND_TRAIN_EXTRA] = COLOR_CYAN};
 /* Stack order, bottom first (heap kinds; const is not heap). */
 static const int k_stack[] = {MP_KIND_STATIC, MP_KIND_DYNAMIC, MP_KIND_SCRATCH, MP_KIND_KERNEL,
-                              MP_KIND_IO, MP_KIND_ENGINE, MP_KIND_VARIABLE};
+                              MP_KIND_IO, MP_KIND_ENGINE, MP_KIND_VARIABLE,
+                              MP_KIND_TRAIN_ACTIVATION, MP_KIND_TRAIN_TRAINABLE,
+                              MP_KIND_TRAIN_BACKPROP, MP_KIND_TRAIN_GRADIENT,
+                              MP_KIND_TRAIN_OPTIMIZER, MP_KIND_TRAIN_DISPOSABLE,
+                              MP_KIND_TRAIN_EXTRA};
 #define N_STACK ((int)(sizeof k_stack / sizeof k_stack[0]))
 /* Views cycled by `k`: -1 = every heap kind stacked, then each kind. */
 static const int k_views[] = {-1, MP_KIND_STATIC, MP_KIND_DYNAMIC, MP_KIND_SCRATCH,

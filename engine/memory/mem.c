@@ -18,6 +18,7 @@
 _Static_assert((int)MP_MEM_CONST == (int)MP_KIND_CONST &&
                    (int)MP_MEM_ENGINE == (int)MP_KIND_ENGINE &&
                    (int)MP_MEM_VARIABLE == (int)MP_KIND_VARIABLE &&
+                   (int)MP_MEM_TRAIN_EXTRA == (int)MP_KIND_TRAIN_EXTRA &&
                    (int)MP_MEM_KIND_COUNT == (int)MP_KIND_COUNT,
                "mp_mem_kind and the trace's kinds share one numbering");
 

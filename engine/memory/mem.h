@@ -20,6 +20,14 @@ typedef enum mp_mem_kind {
     MP_MEM_IO,        /* input/output buffers and copies */
     MP_MEM_ENGINE,    /* graph, plans, bookkeeping */
     MP_MEM_VARIABLE,  /* variable tensors (LSTM state): kept across runs, reset on request */
+    /* training categories (engine/train/train.h) */
+    MP_MEM_TRAIN_ACTIVATION,
+    MP_MEM_TRAIN_TRAINABLE,
+    MP_MEM_TRAIN_BACKPROP,
+    MP_MEM_TRAIN_GRADIENT,
+    MP_MEM_TRAIN_OPTIMIZER,
+    MP_MEM_TRAIN_DISPOSABLE,
+    MP_MEM_TRAIN_EXTRA,
     MP_MEM_KIND_COUNT
 } mp_mem_kind;
 
