@@ -150,6 +150,7 @@ extern const mp_kernel mp_kernels_fill[];        /* ZEROS_LIKE, FILL, RANGE */
 extern const mp_kernel mp_kernels_compare[];     /* EQUAL, NOT_EQUAL, LESS(_EQUAL), GREATER(_EQUAL), LOGICAL_*, SELECT(_V2) */
 extern const mp_kernel mp_kernels_binary_math[]; /* MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW, PRELU */
 extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG, LEAKY_RELU, GELU */
+extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif

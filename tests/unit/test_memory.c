@@ -44,6 +44,7 @@ typedef struct life {
     int32_t n_tensors, n_ops;
     bool *folded;    /* per operator: computed at prepare (shape arithmetic, constants only) */
     bool *managed;   /* per tensor: gets memory from the managers (not const, not folded) */
+    bool *variable;  /* per tensor: is_variable, a block of its own (kind variable), never planned */
     int32_t *first;  /* per tensor: first step (operator index) using it */
     int32_t *last;   /* last step using it */
 } life;
@@ -63,6 +64,8 @@ static void life_compute(const mp_model *m, life *L)
     L->n_ops = m->n_ops;
     L->folded = calloc((size_t)m->n_ops + 1, sizeof(bool));
     L->managed = calloc((size_t)m->n_tensors + 1, sizeof(bool));
+    L->variable = calloc((size_t)m->n_tensors + 1, sizeof(bool));
+    assert_non_null(L->variable);
     L->first = calloc((size_t)m->n_tensors + 1, sizeof(int32_t));
     L->last = calloc((size_t)m->n_tensors + 1, sizeof(int32_t));
     bool *known = calloc((size_t)m->n_tensors + 1, sizeof(bool)); /* value known at prepare */
@@ -115,7 +118,9 @@ static void life_compute(const mp_model *m, life *L)
         if (L->first[t] != INT32_MAX && L->last[t] < L->first[t])
             L->last[t] = L->first[t];
         /* folded outputs are "known" without being constants */
-        L->managed[t] = !is_const(m, t) && !known[t] && L->first[t] != INT32_MAX;
+        L->variable[t] = m->tensors[t].is_variable;
+        L->managed[t] = !is_const(m, t) && !known[t] && L->first[t] != INT32_MAX &&
+                        !L->variable[t];
     }
     free(known);
 }
@@ -124,6 +129,7 @@ static void life_free(life *L)
 {
     free(L->folded);
     free(L->managed);
+    free(L->variable);
     free(L->first);
     free(L->last);
     memset(L, 0, sizeof *L);
@@ -1080,14 +1086,22 @@ static void check_model(const char *path, int *n_checked)
     assert_non_null(planned);
     assert_non_null(dyn);
     const mp_event *ev = mp_trace_events(tr);
+    uint64_t scratch_sum = 0; /* planned scratch, each slot aligned */
     for (size_t i = 0; i < mp_trace_count(tr); i++) {
         const mp_event *e = &ev[i];
         if (e->type == MP_EV_ALLOC && e->kind == MP_KIND_DYNAMIC && e->tensor >= 0 &&
             e->tensor < L.n_tensors)
             dyn[e->tensor] = true;
+        if (e->type == MP_EV_ALLOC && e->kind == MP_KIND_VARIABLE && e->tensor >= 0 &&
+            e->tensor < L.n_tensors)
+            assert_true(L.variable[e->tensor]);
         if (e->type != MP_EV_PLAN)
             continue;
         assert_true(w.n_arenas == 1 && e->id == w.arena_id[0]);
+        if (e->kind == MP_KIND_SCRATCH && e->tensor < 0) {
+            scratch_sum += (e->bytes + ALIGN - 1) / ALIGN * ALIGN;
+            continue; /* an operator's scratch (the LSTMs' gates): beside the tensors */
+        }
         int32_t t = e->tensor;
         assert_true(t >= 0 && t < L.n_tensors);
         if (!L.managed[t])
@@ -1125,7 +1139,8 @@ static void check_model(const char *path, int *n_checked)
         if (L.managed[t] && !planned[t] && !dyn[t] && bytes[t] > 0)
             fail_msg("%s: managed tensor %d neither planned nor given a dynamic buffer", name, t);
     if (n_plan > 0) {
-        uint64_t lb = lower_bound(&L, bytes, planned), naive = naive_total(&L, bytes, planned);
+        uint64_t lb = lower_bound(&L, bytes, planned);
+        uint64_t naive = naive_total(&L, bytes, planned) + scratch_sum;
         uint64_t usable = w.arena_bytes[0] - EXTRA;
         print_message("  %-48s planned %3zu, lower bound %9llu, arena-16 %9llu, naive %9llu\n",
                       name, n_plan, (unsigned long long)lb, (unsigned long long)usable,

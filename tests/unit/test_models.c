@@ -36,7 +36,7 @@ static const struct {
     {"tiny_ic_resnet8_float", RUNS, NULL},
     {"litert_torchaudio_conformer", NO_OPERATOR,
      "TRANSPOSE SLICE RSQRT SQUARED_DIFFERENCE BATCH_MATMUL SELECT_V2"},
-    {"tfmicro_mnist_lstm_float", NO_OPERATOR, "UNIDIRECTIONAL_SEQUENCE_LSTM"},
+    {"tfmicro_mnist_lstm_float", RUNS, NULL},
     {"tfsupport_movie_review", NO_OPERATOR, "GATHER"},
     {"litert_tfl_testdata_dynamic_shapes", NO_OPERATOR,
      "BATCH_MATMUL TRANSPOSE L2_NORMALIZATION GATHER TILE LEAKY_RELU"},
@@ -130,6 +130,35 @@ static void test_shared_models(void **state)
     }
 }
 
+/* The MNIST LSTM (no oracle): its SOFTMAX gives finite probabilities summing to 1. */
+static void test_mnist_lstm_probabilities(void **state)
+{
+    (void)state;
+    mp_session *s = NULL;
+    mp_error err = {0};
+    mp_session_options so = {.threads = 1};
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    assert_int_equal(mp_session_load(s, mp_test_path("models", "tfmicro_mnist_lstm_float.tflite"),
+                                     &err), MP_OK);
+    assert_int_equal(mp_session_prepare(s, &err), MP_OK);
+    const mp_tensor *in = mp_session_input(s, 0);
+    void *buf = malloc(in->bytes + 1);
+    assert_true(mp_reference_input(buf, in->dtype, mp_tensor_elements(in), 0));
+    assert_int_equal(mp_session_set_input(s, 0, buf, in->bytes, &err), MP_OK);
+    free(buf);
+    assert_int_equal(mp_session_run(s, &err), MP_OK);
+    const mp_tensor *out = mp_session_output(s, 0);
+    assert_int_equal(mp_tensor_elements(out), 10);
+    double sum = 0;
+    for (int i = 0; i < 10; i++) {
+        float p = ((const float *)out->data)[i];
+        assert_true(isfinite(p) && p >= 0 && p <= 1);
+        sum += p;
+    }
+    assert_true(fabs(sum - 1.0) < 1e-5);
+    mp_session_destroy(s);
+}
+
 /* Models added to ../shared later: whatever they are, no crash and a clean status. */
 static void test_every_file_is_handled(void **state)
 {
@@ -153,6 +182,7 @@ int main(void)
     mp_test_require_shared();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_models),
+        cmocka_unit_test(test_mnist_lstm_probabilities),
         cmocka_unit_test(test_every_file_is_handled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,10 @@ static mp_tensor *new_tensor(kh_case *c, mp_dtype dt)
     mp_tensor *t = &c->tensors[i];
     mp_tensor_info *info = &c->infos[i];
     static const char *names[KH_MAX_TENSORS] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7",
-                                                "t8", "t9", "t10", "t11", "t12", "t13", "t14", "t15"};
+                                                "t8", "t9", "t10", "t11", "t12", "t13", "t14", "t15",
+                                                "t16", "t17", "t18", "t19", "t20", "t21", "t22",
+                                                "t23", "t24", "t25", "t26", "t27", "t28", "t29",
+                                                "t30", "t31"};
     info->name = names[i];
     info->dtype = dt;
     t->index = i;

@@ -6,7 +6,7 @@
 
 #include "engine/kernels/kernel.h"
 
-#define KH_MAX_TENSORS 16
+#define KH_MAX_TENSORS 32 /* LSTM: 24 inputs and an output */
 
 typedef struct kh_case {
     mp_node node;
