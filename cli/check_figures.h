@@ -21,6 +21,8 @@ typedef struct mp_check_args {
     size_t n_limits;
     mp_tolerance tol;
     bool exact, model_opts;
+    bool json;       /* --format json */
+    const char *out; /* -o: the report there (NULL: stdout) */
 } mp_check_args;
 
 /* The figures of a->subject into out; errors printed; returns the exit code. */

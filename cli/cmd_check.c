@@ -20,6 +20,7 @@
 #include "engine/memory/plan.h"
 #include "engine/model/zoo.h"
 #include "engine/session.h"
+#include "reports/json_gate.h"
 #include "reports/junit.h"
 #include "reports/text_gate.h"
 #include "cli/sizes.h"
@@ -53,6 +54,10 @@ static void help(void)
            "                       figure per line; written whatever the checks' result)\n"
            "  --junit FILE         write the checks as JUnit XML (one testcase per check)\n"
            "  --exact              exact byte counts, and every row of the tables\n"
+           "  --format F           the report as text (default) or json (format\n"
+           "                       memprof-check, docs/json.md; then nothing else is\n"
+           "                       written to standard output)\n"
+           "  -o, --output FILE    write the report there, atomically (default: stdout)\n"
            "Running a MODEL (as 'memprof run'; for other call orders record a trace with\n"
            "'memprof run --trace' and check the trace):\n"
            "  --shape NAME=DIMS    shape of input NAME before prepare (once per input)\n"
@@ -71,7 +76,8 @@ static void help(void)
            "  memprof check zoo:mnist_mlp --max-peak 12MiB --max static=800KB\n"
            "  memprof check model.tflite --save-baseline model.baseline.json\n"
            "  memprof check model.tflite --baseline model.baseline.json --tolerance 2%%\n"
-           "  memprof check run.json --baseline model.baseline.json --junit memprof.xml\n\n"
+           "  memprof check run.json --baseline model.baseline.json --junit memprof.xml\n"
+           "  memprof check zoo:mnist_mlp --max-peak 1MiB --format json > check.json\n\n"
            "More: docs/check.md in memprof's sources.\n",
            mp_planner_default()->name);
 }
@@ -90,13 +96,19 @@ static int add_limit(mp_check_args *a, int fig, const char *size, const char *fl
     return 0;
 }
 
-enum { O_MAX_PEAK = 1, O_MAX, O_TOLERANCE };
+enum { O_MAX_PEAK = 1, O_MAX, O_TOLERANCE, O_FORMAT };
 
 static int take(void *ctx, int id, const char *v)
 {
     mp_check_args *a = ctx;
     if (id == O_MAX_PEAK)
         return add_limit(a, MP_FIG_PEAK, v, "--max-peak");
+    if (id == O_FORMAT) {
+        static const char *const words[] = {"text", "json", NULL};
+        int f = 0, rc = mp_opt_choice("check", "--format", v, words, &f);
+        a->json = f == 1;
+        return rc;
+    }
     if (id == O_TOLERANCE) {
         if (!mp_parse_tolerance(v, &a->tol))
             return mp_usage_error("check", "--tolerance takes a percentage (5%%) or a size "
@@ -126,7 +138,9 @@ static int parse(int argc, char **argv, mp_check_args *a)
         {"tolerance", 0, MP_ARG_VALUE, 0, O_TOLERANCE},
         {"save-baseline", 0, MP_ARG_STRING, offsetof(mp_check_args, save), 0},
         {"junit", 0, MP_ARG_STRING, offsetof(mp_check_args, junit), 0},
-        {"exact", 0, MP_ARG_FLAG, offsetof(mp_check_args, exact), 0}, {0}};
+        {"exact", 0, MP_ARG_FLAG, offsetof(mp_check_args, exact), 0},
+        {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
+        {"output", 'o', MP_ARG_STRING, offsetof(mp_check_args, out), 0}, {0}};
     memset(a, 0, sizeof *a);
     a->m.threads = 1;
     a->m.runs = 1;
@@ -147,6 +161,7 @@ static int parse(int argc, char **argv, mp_check_args *a)
     mp_cli_files_inputs(&f, a->m.inputs, a->m.n_inputs);
     mp_cli_files_out(&f, a->save);
     mp_cli_files_out(&f, a->junit);
+    mp_cli_files_out(&f, a->out);
     return mp_cli_files_check("check", &f);
 }
 
@@ -171,6 +186,39 @@ static int write_junit(const mp_check_args *a, const mp_baseline *now, const mp_
     return MP_EXIT_OK;
 }
 
+/* The checks as text or JSON, to -o or stdout, atomically. */
+static int write_report(const mp_check_args *a, const mp_baseline *now, const mp_gate_options *go,
+                        const mp_gate_result *r)
+{
+    char why[256];
+    mp_out out = {.f = stdout};
+    mp_error err = {0};
+    /* stdout is written in place (a lost stdout is main's error, exit 3) */
+    if (a->out && !mp_out_open(&out, a->out, why, sizeof why)) {
+        fprintf(stderr, "memprof check: cannot write %s: %s\n", a->out, why);
+        return MP_EXIT_IO;
+    }
+    if (a->json) {
+        if (mp_report_gate_json(out.f, a->subject, now, go, a->baseline, r, &err) != MP_OK) {
+            if (a->out)
+                mp_out_abort(&out);
+            fprintf(stderr, "memprof check: %s\n", err.msg);
+            return MP_EXIT_IO;
+        }
+    } else {
+        mp_report_gate_text(out.f, a->subject, now, go, a->baseline, r, a->exact);
+    }
+    if (!a->out) {
+        fflush(stdout);
+        return MP_EXIT_OK;
+    }
+    if (!mp_out_commit(&out, why, sizeof why)) {
+        fprintf(stderr, "memprof check: cannot write %s: %s\n", a->out ? a->out : "stdout", why);
+        return MP_EXIT_IO;
+    }
+    return MP_EXIT_OK;
+}
+
 static int save_baseline(const mp_check_args *a, const mp_baseline *now)
 {
     char why[256];
@@ -185,7 +233,9 @@ static int save_baseline(const mp_check_args *a, const mp_baseline *now)
         fprintf(stderr, "memprof check: cannot write %s: %s\n", a->save, why);
         return MP_EXIT_IO;
     }
-    printf("baseline %s written (%zu tensors)\n", a->save, now->n_tensors);
+    /* with a JSON report on stdout, nothing else goes there */
+    fprintf(a->json && !a->out ? stderr : stdout, "baseline %s written (%zu tensors)\n", a->save,
+            now->n_tensors);
     return MP_EXIT_OK;
 }
 
@@ -206,10 +256,8 @@ static int check(const mp_check_args *a)
                           .baseline = a->baseline ? &base : NULL, .tol = a->tol};
     if (rc == MP_EXIT_OK && mp_gate_evaluate(&now, &go, &r, &err) != MP_OK)
         rc = mp_report_error(&err);
-    if (rc == MP_EXIT_OK && (r.n_checks || !a->save)) {
-        mp_report_gate_text(stdout, a->subject, &now, &go, a->baseline, &r, a->exact);
-        fflush(stdout);
-    }
+    if (rc == MP_EXIT_OK && (a->json || a->out || r.n_checks || !a->save))
+        rc = write_report(a, &now, &go, &r);
     if (rc == MP_EXIT_OK && a->junit)
         rc = write_junit(a, &now, &r);
     if (rc == MP_EXIT_OK && a->save)

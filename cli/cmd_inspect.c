@@ -1,4 +1,5 @@
 /* memprof inspect: a model's inputs, outputs, operators and tensors with shapes and bytes. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +12,20 @@
 
 static void help(void)
 {
-    printf("Usage: memprof inspect MODEL [--no-tensors]\n\n"
+    printf("Usage: memprof inspect MODEL [--no-tensors] [--format text|json] [-o FILE]\n\n"
            "Shows the inputs and outputs (shape, shape signature with -1 for dynamic\n"
            "dimensions), every operator in execution order (flagging operators memprof cannot\n"
            "run), and every tensor with dtype, shape and bytes, plus the constant bytes that\n"
            "are used in place from the file. MODEL is a .tflite file or zoo:NAME.\n\n"
            "Options:\n"
-           "  --no-tensors   omit the per-tensor table\n"
-           "  -h, --help     show this help\n\n"
-           "Exit codes: 0 ok; 2 usage; 3 the file cannot be read; 4 malformed model.\n\n"
+           "  --no-tensors      omit the per-tensor table\n"
+           "  --format F        text (default) or json (format memprof-model, docs/json.md)\n"
+           "  -o, --output FILE write it there, atomically (default: standard output)\n"
+           "  -h, --help        show this help\n\n"
+           "Exit codes: 0 ok; 2 usage; 3 a file cannot be read or written; 4 malformed\n"
+           "model.\n\n"
+           "Example:\n"
+           "  memprof inspect zoo:mobilenet_v2 --format json --no-tensors\n\n"
            "More: docs/inspect.md in memprof's sources.\n");
 }
 
@@ -68,18 +74,71 @@ static bool describe(const mp_model *m, mp_model_report *r, mp_model_report_tens
     return true;
 }
 
+typedef struct inspect_args {
+    bool no_tensors, json;
+    const char *out; /* -o, NULL: stdout */
+} inspect_args;
+
+static int take(void *ctx, int id, const char *v)
+{
+    (void)id;
+    static const char *const words[] = {"text", "json", NULL};
+    int f = 0, rc = mp_opt_choice("inspect", "--format", v, words, &f);
+    ((inspect_args *)ctx)->json = f == 1;
+    return rc;
+}
+
+/* The report in text or JSON to -o or stdout, atomically. */
+static int write_report(const inspect_args *a, const mp_model_report *r)
+{
+    char why[256];
+    mp_out o = {.f = stdout};
+    /* stdout is written in place (a lost stdout is main's error, exit 3) */
+    if (a->out && !mp_out_open(&o, a->out, why, sizeof why)) {
+        fprintf(stderr, "memprof inspect: cannot write %s: %s\n", a->out, why);
+        return MP_EXIT_IO;
+    }
+    if (a->json) {
+        if (!mp_report_model_json(o.f, r, !a->no_tensors)) {
+            if (a->out)
+                mp_out_abort(&o);
+            fprintf(stderr, "memprof inspect: cannot write the JSON (out of memory)\n");
+            return MP_EXIT_RUNTIME;
+        }
+    } else {
+        mp_report_model_text(o.f, r, !a->no_tensors);
+    }
+    if (!a->out)
+        return MP_EXIT_OK;
+    if (!mp_out_commit(&o, why, sizeof why)) {
+        fprintf(stderr, "memprof inspect: cannot write %s: %s\n", a->out ? a->out : "stdout",
+                why);
+        return MP_EXIT_IO;
+    }
+    return MP_EXIT_OK;
+}
+
 int mp_cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
-    bool no_tensors = false;
-    static const mp_opt opts[] = {{"no-tensors", 0, MP_ARG_FLAG, 0, 0}, {0}};
+    inspect_args a = {0};
+    static const mp_opt opts[] = {
+        {"no-tensors", 0, MP_ARG_FLAG, offsetof(inspect_args, no_tensors), 0},
+        {"format", 0, MP_ARG_VALUE, 0, 1},
+        {"output", 'o', MP_ARG_STRING, offsetof(inspect_args, out), 0},
+        {0}};
     int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "inspect", .help = help, .opts = opts,
-                                          .ctx = &no_tensors, .pos = &path,
+                                          .take = take, .ctx = &a, .pos = &path,
                                           .max_pos = 1,
                                           .missing = "missing MODEL"},
                            argc, argv, NULL);
     if (rc != 0)
         return rc < 0 ? MP_EXIT_OK : rc;
+    mp_cli_files f = {0};
+    mp_cli_files_in(&f, path);
+    mp_cli_files_out(&f, a.out);
+    if ((rc = mp_cli_files_check("inspect", &f)) != 0)
+        return rc;
     mp_model *m = NULL;
     mp_error err = {0};
     mp_status st = mp_model_open(path, &m, &err);
@@ -89,7 +148,7 @@ int mp_cmd_inspect(int argc, char **argv)
     mp_model_report_tensor *tensors = NULL;
     mp_model_report_op *ops = NULL;
     if (describe(m, &r, &tensors, &ops)) {
-        mp_report_model_text(stdout, &r, !no_tensors);
+        rc = write_report(&a, &r);
     } else {
         fprintf(stderr, "memprof inspect: out of memory\n");
         rc = MP_EXIT_RUNTIME;

@@ -44,5 +44,8 @@ typedef struct mp_model_report {
 
 /* The report as `memprof inspect` prints it; with_tensors adds every tensor's line. */
 void mp_report_model_text(FILE *f, const mp_model_report *m, bool with_tensors);
+/* The same as JSON, format memprof-model (docs/json.md); with_tensors adds "tensors".
+ * false when out of memory or the write failed. */
+bool mp_report_model_json(FILE *f, const mp_model_report *m, bool with_tensors);
 
 #endif
