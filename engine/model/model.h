@@ -89,6 +89,20 @@ typedef enum {
     MP_ACT_SIGN_BIT = 5
 } mp_activation;
 
+/* TFLite_Detection_PostProcess's options (its FlexBuffer custom options, checked by the
+ * reader: counts positive, iou_threshold in (0, 1], score_threshold a number, scales
+ * non-zero and finite). */
+typedef struct mp_detection_options {
+    int32_t max_detections;
+    int32_t max_classes_per_detection; /* fast NMS: classes kept per box */
+    int32_t detections_per_class;      /* regular NMS (default 100) */
+    int32_t num_classes;               /* without the background class */
+    bool use_regular_nms;              /* default false: fast NMS */
+    float score_threshold;             /* nms_score_threshold: kept when score >= it */
+    float iou_threshold;               /* nms_iou_threshold: suppressed when IoU > it */
+    float y_scale, x_scale, h_scale, w_scale;
+} mp_detection_options;
+
 typedef struct mp_op_options {
     int32_t padding;           /* mp_padding: CONV_2D, DEPTHWISE_CONV_2D, pools */
     int32_t stride_w, stride_h;
@@ -125,12 +139,18 @@ typedef struct mp_op_options {
     bool time_major;           /* UNIDIRECTIONAL_SEQUENCE_LSTM: [time, batch, ...] */
     bool diagonal_recurrent_tensors; /* UNIDIRECTIONAL_SEQUENCE_LSTM */
     int32_t subgraph_a, subgraph_b; /* WHILE: cond, body; IF: then, else (subgraph indices) */
+    mp_detection_options detection; /* TFLite_Detection_PostProcess */
 } mp_op_options;
 
 typedef struct mp_op_info {
-    int32_t opcode;            /* builtin code (mp_op_code), resolved from the operator code table */
+    int32_t opcode;            /* builtin code (mp_op_code), resolved from the operator code
+                                  table; a custom operator memprof runs has a code of its own
+                                  (MP_OP_DETECTION_POSTPROCESS) */
     int32_t version;
     const char *custom_code;   /* non-NULL for CUSTOM operators */
+    const uint8_t *custom_options; /* the operator's raw custom_options bytes (in the mapped
+                                      file), NULL when absent */
+    size_t custom_options_size;
     int32_t n_inputs, n_outputs, n_intermediates;
     const int32_t *inputs;     /* tensor indices, -1 = optional input omitted */
     const int32_t *outputs;
@@ -158,8 +178,9 @@ typedef struct mp_model {
 
 /* Load and verify a .tflite file (mapped read-only; constants stay in the mapping).
  * Errors: MP_ERR_IO (cannot open/map), MP_ERR_FORMAT (malformed, truncated, empty model,
- * several subgraphs), MP_ERR_UNSUPPORTED (custom or unknown builtin operator, unsupported
- * feature such as sparse tensors). The message names the file and the fault. */
+ * several subgraphs; malformed TFLite_Detection_PostProcess options), MP_ERR_UNSUPPORTED
+ * (a custom operator other than TFLite_Detection_PostProcess, an unknown builtin operator, an
+ * unsupported feature such as sparse tensors). The message names the file and the fault. */
 mp_status mp_model_load_file(const char *path, mp_model **out, mp_error *err);
 /* Same from bytes in memory; the bytes are copied once into an owned aligned buffer. */
 mp_status mp_model_load_memory(const void *bytes, size_t size, const char *label, mp_model **out,

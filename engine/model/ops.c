@@ -1,5 +1,8 @@
-/* Names of the TensorFlow Lite builtin operators, indexed by code. */
+/* Names of the TensorFlow Lite builtin operators, indexed by code, and of the custom
+ * operators memprof runs. */
 #include "engine/model/ops.h"
+
+#include <string.h>
 
 static const char *const k_names[MP_OP_CODE_COUNT] = {
     "ADD",
@@ -168,7 +171,25 @@ static const char *const k_names[MP_OP_CODE_COUNT] = {
 
 const char *mp_op_name(int code)
 {
-    return (code >= 0 && code < MP_OP_CODE_COUNT) ? k_names[code] : 0;
+    if (code >= 0 && code < MP_OP_CODE_COUNT)
+        return k_names[code];
+    return mp_op_custom_name(code);
+}
+
+const char *mp_op_custom_name(int code)
+{
+    return code == MP_OP_DETECTION_POSTPROCESS ? "TFLite_Detection_PostProcess" : NULL;
+}
+
+int mp_op_from_custom(const char *name, size_t len)
+{
+    static const int k_custom[] = {MP_OP_DETECTION_POSTPROCESS};
+    for (size_t i = 0; name && i < sizeof k_custom / sizeof k_custom[0]; i++) {
+        const char *c = mp_op_custom_name(k_custom[i]);
+        if (strlen(c) == len && memcmp(c, name, len) == 0)
+            return k_custom[i];
+    }
+    return -1;
 }
 
 bool mp_op_state_input(int code, int input)

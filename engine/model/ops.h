@@ -1,8 +1,10 @@
-/* TensorFlow Lite builtin operator codes (schema BuiltinOperator numbering) and their names. */
+/* TensorFlow Lite builtin operator codes (schema BuiltinOperator numbering) and their names,
+ * and memprof's own codes for the custom operators it runs (outside the builtin range). */
 #ifndef MP_OPS_H
 #define MP_OPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum mp_op_code {
     MP_OP_ADD = 0,
@@ -167,11 +169,20 @@ typedef enum mp_op_code {
     MP_OP_BITCAST = 159,
     MP_OP_BITWISE_XOR = 160,
     MP_OP_RIGHT_SHIFT = 161,
-    MP_OP_CODE_COUNT
+    MP_OP_CODE_COUNT,
+    /* Custom operators memprof runs get codes of their own, far above the builtin ones (no
+     * table is indexed by them): the file says CUSTOM plus this custom code. */
+    MP_OP_DETECTION_POSTPROCESS = 4096 /* custom code "TFLite_Detection_PostProcess" */
 } mp_op_code;
 
-/* Schema name of a builtin code ("ADD"), or NULL when the code is not known. */
+/* Schema name of a builtin code ("ADD"), the custom code of one of memprof's custom operator
+ * codes ("TFLite_Detection_PostProcess"), or NULL when the code is not known. */
 const char *mp_op_name(int code);
+/* The custom code a memprof custom operator code is written with, NULL for other codes. */
+const char *mp_op_custom_name(int code);
+/* The memprof code of the custom operator whose custom code is the `len` bytes at `name`
+ * (exactly, no NUL needed), or -1 when memprof does not run it. */
+int mp_op_from_custom(const char *name, size_t len);
 
 /* Whether input `input` of a `code` operator is state the operator keeps across runs (an
  * is_variable tensor it reads before anything writes it, as TensorFlow Lite's recurrent

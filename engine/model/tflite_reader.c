@@ -13,7 +13,8 @@
  * Faults are reported as one line naming the file and the fault; the status tells what
  * kind: MP_ERR_IO (cannot open or map), MP_ERR_FORMAT (malformed, truncated, empty,
  * several subgraphs), MP_ERR_UNSUPPORTED (a valid model using something memprof does not
- * read: custom or unknown operators, sparse tensors, rank above MP_MAX_RANK...).
+ * read: custom operators other than TFLite_Detection_PostProcess, unknown operators, sparse
+ * tensors, rank above MP_MAX_RANK...).
  *
  * All bookkeeping (tensor and operator tables, names, index arrays) lives in a small
  * arena owned by the model, so every error path just frees the whole model.
@@ -273,9 +274,10 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
 {
     mp_fb_reader *fb = &r->fb;
     mp_fb_table t, oc, opts;
-    mp_fb_vec in, out, inter;
+    mp_fb_vec in, out, inter, copts;
     uint32_t opcode_index;
     uint8_t opt_type;
+    int8_t copts_format;
 
     mp_fb_where(fb, "operator %d", i);
     if (!mp_fb_vec_table(fb, ops, (uint32_t)i, "table", &t) ||
@@ -284,7 +286,9 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
         !mp_fb_vector(fb, &t, OP_OUTPUTS, 4, "outputs", &out) ||
         !mp_fb_u8(fb, &t, OP_OPTIONS_TYPE, 0, "builtin_options_type", &opt_type) ||
         !mp_fb_sub_table(fb, &t, OP_OPTIONS, "builtin_options", &opts) ||
-        !mp_fb_vector(fb, &t, OP_INTERMEDIATES, 4, "intermediates", &inter))
+        !mp_fb_vector(fb, &t, OP_INTERMEDIATES, 4, "intermediates", &inter) ||
+        !mp_fb_vector(fb, &t, OP_CUSTOM_OPTIONS, 1, "custom_options", &copts) ||
+        !mp_fb_i8(fb, &t, OP_CUSTOM_OPTIONS_FORMAT, 0, "custom_options_format", &copts_format))
         return mp_tfl_fb_fault(r);
     if (opcode_index >= r->opcodes.n)
         return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d uses operator code %u but the model has %u",
@@ -305,12 +309,16 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
         return mp_tfl_fb_fault(r);
     int code = builtin > dep ? builtin : dep;
     if (code == MP_OP_CUSTOM) {
+        /* The custom operators memprof runs get codes of their own; the others are refused. */
+        int own = mp_op_from_custom(custom, custom ? custom_len : 0);
         char cn[80];
-        return mp_tfl_fail(r, MP_ERR_UNSUPPORTED, "operator %d: custom operator '%s' is not supported",
-                       i, mp_tfl_safe(custom ? custom : "(unnamed)", cn, sizeof cn));
-    }
-    if (code < 0 || !mp_op_name(code))
+        if (own < 0)
+            return mp_tfl_fail(r, MP_ERR_UNSUPPORTED, "operator %d: custom operator '%s' is not supported",
+                           i, mp_tfl_safe(custom ? custom : "(unnamed)", cn, sizeof cn));
+        code = own;
+    } else if (code < 0 || code >= MP_OP_CODE_COUNT || !mp_op_name(code)) {
         return mp_tfl_fail(r, MP_ERR_UNSUPPORTED, "operator %d uses unknown builtin operator code %d", i, code);
+    }
     op->opcode = code;
     op->version = version;
     if (custom) {
@@ -338,7 +346,19 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
     op->intermediates = idx + in.n + out.n;
     TRY(check_symmetric_weights(r, i, code, op));
 
-    return mp_tfl_read_options(r, i, code, opt_type, &opts, &op->opt);
+    /* Custom options stay raw, in the mapping (0 = FLEXBUFFERS, the only format there is). */
+    if (copts.present) {
+        op->custom_options = mp_fb_vec_data(fb, &copts);
+        op->custom_options_size = copts.n;
+    }
+    TRY(mp_tfl_read_options(r, i, code, opt_type, &opts, &op->opt));
+    if (code == MP_OP_DETECTION_POSTPROCESS) {
+        if (copts_format != 0)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): custom_options_format %d is not FLEXBUFFERS (0)",
+                               i, mp_tfl_op_label(code), copts_format);
+        TRY(mp_tfl_read_detection_options(r, i, op, &op->opt.detection));
+    }
+    return MP_OK;
 }
 
 /* ---- model --------------------------------------------------------------------------- */

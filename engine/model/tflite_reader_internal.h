@@ -1,6 +1,7 @@
 /* What the .tflite reader's files share, private to them (tflite_reader.c reads the model
  * and its operators, tflite_tensors.c its tensors and constant data, tflite_options.c the
- * operators' options): the schema's field ids, the reading context, the model-owned arena
+ * operators' options, tflite_custom.c the custom options of the custom operators memprof
+ * runs): the schema's field ids, the reading context, the model-owned arena
  * and the messages. Nothing else includes this. */
 #ifndef MP_TFLITE_READER_INTERNAL_H
 #define MP_TFLITE_READER_INTERNAL_H
@@ -23,7 +24,7 @@ enum { T_SHAPE = 0, T_TYPE = 1, T_BUFFER = 2, T_NAME = 3, T_QUANT = 4, T_IS_VARI
 enum { Q_MIN = 0, Q_MAX = 1, Q_SCALE = 2, Q_ZERO_POINT = 3, Q_DETAILS_TYPE = 4, Q_DETAILS = 5,
        Q_QUANTIZED_DIMENSION = 6 };
 enum { OP_OPCODE_INDEX = 0, OP_INPUTS = 1, OP_OUTPUTS = 2, OP_OPTIONS_TYPE = 3, OP_OPTIONS = 4,
-       OP_INTERMEDIATES = 8 };
+       OP_CUSTOM_OPTIONS = 5, OP_CUSTOM_OPTIONS_FORMAT = 6, OP_INTERMEDIATES = 8 };
 
 /* BuiltinOptions union members we map (their union type numbers in schema.fbs). */
 enum {
@@ -142,5 +143,9 @@ mp_status mp_tfl_read_tensor(rd *r, const mp_fb_vec *tensors, int32_t i, mp_tens
  * (tflite_options.c). */
 mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
                               mp_op_options *o);
+/* TFLite_Detection_PostProcess's FlexBuffer custom options of operator i into o, checked
+ * (tflite_custom.c). */
+mp_status mp_tfl_read_detection_options(rd *r, int32_t i, const mp_op_info *op,
+                                        mp_detection_options *o);
 
 #endif

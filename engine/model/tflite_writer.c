@@ -93,7 +93,8 @@ enum {
 /* Field ids of the tables we write (position in the schema's table, unions taking two). */
 enum { MODEL_VERSION = 0, MODEL_OPERATOR_CODES = 1, MODEL_SUBGRAPHS = 2, MODEL_DESCRIPTION = 3,
        MODEL_BUFFERS = 4 };
-enum { OPCODE_DEPRECATED_BUILTIN_CODE = 0, OPCODE_VERSION = 2, OPCODE_BUILTIN_CODE = 3 };
+enum { OPCODE_DEPRECATED_BUILTIN_CODE = 0, OPCODE_CUSTOM_CODE = 1, OPCODE_VERSION = 2,
+       OPCODE_BUILTIN_CODE = 3 };
 enum { SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3,
        SUBGRAPH_NAME = 4 };
 enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3,
@@ -101,7 +102,8 @@ enum { TENSOR_SHAPE = 0, TENSOR_TYPE = 1, TENSOR_BUFFER = 2, TENSOR_NAME = 3,
 enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_QUANTIZED_DIMENSION = 6 };
 enum { BUFFER_DATA = 0 };
 enum { OPERATOR_OPCODE_INDEX = 0, OPERATOR_INPUTS = 1, OPERATOR_OUTPUTS = 2,
-       OPERATOR_BUILTIN_OPTIONS_TYPE = 3, OPERATOR_BUILTIN_OPTIONS = 4 };
+       OPERATOR_BUILTIN_OPTIONS_TYPE = 3, OPERATOR_BUILTIN_OPTIONS = 4,
+       OPERATOR_CUSTOM_OPTIONS = 5 };
 
 #define SCHEMA_VERSION 3
 #define PLACEHOLDER_FOR_GREATER_OP_CODES 127
@@ -134,11 +136,14 @@ typedef struct tfw_op {
     int n_in, n_out;
     int32_t *ins, *outs;
     mp_op_options opt;
+    uint8_t *custom_options;   /* CUSTOM operators: raw custom_options (NULL: none) */
+    size_t custom_options_size;
 } tfw_op;
 
 typedef struct tfw_code {
     int code;
     int version;
+    char *custom;      /* CUSTOM: the custom_code (code is MP_OP_CUSTOM), else NULL */
 } tfw_code;
 
 struct mp_tfw {
@@ -225,7 +230,10 @@ void mp_tfw_free(mp_tfw *w)
     for (int i = 0; i < w->n_ops; i++) {
         free(w->ops[i].ins);
         free(w->ops[i].outs);
+        free(w->ops[i].custom_options);
     }
+    for (int i = 0; i < w->n_codes; i++)
+        free(w->codes[i].custom);
     free(w->bufs);
     free(w->tensors);
     free(w->ops);
@@ -466,42 +474,29 @@ static int op_version(const mp_tfw *w, int opcode, int n_in, const int32_t *ins)
     }
 }
 
-int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, const int32_t *outs,
-              const mp_op_options *opt)
+/* The inputs and outputs of operator idx (named `label`) exist; -1 when not (recorded). */
+static int check_op_lists(mp_tfw *w, int idx, const char *label, int n_in, const int32_t *ins,
+                          int n_out, const int32_t *outs)
 {
-    int idx = w->n_ops;
-    if (opcode < 0 || opcode >= MP_OP_CODE_COUNT || opcode == MP_OP_CUSTOM)
-        return fail(w, MP_ERR_ARG, "operator %d: bad builtin code %d", idx, opcode);
     if (n_in < 0 || n_out < 0 || (n_in > 0 && !ins) || (n_out > 0 && !outs))
-        return fail(w, MP_ERR_ARG, "operator %d (%s): bad input/output lists", idx,
-                    mp_op_name(opcode));
+        return fail(w, MP_ERR_ARG, "operator %d (%s): bad input/output lists", idx, label);
     for (int i = 0; i < n_in; i++)
         if (ins[i] < -1 || ins[i] >= w->n_tensors)
             return fail(w, MP_ERR_ARG, "operator %d (%s): input %d is tensor %d, which does not exist",
-                        idx, mp_op_name(opcode), i, (int)ins[i]);
+                        idx, label, i, (int)ins[i]);
     for (int i = 0; i < n_out; i++)
         if (outs[i] < 0 || outs[i] >= w->n_tensors)
             return fail(w, MP_ERR_ARG, "operator %d (%s): output %d is tensor %d, which does not exist",
-                        idx, mp_op_name(opcode), i, (int)outs[i]);
-    if (opt && opt->has_new_shape && (opt->n_new_shape < 0 || opt->n_new_shape > MP_MAX_RANK))
-        return fail(w, MP_ERR_ARG, "operator %d: bad new_shape length %d", idx, opt->n_new_shape);
-    if (opt && (opt->n_squeeze_dims < 0 || opt->n_squeeze_dims > MP_MAX_RANK))
-        return fail(w, MP_ERR_ARG, "operator %d: bad squeeze_dims length %d", idx,
-                    opt->n_squeeze_dims);
+                        idx, label, i, (int)outs[i]);
+    return 0;
+}
 
-    /* operator code table entry (deduplicated by code and version) */
-    const int version = op_version(w, opcode, n_in, ins);
-    int ci = 0;
-    while (ci < w->n_codes && !(w->codes[ci].code == opcode && w->codes[ci].version == version))
-        ci++;
-    if (ci == w->n_codes) {
-        if (!grow((void **)&w->codes, &w->cap_codes, w->n_codes + 1, sizeof *w->codes))
-            return fail(w, MP_ERR_NOMEM, "out of memory");
-        w->codes[ci].code = opcode;
-        w->codes[ci].version = version;
-        w->n_codes++;
-    }
-
+/* Append operator w->n_ops (lists checked) with operator code entry ci; returns its index. */
+static int add_op(mp_tfw *w, int opcode, int ci, int n_in, const int32_t *ins, int n_out,
+                  const int32_t *outs, const mp_op_options *opt, const void *custom_options,
+                  size_t custom_options_size)
+{
+    int idx = w->n_ops;
     if (!grow((void **)&w->ops, &w->cap_ops, idx + 1, sizeof *w->ops))
         return fail(w, MP_ERR_NOMEM, "out of memory");
     tfw_op *op = &w->ops[idx];
@@ -512,12 +507,76 @@ int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, co
     op->ins = dup_indices(n_in, ins);
     op->outs = dup_indices(n_out, outs);
     op->opt = opt ? *opt : mp_tfw_options_default();
-    if (!op->ins || !op->outs) {
+    op->custom_options = NULL;
+    op->custom_options_size = 0;
+    if (custom_options_size && (op->custom_options = malloc(custom_options_size)) != NULL) {
+        memcpy(op->custom_options, custom_options, custom_options_size);
+        op->custom_options_size = custom_options_size;
+    }
+    if (!op->ins || !op->outs || (custom_options_size && !op->custom_options)) {
         free(op->ins);
         free(op->outs);
+        free(op->custom_options);
         return fail(w, MP_ERR_NOMEM, "out of memory");
     }
     return w->n_ops++;
+}
+
+int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, const int32_t *outs,
+              const mp_op_options *opt)
+{
+    int idx = w->n_ops;
+    if (opcode < 0 || opcode >= MP_OP_CODE_COUNT || opcode == MP_OP_CUSTOM)
+        return fail(w, MP_ERR_ARG, "operator %d: bad builtin code %d", idx, opcode);
+    if (check_op_lists(w, idx, mp_op_name(opcode), n_in, ins, n_out, outs) < 0)
+        return -1;
+    if (opt && opt->has_new_shape && (opt->n_new_shape < 0 || opt->n_new_shape > MP_MAX_RANK))
+        return fail(w, MP_ERR_ARG, "operator %d: bad new_shape length %d", idx, opt->n_new_shape);
+    if (opt && (opt->n_squeeze_dims < 0 || opt->n_squeeze_dims > MP_MAX_RANK))
+        return fail(w, MP_ERR_ARG, "operator %d: bad squeeze_dims length %d", idx,
+                    opt->n_squeeze_dims);
+
+    /* operator code table entry (deduplicated by code and version) */
+    const int version = op_version(w, opcode, n_in, ins);
+    int ci = 0;
+    while (ci < w->n_codes && !(w->codes[ci].code == opcode && w->codes[ci].version == version &&
+                                !w->codes[ci].custom))
+        ci++;
+    if (ci == w->n_codes) {
+        if (!grow((void **)&w->codes, &w->cap_codes, w->n_codes + 1, sizeof *w->codes))
+            return fail(w, MP_ERR_NOMEM, "out of memory");
+        w->codes[ci].code = opcode;
+        w->codes[ci].version = version;
+        w->codes[ci].custom = NULL;
+        w->n_codes++;
+    }
+
+    return add_op(w, opcode, ci, n_in, ins, n_out, outs, opt, NULL, 0);
+}
+
+int mp_tfw_custom_op(mp_tfw *w, const char *custom_code, const void *options, size_t size,
+                     int n_in, const int32_t *ins, int n_out, const int32_t *outs)
+{
+    int idx = w->n_ops;
+    if (!custom_code || !custom_code[0])
+        return fail(w, MP_ERR_ARG, "operator %d: a custom operator needs a custom code", idx);
+    if ((size && !options) || size > 0x7fff0000u)
+        return fail(w, MP_ERR_ARG, "operator %d (%s): bad custom options", idx, custom_code);
+    if (check_op_lists(w, idx, custom_code, n_in, ins, n_out, outs) < 0)
+        return -1;
+    int ci = 0;
+    while (ci < w->n_codes && !(w->codes[ci].custom && strcmp(w->codes[ci].custom, custom_code) == 0))
+        ci++;
+    if (ci == w->n_codes) {
+        if (!grow((void **)&w->codes, &w->cap_codes, w->n_codes + 1, sizeof *w->codes))
+            return fail(w, MP_ERR_NOMEM, "out of memory");
+        char *name = dup_str(custom_code);
+        if (!name)
+            return fail(w, MP_ERR_NOMEM, "out of memory");
+        w->codes[ci] = (tfw_code){.code = MP_OP_CUSTOM, .version = 1, .custom = name};
+        w->n_codes++;
+    }
+    return add_op(w, MP_OP_CUSTOM, ci, n_in, ins, n_out, outs, NULL, options, size);
 }
 
 int mp_tfw_io(mp_tfw *w, int n_in, const int32_t *ins, int n_out, const int32_t *outs)
@@ -789,9 +848,14 @@ static size_t write_operator_code(fbb *b, const tfw_code *c)
     int deprecated = c->code < PLACEHOLDER_FOR_GREATER_OP_CODES ? c->code
                                                                 : PLACEHOLDER_FOR_GREATER_OP_CODES;
     tb_u8(&t, OPCODE_DEPRECATED_BUILTIN_CODE, deprecated, 0);
+    if (c->custom)
+        tb_ref(&t, OPCODE_CUSTOM_CODE);
     tb_i32(&t, OPCODE_VERSION, c->version, 1);
     tb_i32(&t, OPCODE_BUILTIN_CODE, c->code, 0);
-    return tb_write(b, &t);
+    size_t at = tb_write(b, &t);
+    if (c->custom)
+        fb_link(b, t.f[OPCODE_CUSTOM_CODE].pos, fb_string(b, c->custom));
+    return at;
 }
 
 static size_t write_quantization(fbb *b, const tfw_tensor *x)
@@ -1000,11 +1064,18 @@ static size_t write_operator(fbb *b, const tfw_op *op)
     tb_u8(&t, OPERATOR_BUILTIN_OPTIONS_TYPE, type, OPT_NONE);
     if (type != OPT_NONE)
         tb_ref(&t, OPERATOR_BUILTIN_OPTIONS);
+    if (op->custom_options)
+        tb_ref(&t, OPERATOR_CUSTOM_OPTIONS); /* custom_options_format: FLEXBUFFERS, the default */
     size_t at = tb_write(b, &t);
     fb_link(b, t.f[OPERATOR_INPUTS].pos, fb_int_vector(b, op->n_in, op->ins));
     fb_link(b, t.f[OPERATOR_OUTPUTS].pos, fb_int_vector(b, op->n_out, op->outs));
     if (type != OPT_NONE)
         fb_link(b, t.f[OPERATOR_BUILTIN_OPTIONS].pos, write_options(b, op, type));
+    if (op->custom_options) {
+        size_t v = fb_vector(b, (uint32_t)op->custom_options_size, 4);
+        fb_put(b, op->custom_options, op->custom_options_size);
+        fb_link(b, t.f[OPERATOR_CUSTOM_OPTIONS].pos, v);
+    }
     return at;
 }
 

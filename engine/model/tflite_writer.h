@@ -62,6 +62,12 @@ int mp_tfw_tensor_quant(mp_tfw *w, int tensor, int count, const float *scale,
 int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, const int32_t *outs,
               const mp_op_options *opt);
 
+/* Add a CUSTOM operator: operator code CUSTOM with `custom_code` (one code table entry per
+ * custom code), and `size` bytes of raw custom_options (FLEXBUFFERS; none when size is 0)
+ * written as they are. Returns its index, as mp_tfw_op. */
+int mp_tfw_custom_op(mp_tfw *w, const char *custom_code, const void *options, size_t size,
+                     int n_in, const int32_t *ins, int n_out, const int32_t *outs);
+
 /* Options with schema defaults: dilations 1, depth_multiplier 1, CAST types absent (-1),
  * SHAPE out_type INT32, everything else 0/false. */
 mp_op_options mp_tfw_options_default(void);
