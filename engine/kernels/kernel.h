@@ -141,10 +141,15 @@ extern const mp_kernel mp_kernels_softmax[];     /* SOFTMAX */
 extern const mp_kernel mp_kernels_layout[];      /* RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD,
                                                     SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, SPLIT,
                                                     SPLIT_V */
-extern const mp_kernel mp_kernels_reduce[];      /* MEAN */
+extern const mp_kernel mp_kernels_reduce[];      /* MEAN, SUM, REDUCE_MAX, REDUCE_MIN,
+                                                    REDUCE_PROD, ARG_MAX, ARG_MIN,
+                                                    L2_NORMALIZATION */
 extern const mp_kernel mp_kernels_resize[];      /* RESIZE_BILINEAR */
 extern const mp_kernel mp_kernels_convert[];     /* CAST, DEQUANTIZE */
-extern const mp_kernel mp_kernels_shape[];       /* SHAPE, STRIDED_SLICE, PACK */
+extern const mp_kernel mp_kernels_shape[];       /* SHAPE, STRIDED_SLICE, SLICE, PACK */
+extern const mp_kernel mp_kernels_gather[];      /* GATHER, GATHER_ND */
+extern const mp_kernel mp_kernels_movement[];    /* TRANSPOSE, TILE */
+extern const mp_kernel mp_kernels_matmul[];      /* BATCH_MATMUL */
 extern const mp_kernel mp_kernels_activation_lut[]; /* HARD_SWISH */
 extern const mp_kernel mp_kernels_fill[];        /* ZEROS_LIKE, FILL, RANGE */
 extern const mp_kernel mp_kernels_compare[];     /* EQUAL, NOT_EQUAL, LESS(_EQUAL), GREATER(_EQUAL), LOGICAL_*, SELECT(_V2) */

@@ -1,4 +1,7 @@
-/* Kernel: MEAN over the axes given by a constant int32 (or int64) tensor, with keep_dims;
+/* Kernels: the reducers MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD (one axis machinery,
+ * one walk with an operation), ARG_MAX / ARG_MIN and L2_NORMALIZATION (sections below).
+ *
+ * The reducers reduce over the axes given by an int32 (or int64) tensor, with keep_dims;
  * any input rank up to MP_MAX_RANK. Axes may be negative and may repeat; an empty axes
  * tensor copies the input.
  *
@@ -21,10 +24,13 @@
  * NHWC spatial mean (axes {1,2}) becomes [N kept][H*W reduced][C kept]: contiguous
  * per-channel additions into the output row, which the compiler vectorizes. */
 #include "engine/kernels/kernel.h"
+#include "engine/kernels/quant_layout.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Mark the reduced dimensions of a rank-`rank` input from the axes tensor. */
@@ -91,6 +97,23 @@ static mp_status mean_check_dtypes(mp_node *n)
     return MP_OK;
 }
 
+/* SUM, REDUCE_PROD: float32, int32, int64 (quantized sums and products requantize: not
+ * supported); REDUCE_MAX, REDUCE_MIN: those and int8 / uint8 / int16, whose output must keep
+ * the input's scale and zero point (the values only move, as TensorFlow Lite requires). */
+static mp_status reduce_check_dtypes(mp_node *n)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    bool minmax = n->opcode == MP_OP_REDUCE_MAX || n->opcode == MP_OP_REDUCE_MIN;
+    bool ok = in->dtype == MP_DT_FLOAT32 || in->dtype == MP_DT_INT32 || in->dtype == MP_DT_INT64 ||
+              (minmax && mp_dtype_is_quantized_int(in->dtype));
+    if (!ok)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: %s)",
+                            mp_tname(in), mp_dtype_name(in->dtype),
+                            minmax ? "f32, i32, i64, i8, u8, i16" : "f32, i32, i64");
+    mp_status st = mp_node_check_same_dtype(n, in, out);
+    return st != MP_OK ? st : mp_node_check_same_qparams(n, in, out);
+}
+
 static mp_status mean_infer(mp_node *n)
 {
     if (n->n_in != 2 || n->n_out != 1)
@@ -100,7 +123,7 @@ static mp_status mean_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_FORMAT, "an input or the output is omitted (-1)");
     const mp_tensor *in = n->in[0], *axes = n->in[1];
     mp_tensor *out = n->out[0];
-    mp_status dst = mean_check_dtypes(n);
+    mp_status dst = n->opcode == MP_OP_MEAN ? mean_check_dtypes(n) : reduce_check_dtypes(n);
     if (dst != MP_OK)
         return dst;
     if (axes->dtype != MP_DT_INT32 && axes->dtype != MP_DT_INT64)
@@ -129,7 +152,8 @@ static mp_status mean_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_SHAPE, "cannot set the shape of output '%s'",
                             out->info->name);
     /* quantized: one int32 accumulator per output */
-    n->scratch_bytes = in->dtype == MP_DT_FLOAT32 ? 0 : mp_tensor_elements(out) * sizeof(int32_t);
+    n->scratch_bytes = in->dtype == MP_DT_FLOAT32 || n->opcode != MP_OP_MEAN
+                           ? 0 : mp_tensor_elements(out) * sizeof(int32_t);
     return MP_OK;
 }
 
@@ -182,10 +206,16 @@ static void mean_make_plan(const mp_tensor *in, const bool reduced[MP_MAX_RANK],
     }
 }
 
-/* y[output] += x over the whole input in row-major order, rows of the last run at a time;
- * y is zeroed by the caller; ACC is the accumulator type (float, or uint32_t for int32 sums
- * that wrap as TensorFlow Lite's do on two's-complement machines). */
-#define MEAN_SUM(TX, ACC, xdata, y, p)                                                         \
+/* y[output] = OP(y[output], x) over the whole input in row-major order, rows of the last
+ * run at a time; y holds the identity of OP (set by the caller); ACC is the accumulator type
+ * (float, or uint32_t for int32 sums that wrap as TensorFlow Lite's do on two's-complement
+ * machines). One walk for every reducer: OP is REDUCE_ADD, REDUCE_MUL, REDUCE_MAX or
+ * REDUCE_MIN (the last two as TensorFlow Lite's reducers: in > current ? in : current). */
+#define REDUCE_ADD(a, v) ((a) + (v))
+#define REDUCE_MUL(a, v) ((a) * (v))
+#define REDUCE_MAX(a, v) ((v) > (a) ? (v) : (a))
+#define REDUCE_MIN(a, v) ((v) < (a) ? (v) : (a))
+#define REDUCE_WALK(TX, ACC, OP, xdata, y, p)                                                  \
     do {                                                                                       \
         const TX *x_ = (const TX *)(xdata);                                                    \
         const int32_t last_ = (p)->r - 1;                                                      \
@@ -196,12 +226,12 @@ static void mean_make_plan(const mp_tensor *in, const bool reduced[MP_MAX_RANK],
             if ((p)->red[last_]) {                                                             \
                 ACC acc_ = (y)[oy_];                                                           \
                 for (size_t i_ = 0; i_ < len_; i_++)                                           \
-                    acc_ += (ACC)x_[i_];                                                       \
+                    acc_ = OP(acc_, (ACC)x_[i_]);                                              \
                 (y)[oy_] = acc_;                                                               \
             } else {                                                                           \
                 ACC *yr_ = (y) + oy_;                                                          \
                 for (size_t i_ = 0; i_ < len_; i_++)                                           \
-                    yr_[i_] += (ACC)x_[i_];                                                    \
+                    yr_[i_] = OP(yr_[i_], (ACC)x_[i_]);                                        \
             }                                                                                  \
             for (int32_t d_ = last_ - 1; d_ >= 0; d_--) {                                      \
                 oy_ += (p)->so[d_];                                                            \
@@ -240,9 +270,9 @@ static mp_status mean_run_q(mp_node *n, const mean_plan *p)
     uint32_t *sum = n->scratch;
     memset(sum, 0, p->outputs * sizeof(uint32_t));
     switch (in->dtype) {
-    case MP_DT_INT8: MEAN_SUM(int8_t, uint32_t, in->data, sum, p); break;
-    case MP_DT_UINT8: MEAN_SUM(uint8_t, uint32_t, in->data, sum, p); break;
-    default: MEAN_SUM(int16_t, uint32_t, in->data, sum, p); break;
+    case MP_DT_INT8: REDUCE_WALK(int8_t, uint32_t, REDUCE_ADD, in->data, sum, p); break;
+    case MP_DT_UINT8: REDUCE_WALK(uint8_t, uint32_t, REDUCE_ADD, in->data, sum, p); break;
+    default: REDUCE_WALK(int16_t, uint32_t, REDUCE_ADD, in->data, sum, p); break;
     }
     /* fold 1 / count into the multiplier */
     int64_t count = (int64_t)p->count;
@@ -264,6 +294,65 @@ static mp_status mean_run_q(mp_node *n, const mean_plan *p)
     return MP_OK;
 }
 
+/* Fill n elements of y (dtype dt) with v. */
+#define REDUCE_FILL(T, y, n, v)                                                                \
+    do {                                                                                       \
+        T *y_ = (T *)(y);                                                                      \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                    \
+            y_[i_] = (v);                                                                      \
+    } while (0)
+
+/* One reducer over one dtype: the identity into y, then the walk. Integer sums and products
+ * accumulate in unsigned types (wrapping as TensorFlow Lite's do, without undefined
+ * behaviour); the identities of max and min are the dtype's lowest and highest values, as
+ * TensorFlow Lite's (an empty reduction gives them). */
+#define REDUCE_DTYPE(T, UT, LOWEST, HIGHEST, x, y, p, op)                                      \
+    do {                                                                                       \
+        switch (op) {                                                                          \
+        case MP_OP_SUM:                                                                        \
+            REDUCE_FILL(UT, y, (p)->outputs, (UT)0);                                           \
+            if ((p)->count)                                                                    \
+                REDUCE_WALK(T, UT, REDUCE_ADD, x, (UT *)(y), p);                               \
+            break;                                                                             \
+        case MP_OP_REDUCE_PROD:                                                                \
+            REDUCE_FILL(UT, y, (p)->outputs, (UT)1);                                           \
+            if ((p)->count)                                                                    \
+                REDUCE_WALK(T, UT, REDUCE_MUL, x, (UT *)(y), p);                               \
+            break;                                                                             \
+        case MP_OP_REDUCE_MAX:                                                                 \
+            REDUCE_FILL(T, y, (p)->outputs, LOWEST);                                           \
+            if ((p)->count)                                                                    \
+                REDUCE_WALK(T, T, REDUCE_MAX, x, (T *)(y), p);                                 \
+            break;                                                                             \
+        default:                                                                               \
+            REDUCE_FILL(T, y, (p)->outputs, HIGHEST);                                          \
+            if ((p)->count)                                                                    \
+                REDUCE_WALK(T, T, REDUCE_MIN, x, (T *)(y), p);                                 \
+            break;                                                                             \
+        }                                                                                      \
+    } while (0)
+
+/* SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN (infer checked the dtypes). float32 sums and
+ * products accumulate in float in the input's row-major order, as the reference kernel. */
+static mp_status reduce_run_op(mp_node *n, const mean_plan *p)
+{
+    const mp_tensor *in = n->in[0];
+    void *y = n->out[0]->data;
+    const void *x = in->data;
+    if (p->outputs == 0)
+        return MP_OK;
+    int32_t op = n->opcode;
+    switch (in->dtype) {
+    case MP_DT_FLOAT32: REDUCE_DTYPE(float, float, -FLT_MAX, FLT_MAX, x, y, p, op); break;
+    case MP_DT_INT32: REDUCE_DTYPE(int32_t, uint32_t, INT32_MIN, INT32_MAX, x, y, p, op); break;
+    case MP_DT_INT64: REDUCE_DTYPE(int64_t, uint64_t, INT64_MIN, INT64_MAX, x, y, p, op); break;
+    case MP_DT_INT8: REDUCE_DTYPE(int8_t, uint8_t, INT8_MIN, INT8_MAX, x, y, p, op); break;
+    case MP_DT_UINT8: REDUCE_DTYPE(uint8_t, uint8_t, 0, UINT8_MAX, x, y, p, op); break;
+    default: REDUCE_DTYPE(int16_t, uint16_t, INT16_MIN, INT16_MAX, x, y, p, op); break;
+    }
+    return MP_OK;
+}
+
 static mp_status mean_run(mp_node *n)
 {
     const mp_tensor *in = n->in[0], *axes = n->in[1];
@@ -273,6 +362,8 @@ static mp_status mean_run(mp_node *n)
         return st;
     mean_plan p;
     mean_make_plan(in, reduced, &p);
+    if (n->opcode != MP_OP_MEAN)
+        return reduce_run_op(n, &p);
     if (in->dtype != MP_DT_FLOAT32)
         return mean_run_q(n, &p);
     float *y = n->out[0]->data;
@@ -284,7 +375,7 @@ static mp_status mean_run(mp_node *n)
         return MP_OK;
     }
     memset(y, 0, p.outputs * sizeof(float));
-    MEAN_SUM(float, float, in->data, y, &p);
+    REDUCE_WALK(float, float, REDUCE_ADD, in->data, y, &p);
     const float div = (float)p.count;
     for (size_t i = 0; i < p.outputs; i++)
         y[i] /= div;
@@ -296,15 +387,190 @@ static void mean_release(mp_node *n)
     n->state = NULL; /* no state */
 }
 
+/* ---- ARG_MAX / ARG_MIN ------------------------------------------------------------------ */
+
+/* ARG_MAX / ARG_MIN (input, axis), as TensorFlow Lite's arg_min_max.cc: the index along one
+ * axis (a one-element int32 / int64 tensor, negative counts from the end) of the largest
+ * (smallest) value, the first one on ties: a later value replaces the current best only when
+ * strictly greater (smaller), so a NaN never wins unless it comes first. The output dtype is
+ * the output tensor's, int32 or int64; the output_type option, when the model has it, must
+ * agree. Input float32, int8, uint8, int16, int32, int64 or bool (compared as raw integers:
+ * quantized values order like their real values). Output shape: the input's without the
+ * axis, so infer defers while the axis is unknown. */
+static mp_status arg_axis(mp_node *n, int32_t *axis)
+{
+    const mp_tensor *in = n->in[0], *ax = n->in[1];
+    int64_t a = mp_tensor_index_at(ax, 0);
+    char b[96];
+    if (a < -in->rank || a >= in->rank)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis %lld in '%s' is out of range for '%s' %s",
+                            (long long)a, mp_tname(ax), mp_tname(in),
+                            mp_shape_str(in->rank, in->dims, b, sizeof b));
+    *axis = (int32_t)(a < 0 ? a + in->rank : a);
+    return MP_OK;
+}
+
+static mp_status arg_infer(mp_node *n)
+{
+    mp_status st = mp_node_check_io(n, 2, 2, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0], *ax = n->in[1];
+    mp_tensor *out = n->out[0];
+    char b[96];
+    switch (in->dtype) {
+    case MP_DT_FLOAT32: case MP_DT_INT8: case MP_DT_UINT8: case MP_DT_INT16: case MP_DT_INT32:
+    case MP_DT_INT64: case MP_DT_BOOL:
+        break;
+    default:
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' has dtype %s (supported: f32, i8, u8, i16, i32, i64, bool)",
+                            mp_tname(in), mp_dtype_name(in->dtype));
+    }
+    if (!mp_dtype_is_index(out->dtype))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s; expected i32 or i64",
+                            mp_tname(out), mp_dtype_name(out->dtype));
+    if (n->opt->out_type >= 0 && n->opt->out_type != (int32_t)out->dtype)
+        return mp_node_fail(n, MP_ERR_FORMAT, "output_type %s but output '%s' is %s",
+                            mp_dtype_name((mp_dtype)n->opt->out_type), mp_tname(out),
+                            mp_dtype_name(out->dtype));
+    if (!mp_dtype_is_index(ax->dtype) || mp_tensor_elements(ax) != 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis '%s' must be one int32 value, is %s %s",
+                            mp_tname(ax), mp_dtype_name(ax->dtype),
+                            mp_shape_str(ax->rank, ax->dims, b, sizeof b));
+    if (in->rank < 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' is a scalar", mp_tname(in));
+    if (!ax->value_known || !ax->data)
+        return MP_ERR_DEFERRED;
+    int32_t axis, dims[MP_MAX_RANK], r = 0;
+    if ((st = arg_axis(n, &axis)) != MP_OK)
+        return st;
+    for (int32_t i = 0; i < in->rank; i++)
+        if (i != axis)
+            dims[r++] = in->dims[i];
+    return mp_node_set_output_shape(n, r, dims);
+}
+
+#define ARG_LOOP(T, x, y, wide, outer, len, inner, is_max)                                         \
+    do {                                                                                       \
+        const T *x_ = (const T *)(x);                                                          \
+        for (size_t o_ = 0; o_ < (outer); o_++)                                                \
+            for (size_t k_ = 0; k_ < (inner); k_++) {                                          \
+                const T *c_ = x_ + o_ * (len) * (inner) + k_;                                  \
+                T best_ = c_[0];                                                               \
+                int64_t at_ = 0;                                                               \
+                for (size_t i_ = 1; i_ < (len); i_++) {                                        \
+                    T v_ = c_[i_ * (inner)];                                                   \
+                    if ((is_max) ? v_ > best_ : v_ < best_) {                                  \
+                        best_ = v_;                                                            \
+                        at_ = (int64_t)i_;                                                     \
+                    }                                                                          \
+                }                                                                              \
+                if (wide)                                                                      \
+                    ((int64_t *)(y))[o_ * (inner) + k_] = at_;                                 \
+                else                                                                           \
+                    ((int32_t *)(y))[o_ * (inner) + k_] = (int32_t)at_;                        \
+            }                                                                                  \
+    } while (0)
+
+static mp_status arg_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    int32_t axis;
+    mp_status st = arg_axis(n, &axis);
+    if (st != MP_OK)
+        return st;
+    size_t outer = 1, inner = 1, len = (size_t)in->dims[axis];
+    for (int32_t i = 0; i < axis; i++)
+        outer *= (size_t)in->dims[i];
+    for (int32_t i = axis + 1; i < in->rank; i++)
+        inner *= (size_t)in->dims[i];
+    size_t count = outer * inner;
+    if (mp_tensor_elements(out) != count)
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match the input without axis %d",
+                            mp_tname(out), axis);
+    if (count == 0)
+        return MP_OK;
+    if (len == 0)
+        return mp_node_fail(n, MP_ERR_SHAPE, "axis %d of '%s' is empty: no index to return",
+                            axis, mp_tname(in));
+    void *y = out->data;
+    bool wide = out->dtype == MP_DT_INT64;
+    bool mx = n->opcode == MP_OP_ARG_MAX;
+    switch (in->dtype) {
+    case MP_DT_FLOAT32: ARG_LOOP(float, in->data, y, wide, outer, len, inner, mx); break;
+    case MP_DT_INT8: ARG_LOOP(int8_t, in->data, y, wide, outer, len, inner, mx); break;
+    case MP_DT_UINT8:
+    case MP_DT_BOOL: ARG_LOOP(uint8_t, in->data, y, wide, outer, len, inner, mx); break;
+    case MP_DT_INT16: ARG_LOOP(int16_t, in->data, y, wide, outer, len, inner, mx); break;
+    case MP_DT_INT32: ARG_LOOP(int32_t, in->data, y, wide, outer, len, inner, mx); break;
+    default: ARG_LOOP(int64_t, in->data, y, wide, outer, len, inner, mx); break;
+    }
+    return MP_OK;
+}
+
+/* ---- L2_NORMALIZATION ------------------------------------------------------------------- */
+
+/* L2_NORMALIZATION over the last axis, float32, as TensorFlow Lite's reference
+ * L2Normalization: per row, a float sum of squares in order, norm = max(sqrt(sum), 1e-6)
+ * (the epsilon bounds the norm, not the squared sum), each element divided by it. Fused
+ * activations other than NONE are refused, as TensorFlow Lite does; the quantized variants
+ * (output scale 1/128) compute and are not supported. */
+static mp_status l2norm_infer(mp_node *n)
+{
+    mp_status st = mp_node_check_io(n, 1, 1, 0);
+    if (st != MP_OK || (st = mp_node_check_f32_io(n)) != MP_OK)
+        return st;
+    if (n->opt->activation != MP_ACT_NONE)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "fused activation %d (only NONE is defined)",
+                            n->opt->activation);
+    const mp_tensor *in = n->in[0];
+    if (in->rank < 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' is a scalar", mp_tname(in));
+    return mp_node_set_output_shape(n, in->rank, in->dims);
+}
+
+static mp_status l2norm_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (!mp_tensor_same_shape(in, out))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not have the shape of '%s'",
+                            mp_tname(out), mp_tname(in));
+    size_t depth = (size_t)in->dims[in->rank - 1];
+    size_t rows = depth ? mp_tensor_elements(in) / depth : 0;
+    const float *x = in->data;
+    float *y = out->data;
+    for (size_t r = 0; r < rows; r++, x += depth, y += depth) {
+        float sq = 0.0f;
+        for (size_t c = 0; c < depth; c++)
+            sq += x[c] * x[c];
+        float norm = sqrtf(sq);
+        norm = norm > 1e-6f ? norm : 1e-6f;
+        for (size_t c = 0; c < depth; c++)
+            y[c] = x[c] / norm;
+    }
+    return MP_OK;
+}
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+#define REDUCER(code)                                                                          \
+    {.opcode = (code), .min_inputs = 2, .max_inputs = 2, .n_outputs = 1, .infer = mean_infer, \
+     .prepare = mean_prepare, .run = mean_run, .release = mean_release}
+
 const mp_kernel mp_kernels_reduce[] = {
-    {.opcode = MP_OP_MEAN,
-     .optional_inputs = 0,
-     .min_inputs = 2,
-     .max_inputs = 2,
-     .n_outputs = 1,
-     .infer = mean_infer,
-     .prepare = mean_prepare,
-     .run = mean_run,
-     .release = mean_release},
+    REDUCER(MP_OP_MEAN),
+    REDUCER(MP_OP_SUM),
+    REDUCER(MP_OP_REDUCE_MAX),
+    REDUCER(MP_OP_REDUCE_MIN),
+    REDUCER(MP_OP_REDUCE_PROD),
+    {.opcode = MP_OP_ARG_MAX, .min_inputs = 2, .max_inputs = 2, .n_outputs = 1,
+     .infer = arg_infer, .run = arg_run},
+    {.opcode = MP_OP_ARG_MIN, .min_inputs = 2, .max_inputs = 2, .n_outputs = 1,
+     .infer = arg_infer, .run = arg_run},
+    {.opcode = MP_OP_L2_NORMALIZATION, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
+     .infer = l2norm_infer, .run = l2norm_run},
     {.opcode = -1},
 };

@@ -1,4 +1,4 @@
-/* Kernels: shape operators (SHAPE, STRIDED_SLICE, PACK). Dynamic-shape graphs compute
+/* Kernels: shape operators (SHAPE, STRIDED_SLICE, SLICE, PACK). Dynamic-shape graphs compute
  * shapes at run time with these (e.g. SHAPE -> STRIDED_SLICE -> PACK -> arithmetic ->
  * paddings), so they are dtype-generic (bytes are moved, never interpreted) and cheap.
  *
@@ -6,12 +6,14 @@
  * begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask and the offset option
  * (end is then a size relative to begin). Masks and the ellipsis expand the sparse
  * specification into one (start, step, count) per input dimension, like NumPy's x[1:-1:2, ...,
- * None, 3]; indices are clamped, negative ones count from the end.
+ * None, 3]; indices are clamped, negative ones count from the end. SLICE (begin, size) is
+ * the same copy with a plan of unit steps (see tfl_slice_plan).
  *
  * Quantized tensors move unchanged: STRIDED_SLICE takes the output's parameters as the
- * input's (TensorFlow Lite checks nothing either); PACK requires every input to have the
- * output's scale and zero point, as TensorFlow Lite does (it does not requantize). */
+ * input's (TensorFlow Lite checks nothing either); SLICE and PACK require every input to have
+ * the output's scale and zero point, as TensorFlow Lite does (it does not requantize). */
 #include "engine/kernels/kernel.h"
+#include "engine/kernels/movement.h"
 #include "engine/kernels/quant_layout.h"
 
 #include <stdint.h>
@@ -238,42 +240,13 @@ static mp_status slice_infer(mp_node *n)
     return mp_node_set_output_shape(n, p.out_rank, p.out_dims);
 }
 
-/* Copy `count` blocks of `block` bytes, `stride` bytes apart in src, packed into dst. The
- * common element sizes get a fixed-size memcpy the compiler turns into one move. */
-static void copy_strided(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride,
-                         size_t block)
-{
-    switch (block) {
-    case 1:
-        for (int64_t j = 0; j < count; j++, src += stride)
-            dst[j] = *src;
-        break;
-    case 2:
-        for (int64_t j = 0; j < count; j++, src += stride)
-            memcpy(dst + j * 2, src, 2);
-        break;
-    case 4:
-        for (int64_t j = 0; j < count; j++, src += stride)
-            memcpy(dst + j * 4, src, 4);
-        break;
-    case 8:
-        for (int64_t j = 0; j < count; j++, src += stride)
-            memcpy(dst + j * 8, src, 8);
-        break;
-    default:
-        for (int64_t j = 0; j < count; j++, src += stride)
-            memcpy(dst + (size_t)j * block, src, block);
-    }
-}
-
-static mp_status slice_run(mp_node *n)
+/* Copy the elements a dense slice plan selects into output 0 (STRIDED_SLICE and SLICE),
+ * after checking every index read exists and the output has the plan's shape. */
+static mp_status slice_copy(mp_node *n, const slice_plan *pp)
 {
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    slice_plan p;
-    mp_status st = slice_build(n, true, &p);
-    if (st != MP_OK)
-        return st;
+    const slice_plan p = *pp;
     size_t total = 1;
     char b1[96], b2[96];
     for (int32_t d = 0; d < p.rank; d++) {
@@ -324,7 +297,8 @@ static mp_status slice_run(mp_node *n)
         if (p.step[k] == 1)
             memcpy(dst, s, row_bytes);
         else
-            copy_strided(dst, s, p.count[k], p.step[k] * (int64_t)block, block);
+            mp_copy_strided(dst, s, (size_t)p.count[k],
+                            (ptrdiff_t)(p.step[k] * (int64_t)block), block);
         dst += row_bytes;
         for (int32_t d = k - 1; d >= 0; d--) { /* odometer over the outer dimensions */
             if (++idx[d] < p.count[d])
@@ -333,6 +307,78 @@ static mp_status slice_run(mp_node *n)
         }
     }
     return MP_OK;
+}
+
+static mp_status slice_run(mp_node *n)
+{
+    slice_plan p;
+    mp_status st = slice_build(n, true, &p);
+    return st != MP_OK ? st : slice_copy(n, &p);
+}
+
+/* ---- SLICE ------------------------------------------------------------------------------ */
+
+/* SLICE (input, begin, size), as TensorFlow Lite's slice.cc: begin and size are int32 / int64
+ * vectors of the input's rank; size -1 takes the rest of the dimension; otherwise
+ * 0 <= begin and begin + size <= the dimension. The output shape is the sizes, so infer defers
+ * while begin or size are not known. */
+static mp_status tfl_slice_plan(mp_node *n, slice_plan *p)
+{
+    const mp_tensor *in = n->in[0], *tb = n->in[1], *tsz = n->in[2];
+    char b1[96];
+    p->rank = p->out_rank = in->rank;
+    for (int32_t d = 0; d < in->rank; d++) {
+        int64_t b = mp_tensor_index_at(tb, (size_t)d), sz = mp_tensor_index_at(tsz, (size_t)d);
+        int64_t dim = in->dims[d];
+        if (sz == -1)
+            sz = dim - b;
+        if (b < 0 || b > dim || sz < 0 || b + sz > dim)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "begin %lld and size %lld of dimension %d (begin '%s', size '%s') "
+                                "do not fit '%s' %s", (long long)b,
+                                (long long)mp_tensor_index_at(tsz, (size_t)d), d, mp_tname(tb),
+                                mp_tname(tsz), mp_tname(in), SHAPE_STR(in, b1));
+        p->start[d] = b;
+        p->step[d] = 1;
+        p->count[d] = sz;
+        p->out_dims[d] = (int32_t)sz;
+    }
+    return MP_OK;
+}
+
+static mp_status tfl_slice_infer(mp_node *n)
+{
+    mp_status st = mp_node_check_io(n, 3, 3, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    if ((st = mp_node_check_same_dtype(n, in, n->out[0])) != MP_OK ||
+        (st = mp_node_check_same_qparams(n, in, n->out[0])) != MP_OK)
+        return st;
+    char b1[96], b2[96];
+    for (int32_t i = 1; i < 3; i++) {
+        const mp_tensor *t = n->in[i];
+        if (!mp_dtype_is_index(t->dtype) || t->rank != 1 || t->dims[0] != in->rank)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "%s '%s' must be an int32 vector of %d entries for '%s' %s, "
+                                "is %s %s",
+                                i == 1 ? "begin" : "size", mp_tname(t), in->rank, mp_tname(in),
+                                SHAPE_STR(in, b1), mp_dtype_name(t->dtype), SHAPE_STR(t, b2));
+    }
+    for (int32_t i = 1; i < 3; i++)
+        if (!n->in[i]->value_known || !n->in[i]->data)
+            return MP_ERR_DEFERRED;
+    slice_plan p;
+    if ((st = tfl_slice_plan(n, &p)) != MP_OK)
+        return st;
+    return mp_node_set_output_shape(n, p.out_rank, p.out_dims);
+}
+
+static mp_status tfl_slice_run(mp_node *n)
+{
+    slice_plan p;
+    mp_status st = tfl_slice_plan(n, &p);
+    return st != MP_OK ? st : slice_copy(n, &p);
 }
 
 /* ---- PACK ------------------------------------------------------------------------------- */
@@ -423,6 +469,8 @@ const mp_kernel mp_kernels_shape[] = {
      .infer = shape_infer, .run = shape_run},
     {.opcode = MP_OP_STRIDED_SLICE, .min_inputs = 4, .max_inputs = 4, .n_outputs = 1,
      .infer = slice_infer, .run = slice_run},
+    {.opcode = MP_OP_SLICE, .min_inputs = 3, .max_inputs = 3, .n_outputs = 1,
+     .infer = tfl_slice_infer, .run = tfl_slice_run},
     {.opcode = MP_OP_PACK, .min_inputs = 1, .max_inputs = 1 << 20, .n_outputs = 1,
      .infer = pack_infer, .run = pack_run},
     {.opcode = -1},
