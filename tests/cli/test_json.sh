@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The JSON every command writes (issue 20): with --format json and no -o the document alone
+# is on standard output (the other lines on stderr), with -o it is written to the file and
+# the same document; every document validates against its schema in docs/schemas/ (units:
+# *_bytes and *_ns integers); readers keep accepting the versions before (a version-1
+# baseline, a version-2 trace); report T -o T is refused; progress lines never reach a
+# redirected stderr.
+# Usage: test_json.sh MEMPROF SHARED_DIR
+set -u
+mp=$1
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../util/need.sh"
+schemas=$(cd "$(dirname "$0")/../../docs/schemas" && pwd)
+py=/usr/bin/python3
+mp_need python3 "the JSON checks" "$py" -c 'import json'
+mp_need python3-jsonschema "validating the JSON outputs against docs/schemas" \
+  "$py" -c 'import jsonschema; jsonschema.Draft202012Validator'
+cd "$tmp" || exit 1
+
+# valid FILE : FILE is one JSON document, valid against the schema its "format" names
+valid() {
+  "$py" - "$1" "$schemas" <<'EOF' || fail "$1: $(head -c 300 "$tmp/why")"
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+schema = json.load(open("%s/%s.schema.json" % (sys.argv[2], doc["format"])))
+errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
+with open("why", "w") as w:
+    for e in errs[:3]:
+        w.write("%s at %s; " % (e.message[:200], "/".join(map(str, e.path))))
+sys.exit(1 if errs else 0)
+EOF
+}
+# same A B : two documents are equal (times aside: members ending in _ns and ratios)
+same() {
+  "$py" - "$1" "$2" <<'EOF' || fail "$1 and $2 differ"
+import json, sys
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if not (k.endswith("_ns") or k.startswith("ratio")
+                or k in ("rss", "unaccounted", "kernel_bytes", "peak_ratio_to_static"))}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
+sys.exit(0 if a == b else 1)
+EOF
+}
+# json_cmd NAME ARGS... : ARGS with --format json to stdout (nothing on stderr but what
+# the command prints for people, no progress), then with -o NAME-o.json; both valid
+json_cmd() {
+  local name=$1; shift
+  expect 0 "$mp" "$@" --format json
+  cp "$tmp/out" "$name.json"
+  "$py" -c 'import json,sys; json.load(open(sys.argv[1]))' "$name.json" 2>/dev/null ||
+    fail "$*: stdout is not one JSON document: $(head -c 200 "$name.json")"
+  valid "$name.json"
+  grep -q $'\r' "$tmp/err" && fail "$*: a progress line reached a redirected stderr"
+  expect 0 "$mp" "$@" --format json -o "$name-o.json"
+  valid "$name-o.json"
+}
+
+mn=zoo:mnist_mlp
+"$mp" run $mn --runs 3 --trace t.json >/dev/null || fail "cannot record a trace"
+"$mp" run $mn --runs 2 --memory dynamic --trace t2.json >/dev/null || fail "cannot record a trace"
+valid t.json
+
+# ---- every command with --format json ---------------------------------------------------
+json_cmd run run $mn --runs 2
+head -c 1 "$tmp/out" | grep -q '{' && fail "run -o: the JSON reached stdout"
+has out "report   run-o.json"
+json_cmd report report t.json
+same report.json report-o.json
+json_cmd diff report t.json t2.json
+json_cmd plan plan $mn --peer xnnpack
+json_cmd bench bench $mn -r 2 -w 0
+json_cmd scenarios scenarios zoo:mobilenet_v2_dynamic --shape input=1,64,64,3 -r 1 -w 0
+json_cmd check check $mn --max-peak 1MiB
+json_cmd inspect inspect $mn
+json_cmd inspect-nt inspect $mn --no-tensors
+json_cmd zoo zoo list
+same zoo.json zoo-o.json
+same inspect.json inspect-o.json
+"$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit("tensors" in j)' inspect-nt.json ||
+  fail "inspect --no-tensors: tensors listed"
+
+# run: the document on stdout is the report of the run, and nothing else is there
+expect 0 "$mp" run $mn --runs 2 --trace t3.json --format json
+cp "$tmp/out" run-stdout.json
+valid run-stdout.json
+has err "recorder "; has err "trace    t3.json"; has err "output 0"
+expect 0 "$mp" run $mn --runs 2 --format json -o -
+cp "$tmp/out" run-dash.json; valid run-dash.json
+expect 0 "$mp" run $mn --format svg
+head -c 5 "$tmp/out" | grep -q '<' || fail "run --format svg: stdout does not start with the SVG"
+has err "recorder "
+
+# check: the baseline, then JSON against it; the 'baseline written' line off stdout
+expect 0 "$mp" check $mn --save-baseline base.json --format json
+cp "$tmp/out" check-save.json; valid check-save.json; valid base.json
+has err "baseline base.json written"
+expect 0 "$mp" check $mn --baseline base.json --format json
+cp "$tmp/out" check-base.json; valid check-base.json
+"$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(not (j["result"] == "pass" and j["n_checks"] == 5 and j["changes"] is not None))' check-base.json ||
+  fail "check --baseline JSON: not 5 passed checks with changes"
+expect 1 "$mp" check $mn --max-peak 1KiB --format json
+cp "$tmp/out" check-fail.json; valid check-fail.json
+"$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); c=j["checks"][0]; sys.exit(not (j["result"] == "fail" and c["over_bytes"] == c["now_bytes"] - 1024))' check-fail.json ||
+  fail "check JSON: the failed check's bytes"
+# the run's outputs index
+expect 0 "$mp" run $mn --output-dir outdir
+valid outdir/outputs.json
+
+# ---- units: no *_ms, every *_bytes and *_ns an integer ---------------------------------
+for f in *.json outdir/outputs.json; do
+  "$py" - "$f" <<'EOF' || fail "$f: a unit out of convention: $(cat "$tmp/why")"
+import json, sys
+bad = []
+def walk(v, path):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k.endswith("_ms"): bad.append(path + k)
+            if (k.endswith("_bytes") or k.endswith("_ns") or k == "bytes") and not (
+                    x is None or isinstance(x, (int, dict)) or
+                    (isinstance(x, list) and all(isinstance(y, int) for y in x))):
+                bad.append(path + k)
+            walk(x, path + k + ".")
+    elif isinstance(v, list):
+        for x in v[:50]: walk(x, path)
+j = json.load(open(sys.argv[1]))
+if j.get("format") == "memprof-trace": j = j["meta"]
+walk(j, "")
+open("why", "w").write(", ".join(bad[:5]))
+sys.exit(1 if bad else 0)
+EOF
+done
+
+# ---- older versions are still read --------------------------------------------------------
+# a version-1 baseline (objects "figures" and "tensors") checks as the current one does
+"$py" - base.json base_v1.json <<'EOF' || fail "cannot write a version-1 baseline"
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["version"] = 1; j["figures"] = j.pop("figure_bytes"); j["tensors"] = j.pop("tensor_bytes")
+open(sys.argv[2], "w").write(json.dumps(j, indent=2, sort_keys=True) + "\n")
+EOF
+expect 0 "$mp" check $mn --baseline base_v1.json; has out "PASS: 5 checks"
+expect 0 "$mp" diff base_v1.json base.json; has out "no tensor changed bytes"
+# a version-2 trace (meta process_heap_peak, allocator_overhead) reports the same
+sed '1s/"version":3/"version":2/; 2s/"process_heap_peak_bytes"/"process_heap_peak"/; 2s/"allocator_overhead_bytes"/"allocator_overhead"/' \
+  t.json > t_v2.json
+grep -q '"version":2' t_v2.json && grep -q '"process_heap_peak":' t_v2.json || fail "cannot write a version-2 trace"
+expect 0 "$mp" report t_v2.json --format json -o report_v2.json
+cmp -s report-o.json report_v2.json || fail "a version-2 trace reports differently from its version-3 self"
+expect 0 "$mp" check t.json --save-baseline base_t.json
+expect 0 "$mp" check t_v2.json --baseline base_t.json; has out "PASS"
+
+# ---- no output is its own input; nothing half written -----------------------------------
+cp t.json t.orig
+expect 2 "$mp" report t.json -o t.json --format json; has err "refusing to overwrite"
+cmp -s t.json t.orig || fail "report T -o T changed the trace"
+expect 2 "$mp" inspect t.json -o t.json --format json
+expect 2 "$mp" check t.json --max-peak 1GiB --format json -o t.json
+cmp -s t.json t.orig || fail "check T -o T changed the trace"
+expect 3 "$mp" inspect $mn --format json -o no/such/dir/m.json
+expect 3 "$mp" zoo list --format json -o no/such/dir/z.json
+expect 2 "$mp" check $mn --max-peak 1GiB --format json -o no/such/dir/c.json
+expect 2 "$mp" zoo mnist_mlp -o m.tflite --format json; has err "zoo list"
+ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left: $(ls ./*.tmp.*)"
+
+# ---- progress: on a terminal only ------------------------------------------------------
+# redirected (every command above): no carriage return reached stderr; a long run, too
+expect 0 "$mp" run $mn --runs 3000
+grep -q $'\r' "$tmp/err" && fail "run --runs: a progress line on a redirected stderr"
+if command -v script >/dev/null 2>&1; then
+  # under a pseudo-terminal the line appears ('N% done'), on stderr only
+  script -qec "$mp run $mn --runs 30000 >/dev/null" /dev/null > pty.txt 2>&1 </dev/null
+  grep -q '% done' pty.txt || echo "note: no progress line seen under script(1) (run took under a second?)"
+fi
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "json: every document valid"
