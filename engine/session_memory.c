@@ -606,6 +606,15 @@ mp_status mp_sm_before_node(mp_session *s, int32_t i, mp_error *err)
             if (st != MP_OK)
                 return st;
         }
+        /* a caller's buffer was checked before the run against the shape known then; an
+         * output whose shape its operator has just inferred is checked again here, before
+         * the operator writes it */
+        if (s->trt[t].home == HOME_CALLER && s->trt[t].caller_cap < s->tensors[t].bytes)
+            return mp_fail(err, MP_ERR_ARG,
+                           "%s: the buffer bound to output '%s' holds %zu bytes; operator #%d "
+                           "makes it %zu bytes in this run",
+                           s->model->path, s->tensors[t].info->name, s->trt[t].caller_cap,
+                           (int)i, s->tensors[t].bytes);
     }
     /* a dynamic input nobody set (the caller skipped set_input): give it zeros */
     for (int32_t j = 0; j < n->n_in; j++) {

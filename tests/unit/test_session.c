@@ -428,6 +428,53 @@ static void test_caller_buffers(void **state)
     free(outbuf);
     free(want);
 }
+/* A caller's output buffer is checked against the output's size again when the operator
+ * that makes it learns its shape only while running (FILL with its dims from an input):
+ * dims [3, 5] need 60 bytes, a 16-byte buffer is refused before anything is written (the
+ * guard bytes after it stay as they were), and a 60-byte one is filled with the value. */
+static void test_caller_output_of_deferred_shape(void **state)
+{
+    (void)state;
+    mp_tfw *w = mp_tfw_create();
+    int dims = mp_tfw_tensor(w, "dims", MP_DT_INT32, 1, (int32_t[]){2}, 0, NULL);
+    int value = mp_tfw_tensor(w, "value", MP_DT_FLOAT32, 0, NULL, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, NULL);
+    assert_int_equal(mp_tfw_op(w, MP_OP_FILL, 2, (int32_t[]){dims, value}, 1, &y, NULL), 0);
+    mp_tfw_io(w, 2, (int32_t[]){dims, value}, 1, &y);
+    void *bytes;
+    size_t size;
+    mp_error err = {0};
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(w);
+
+    mp_session_options so = {.threads = 1};
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    if (mp_session_load_memory(s, bytes, size, "fill", &err) != MP_OK)
+        fail_msg("load: %s", err.msg);
+    assert_int_equal(mp_session_prepare(s, &err), MP_OK);
+    int32_t d[2] = {3, 5};
+    float v = 2.5f;
+    assert_int_equal(mp_session_set_input(s, 0, d, sizeof d, &err), MP_OK);
+    assert_int_equal(mp_session_set_input(s, 1, &v, sizeof v, &err), MP_OK);
+    float buf[15 + 4];
+    for (int i = 0; i < 19; i++)
+        buf[i] = -1.0f;
+    assert_int_equal(mp_session_set_output_buffer(s, 0, buf, 16, &err), MP_OK);
+    assert_int_equal(mp_session_run(s, &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "'y'"));
+    for (int i = 0; i < 19; i++)
+        assert_true(buf[i] == -1.0f);
+    assert_int_equal(mp_session_set_output_buffer(s, 0, buf, 15 * sizeof(float), &err), MP_OK);
+    if (mp_session_run(s, &err) != MP_OK)
+        fail_msg("run: %s", err.msg);
+    for (int i = 0; i < 15; i++)
+        assert_true(buf[i] == 2.5f);
+    for (int i = 15; i < 19; i++)
+        assert_true(buf[i] == -1.0f);
+    mp_session_destroy(s);
+    free(bytes);
+}
 
 int main(void)
 {
@@ -438,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_runs_allocate_nothing),
         cmocka_unit_test(test_dilated_conv_any_size),
         cmocka_unit_test(test_misuse_is_refused),
+        cmocka_unit_test(test_caller_output_of_deferred_shape),
         cmocka_unit_test(test_tensor_size_limit),
         cmocka_unit_test(test_dataflow_is_checked),
         cmocka_unit_test(test_variable_reads),
