@@ -110,7 +110,7 @@ void mp_progress_step(mp_progress *p, long done, const char *fmt, ...)
             snprintf(left, sizeof left, ", about %ld min %02ld s left", (long)s / 60,
                      (long)s % 60);
     }
-    char line[128];
+    char line[192]; /* label (63) + "  " + a percent (up to 20 digits) + "% done" + left (63) */
     snprintf(line, sizeof line, "%s  %ld%% done%s", label, (long)(100.0 * (double)at / (double)all),
              left);
     draw(p, line, t);
