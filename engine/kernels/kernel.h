@@ -156,6 +156,7 @@ extern const mp_kernel mp_kernels_compare[];     /* EQUAL, NOT_EQUAL, LESS(_EQUA
 extern const mp_kernel mp_kernels_binary_math[]; /* MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW, PRELU */
 extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG, LEAKY_RELU, GELU */
 extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM */
+extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess (custom) */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif
