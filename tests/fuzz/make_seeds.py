@@ -132,6 +132,8 @@ def model(codes, tensors, ops, inputs, outputs, buffers, subgraphs=1):
                 fields += [(3, "B", o["opt_type"]), (4, None, 0)]
             if "inter" in o:
                 fields.append((8, None, 0))
+            if "custom" in o:
+                fields.append((5, None, 0))
             op, orf = fb.table(fields)
             fb.ref(slot, op)
             fb.ref(orf[1], fb.vec("i", o["in"]))
@@ -146,6 +148,8 @@ def model(codes, tensors, ops, inputs, outputs, buffers, subgraphs=1):
                     fb.ref(otr[0], fb.vec("i", o["new_shape"]))
             if "inter" in o:
                 fb.ref(orf[8], fb.vec("i", o["inter"]))
+            if "custom" in o:
+                fb.ref(orf[5], fb.vec("B", list(o["custom"])))
         fb.ref(sr[4], fb.string("main"))
     fb.ref(r[3], fb.string("seed"))
 
@@ -163,6 +167,33 @@ def model(codes, tensors, ops, inputs, outputs, buffers, subgraphs=1):
 
 
 F32, I32, U8, I64, STR, I8 = 0, 2, 3, 4, 5, 9
+
+
+def flex_map(entries):
+    """A FlexBuffer map (custom options): entries [(key, "i" | "f" | "b", value)], in key
+    order, every value inline in 4 bytes: keys, the keys vector, the map (keys offset, key
+    width, size, values, one packed type byte each), then the root (1 byte), its type, 1."""
+    b = bytearray()
+    kpos = []
+    for k, _, _ in entries:
+        kpos.append(len(b))
+        b += k.encode() + b"\0"
+    while len(b) % 4:
+        b.append(0)
+    b += struct.pack("<I", len(entries))
+    keys = len(b)
+    for p in kpos:
+        b += struct.pack("<I", len(b) - p)
+    b += struct.pack("<III", len(b) - keys, 4, len(entries))
+    mpos = len(b)
+    types = {"i": 1, "f": 3, "b": 26}
+    for _, kind, v in entries:
+        b += struct.pack("<f", v) if kind == "f" else struct.pack("<i", int(v))
+    for _, kind, _ in entries:
+        b.append(types[kind] << 2 | 2)
+    b.append(len(b) - mpos)
+    b += bytes([9 << 2 | 2, 1])
+    return bytes(b)
 
 
 def f32s(*v):
@@ -272,6 +303,26 @@ def seeds():
          dict(name="y", type=F32, shape=[1, 6])],
         [{"opcode": 0, "in": [0], "out": [1]}, {"opcode": 1, "in": [1], "out": [2]}],
         [0], [2], [b""])
+    # TFLite_Detection_PostProcess (issue 16): the custom operator memprof runs, its
+    # FlexBuffer options; 4 anchors, 2 classes and a background column, fast NMS.
+    det_opts = flex_map([
+        ("detections_per_class", "i", 100), ("h_scale", "f", 5.0),
+        ("max_classes_per_detection", "i", 1), ("max_detections", "i", 2),
+        ("nms_iou_threshold", "f", 0.5), ("nms_score_threshold", "f", 0.25),
+        ("num_classes", "i", 2), ("use_regular_nms", "b", 0), ("w_scale", "f", 5.0),
+        ("x_scale", "f", 10.0), ("y_scale", "f", 10.0)])
+    out["detection.tflite"] = model(
+        [(32, "TFLite_Detection_PostProcess")],
+        [dict(name="enc", type=F32, shape=[1, 4, 4]),
+         dict(name="scores", type=F32, shape=[1, 4, 3]),
+         dict(name="anchors", type=F32, shape=[4, 4], buffer=1),
+         dict(name="boxes", type=F32, shape=[1, 2, 4]),
+         dict(name="classes", type=F32, shape=[1, 2]),
+         dict(name="det_scores", type=F32, shape=[1, 2]),
+         dict(name="num", type=F32, shape=[1])],
+        [{"in": [0, 1, 2], "out": [3, 4, 5, 6], "custom": det_opts}],
+        [0, 1], [3, 4, 5, 6],
+        [b"", f32s(0.5, 0.5, 1, 1, 0.5, 0.6, 1, 1, 2.5, 2.5, 1, 1, 2.5, 3, 1, 1)])
     # Refused on purpose: a custom operator, and two subgraphs.
     out["custom_op.tflite"] = model(
         [(32, "fake-op")],
