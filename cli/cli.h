@@ -35,6 +35,7 @@ int mp_cmd_scenarios(int argc, char **argv);
 int mp_cmd_check(int argc, char **argv);
 int mp_cmd_diff(int argc, char **argv);
 int mp_cmd_tui(int argc, char **argv);
+int mp_cmd_train(int argc, char **argv);
 
 /* Exit code for an engine status. */
 int mp_exit_for(mp_status st);
