@@ -56,7 +56,7 @@ for c in $cmds; do
   done
 done
 offers "--runs" run --ru
-offers "--no-tensors --help" inspect --
+offers "--no-tensors --format --output --help" inspect --
 
 # ---- values: the same set as memprof's own refusal names -----------------------------
 # memprof CMD zoo:mnist_mlp OPT __bogus__ says "OPT takes a, b or c, got '__bogus__'"
