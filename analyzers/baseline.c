@@ -137,16 +137,26 @@ static mp_status tensor_peak(mp_source *src, uint64_t *peak, mp_error *err)
     if (!r)
         return mp_fail(err, MP_ERR_NOMEM, "out of memory");
     mp_status st = mp_source_rewind(src, err);
-    uint64_t best = 0;
+    uint64_t best = 0, caller = 0; /* caller: the caller's own buffers live (trace.h) */
     mp_event ev;
+    mp_replay_change c;
     int got = 0;
     while (st == MP_OK && (got = mp_source_next(src, &ev, err)) == 1) {
-        if (!mp_replay_step(r, &ev, NULL)) {
+        if (!mp_replay_step(r, &ev, &c)) {
             st = mp_replay_fail(r, mp_source_name(src), "baseline", err);
             break;
         }
+        if ((c.what == MP_REPLAY_ALLOC || c.what == MP_REPLAY_REALLOC ||
+             c.what == MP_REPLAY_FREE) && mp_trace_id_is_caller(c.block.id)) {
+            uint64_t before = c.what == MP_REPLAY_ALLOC ? 0 : c.what == MP_REPLAY_REALLOC
+                                                                  ? c.old_bytes
+                                                                  : c.block.bytes;
+            caller -= before < caller ? before : caller;
+            caller += c.what == MP_REPLAY_FREE ? 0 : c.block.bytes;
+        }
+        uint64_t io = mp_replay_live(r, MP_KIND_IO);
         uint64_t live = mp_replay_live(r, MP_KIND_STATIC) + mp_replay_live(r, MP_KIND_DYNAMIC) +
-                        mp_replay_live(r, MP_KIND_SCRATCH) + mp_replay_live(r, MP_KIND_IO);
+                        mp_replay_live(r, MP_KIND_SCRATCH) + (io - (caller < io ? caller : io));
         if (live > best)
             best = live;
     }
@@ -265,7 +275,8 @@ mp_status mp_baseline_from_profile(const mp_profile *p, mp_source *src, mp_basel
     out->fig[MP_FIG_CONST] = s->const_bytes;
     out->fig[MP_FIG_KERNEL] = s->kind_peak[MP_KIND_KERNEL];
     out->fig[MP_FIG_ENGINE] = s->kind_peak[MP_KIND_ENGINE];
-    out->fig[MP_FIG_HEAP] = s->peak_heap;
+    /* the heap figure counts a model held on the heap (zoo:), as the process heap does */
+    out->fig[MP_FIG_HEAP] = s->peak_heap + s->model_heap;
     for (int f = 0; f < MP_FIG_COUNT; f++)
         out->has[f] = true;
     out->truncated = s->truncated || mp_source_truncated(src);

@@ -395,6 +395,7 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
     size_t runs_cap = 0;
     run_index ix = {NULL, NULL, 0};
     size_t cur = SIZE_MAX; /* index in s->runs of the run being replayed, SIZE_MAX outside */
+    uint64_t caller_live = 0; /* bytes of the caller's own buffers live now */
     mp_replay_change c;
     mp_event event;
     const mp_event *ev = &event;
@@ -447,15 +448,30 @@ static mp_status pass1(mp_source *src, mp_summary *s, mp_error *err)
                          mp_source_name(src), i, too_big);
             break;
         }
+        /* the caller's own buffers (trace.h MP_TRACE_CALLER_ID): heap, apart from io */
+        if ((c.what == MP_REPLAY_ALLOC || c.what == MP_REPLAY_REALLOC ||
+             c.what == MP_REPLAY_FREE) && mp_trace_id_is_caller(c.block.id)) {
+            uint64_t before = c.what == MP_REPLAY_ALLOC ? 0 : c.what == MP_REPLAY_REALLOC
+                                                                  ? c.old_bytes
+                                                                  : c.block.bytes;
+            uint64_t after = c.what == MP_REPLAY_FREE ? 0 : c.block.bytes;
+            caller_live = caller_live - (before < caller_live ? before : caller_live) + after;
+            if (caller_live > s->caller_peak)
+                s->caller_peak = caller_live;
+        }
         uint64_t heap = mp_replay_heap(w.r);
         if (heap > s->peak_heap) {
             s->peak_heap = heap;
             s->peak = when_now(&w);
             for (int k = 0; k < MP_KIND_COUNT; k++)
                 s->peak_live[k] = mp_replay_live(w.r, k);
+            s->peak_caller = caller_live < s->peak_live[MP_KIND_IO] ? caller_live
+                                                                     : s->peak_live[MP_KIND_IO];
         }
         for (int k = 0; k < MP_KIND_COUNT; k++) {
             uint64_t v = mp_replay_live(w.r, k);
+            if (k == MP_KIND_IO)
+                v -= caller_live < v ? caller_live : v;
             if (v > s->kind_peak[k])
                 s->kind_peak[k] = v;
         }
@@ -819,7 +835,11 @@ mp_status mp_summary_compute_source(mp_source *src, mp_summary *out, mp_error *e
         return mp_fail(err, MP_ERR_ARG, "summary: no trace given");
     out->truncated = mp_source_truncated(src);
 
+    const mp_trace_meta *mh = mp_source_meta(src);
     mp_status st = pass1(src, out, err);
+    /* a model held on the heap by the caller (zoo:), live for the whole session */
+    if (st == MP_OK && mh && mh->model_heap_bytes > 0)
+        out->model_heap = (uint64_t)mh->model_heap_bytes;
     if (st == MP_OK)
         st = pass2(src, out, err);
     if (st != MP_OK) {
@@ -834,8 +854,11 @@ mp_status mp_summary_compute_source(mp_source *src, mp_summary *out, mp_error *e
         /* Saturate instead of overflowing on absurd figures from a damaged trace. */
         int64_t peak = out->peak_heap > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)out->peak_heap;
         int64_t v;
+        int64_t model = out->model_heap > (uint64_t)INT64_MAX ? INT64_MAX
+                                                                : (int64_t)out->model_heap;
         if (__builtin_sub_overflow(m->process_heap_peak, peak, &v) ||
-            __builtin_sub_overflow(v, m->allocator_overhead, &v))
+            __builtin_sub_overflow(v, m->allocator_overhead, &v) ||
+            __builtin_sub_overflow(v, model, &v))
             v = INT64_MIN;
         out->unaccounted_measured = true;
         out->unaccounted = v;

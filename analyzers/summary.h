@@ -5,7 +5,8 @@
  * and the heap the engine did not account for. Computed from the trace alone (two replays:
  * one for the figures, one to the peak moments to list what is alive there).
  *
- * Heap means every kind but MP_KIND_CONST (mapped model bytes, reported as const_bytes).
+ * Heap means every kind but MP_KIND_CONST (model constants, reported as const_bytes), the
+ * caller's own buffers recorded in the trace (trace.h MP_TRACE_CALLER_ID) included.
  * Names (tensor and operator names) point into the trace's metadata: a summary is valid as
  * long as the trace it was computed from. */
 #ifndef MP_SUMMARY_H
@@ -41,8 +42,8 @@ typedef enum mp_summary_home {
     MP_SUMMARY_SCRATCH      /* an operator's scratch slot in a live arena (op: the operator) */
 } mp_summary_home;
 
-/* Something alive at the heap peak. Tensor items have tensor >= 0. Summed over all items,
- * bytes equal the heap peak (for a valid plan, whose slots alive at one operator do not
+/* Something alive at the heap peak. Tensor items have tensor >= 0. The caller's own buffers
+ * are one MP_SUMMARY_OWNERLESS item of kind io. Summed over all items, bytes equal the heap peak (for a valid plan, whose slots alive at one operator do not
  * overlap). */
 typedef struct mp_summary_alive {
     mp_summary_home home;
@@ -94,7 +95,16 @@ typedef struct mp_summary {
     mp_summary_when peak;             /* event -1 when nothing was ever allocated */
     uint64_t peak_live[MP_KIND_COUNT];/* live bytes per kind at the peak (const included) */
     uint64_t kind_peak[MP_KIND_COUNT];/* each kind's own peak */
-    uint64_t const_bytes;             /* mapped model bytes (peak live of MP_KIND_CONST) */
+    uint64_t const_bytes;             /* model constants (peak live of MP_KIND_CONST) */
+    /* The model's bytes held on the heap by the caller (meta model_heap_bytes: a zoo: model
+     * built in memory; 0 for a file mapped from disk), live for the whole session: part of
+     * the process heap (meta process_heap_peak) and of the reconciliation below, not of
+     * peak_heap (the heap of the session's events; the constants are then within them). */
+    uint64_t model_heap;
+    /* The caller's own buffers (trace.h MP_TRACE_CALLER_ID, kind io): counted in peak_heap
+     * and peak_live[MP_KIND_IO], but not in kind_peak[MP_KIND_IO] (the engine's io). */
+    uint64_t peak_caller;             /* live at the peak (part of peak_live[MP_KIND_IO]) */
+    uint64_t caller_peak;             /* their own peak */
     /* Planned arenas at the peak. When the peak is inside operator P (peak_slots_by_op
      * true), each live arena is split into the slots whose range op_first..op_last covers P
      * (MP_SUMMARY_SLOT items, one per tensor) and the bytes none of them covers (one
@@ -136,7 +146,8 @@ typedef struct mp_summary {
 
     /* ---- heap not accounted for by the engine ---- */
     bool unaccounted_measured;        /* process_heap_peak and allocator_overhead known */
-    int64_t unaccounted;              /* process_heap_peak - peak_heap - allocator_overhead */
+    int64_t unaccounted;              /* process_heap_peak - peak_heap - allocator_overhead
+                                         - model_heap */
 
     /* ---- trace health ---- */
     bool truncated;                   /* the recorder ran out of memory: figures are partial */

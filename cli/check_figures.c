@@ -89,6 +89,8 @@ static int figures_of_model(const mp_check_args *a, mp_baseline *out)
     memset(ins, 0, sizeof ins);
     mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode,
                              .planner = a->m.planner, .trace = tr};
+    if (tr && bytes) /* a zoo: model is built on the heap: heap in the figures, as in run */
+        mp_trace_meta_mut(tr)->model_heap_bytes = (int64_t)size;
     bool oom = !tr; /* failures of this function's own allocations */
     rc = tr ? drive(a, &so, bytes, size, ins, &n_ins) : MP_EXIT_RUNTIME;
     if (rc == MP_EXIT_OK) {

@@ -42,6 +42,10 @@ static void help(void)
            "                                   prepare and the second after it (E)\n"
            "                         each-run  before every run, cycling through the shapes (D)\n"
            "  --memory MODE        auto (default), static or dynamic (docs/memory.md)\n"
+           "  --plan-at WHEN       prepare (default) or first-run: plan the arena at prepare,\n"
+           "                       or, when an input's shape may still change, at the first\n"
+           "                       run (no arena planned for shapes no run meets; the first\n"
+           "                       run then also creates the operators)\n"
            "  --planner NAME       arena planner (default: %s; see the list below)\n"
            "  --io copy|bind       copy inputs in and outputs out (default), or run on the\n"
            "                       caller's buffers: inputs read and outputs written in\n"
@@ -85,11 +89,12 @@ typedef struct run_args {
     const char *model, *outdir, *trace_path;
     mp_model_opts m; /* --input, --shape, --shape-at, --memory, --threads, --runs, --warmup */
     bool bind, record, exact, keep_stale, scratch_separate;
+    mp_plan_at plan_at;      /* --plan-at */
     int format;              /* mp_report_format; -1 = the run's own summary */
     const char *report_path; /* -o */
 } run_args;
 
-enum { O_IO = 1, O_RECORD, O_FORMAT, O_SCRATCH };
+enum { O_IO = 1, O_RECORD, O_FORMAT, O_SCRATCH, O_PLAN_AT };
 
 /* One of two words: false or true into *out, or the usage error. */
 static int pick(const char *o, const char *v, const char *no, const char *yes, bool *out)
@@ -106,6 +111,7 @@ static int take(void *ctx, int id, const char *v)
     run_args *a = ctx;
     switch (id) {
     case O_IO: return pick("--io", v, "copy", "bind", &a->bind);
+    case O_PLAN_AT: return mp_cli_plan_at_opt("run", v, &a->plan_at);
     case O_RECORD: {
         bool off = !a->record;
         int rc = pick("--record", v, "on", "off", &off);
@@ -128,6 +134,7 @@ static int parse(int argc, char **argv, run_args *a)
 {
     static const mp_opt opts[] = {
         {"io", 0, MP_ARG_VALUE, 0, O_IO},
+        {"plan-at", 0, MP_ARG_VALUE, 0, O_PLAN_AT},
         {"record", 0, MP_ARG_VALUE, 0, O_RECORD},
         {"trace", 0, MP_ARG_STRING, offsetof(run_args, trace_path), 0},
         {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
@@ -220,7 +227,7 @@ int mp_cmd_run(int argc, char **argv)
     }
     mp_session_options so = {.threads = (int)a.m.threads, .mode = a.m.mode,
                              .planner = a.m.planner, .trace = tr, .keep_stale_arena = a.keep_stale,
-                             .scratch_separate = a.scratch_separate};
+                             .scratch_separate = a.scratch_separate, .plan_at = a.plan_at};
     /* a built-in model is built before the measured window, as a file exists before it */
     if (strncmp(a.model, "zoo:", 4) == 0 &&
         mp_zoo_build(a.model + 4, &zoo_bytes, &zoo_size, &err) != MP_OK) {
@@ -244,11 +251,11 @@ int mp_cmd_run(int argc, char **argv)
     /* with a document on stdout (--format json without -o) these lines go to stderr */
     FILE *info = mp_cli_report_on_stdout(a.format, a.report_path) ? stderr : stdout;
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_print_outputs(info, s, a.bind);
+        rc = mp_cli_print_outputs(info, s, tr, a.bind);
     if (rc == MP_EXIT_OK) {
         mp_cli_print_times(info, times, a.m.runs, a.m.warmup, a.m.threads, t_load, t_prepare);
         if (a.outdir)
-            rc = mp_cli_write_outputs(s, a.outdir);
+            rc = mp_cli_write_outputs(s, tr, a.outdir);
     }
     uint64_t slack = mp_mem_get_stats(mp_session_mem(s))->slack_at_peak;
     mp_session_destroy(s);
@@ -256,9 +263,13 @@ int mp_cmd_run(int argc, char **argv)
     uint64_t heap_peak = mp_heap_probe_peak() - heap_before;
     if (rc != MP_EXIT_OK || !tr)
         goto done;
+    if (zoo_bytes) /* the model is the caller's heap, not a mapped file (summary.h) */
+        mp_trace_meta_mut(tr)->model_heap_bytes = (int64_t)zoo_size;
     if (mp_heap_probe_available()) {
         mp_trace_meta *meta = mp_trace_meta_mut(tr);
-        meta->process_heap_peak = (int64_t)heap_peak;
+        /* a built-in model's bytes are the caller's heap, live through the whole window */
+        meta->process_heap_peak = (int64_t)(heap_peak + zoo_size);
+        meta->process_heap_base = (int64_t)(heap_before - zoo_size);
         /* the allocator's headers and alignment room at the peak, and the recorder's
          * names and tables: heap the process holds that is not the engine's */
         meta->allocator_overhead = (int64_t)(slack + mp_trace_meta_heap(tr));

@@ -123,6 +123,29 @@ static void print_output(FILE *f, const mp_tensor *t, int j)
     }
 }
 
+/* The caller's own heap buffers, in the trace (trace.h MP_TRACE_CALLER_ID): allocated and
+ * freed through these so that the reconciliation of the process heap explains them. */
+static uint64_t caller_ids;
+
+static void *caller_alloc(mp_trace *tr, size_t bytes, uint64_t *id)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    *id = MP_TRACE_CALLER_ID + ++caller_ids;
+    if (p && tr)
+        mp_trace_add(tr, (mp_event){.type = MP_EV_ALLOC, .bytes = bytes, .id = *id,
+                                    .tensor = -1, .op = -1, .op_last = -1, .kind = MP_KIND_IO,
+                                    .align_log2 = 4});
+    return p;
+}
+
+static void caller_free(mp_trace *tr, void *p, size_t bytes, uint64_t id)
+{
+    if (p && tr)
+        mp_trace_add(tr, (mp_event){.type = MP_EV_FREE, .bytes = bytes, .id = id, .tensor = -1,
+                                    .op = -1, .op_last = -1, .kind = MP_KIND_IO});
+    free(p);
+}
+
 static const char *dtype_long(mp_dtype dt)
 {
     switch (dt) {
@@ -138,7 +161,7 @@ static const char *dtype_long(mp_dtype dt)
     }
 }
 
-int mp_cli_write_outputs(mp_session *s, const char *dir)
+int mp_cli_write_outputs(mp_session *s, mp_trace *tr, const char *dir)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "memprof: cannot create %s: %s\n", dir, strerror(errno));
@@ -179,13 +202,18 @@ int mp_cli_write_outputs(mp_session *s, const char *dir)
         json_array_append_new(arr, o);
     }
     if (rc == MP_EXIT_OK) {
-        char *text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        /* the index's text, the caller's buffer (recorded) */
+        size_t need = json_dumpb(root, NULL, 0, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        uint64_t id = 0;
+        char *text = need ? caller_alloc(tr, need, &id) : NULL;
+        size_t len = text ? json_dumpb(root, text, need, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
+                          : 0;
         snprintf(path, sizeof path, "%s/outputs.json", dir);
-        if (!text || !mp_write_file_atomic(path, text, strlen(text), why, sizeof why)) {
+        if (!text || len != need || !mp_write_file_atomic(path, text, len, why, sizeof why)) {
             fprintf(stderr, "memprof: cannot write %s: %s\n", path, text ? why : "out of memory");
             rc = MP_EXIT_IO;
         }
-        free(text);
+        caller_free(tr, text, need, id);
     }
     json_decref(root);
     return rc;
@@ -193,7 +221,7 @@ int mp_cli_write_outputs(mp_session *s, const char *dir)
 
 /* Outputs are read where the engine left them; with --io copy they are copied out
  * through the session (a recorded copy), as a caller of the API would. */
-int mp_cli_print_outputs(FILE *f, mp_session *s, bool bind)
+int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, bool bind)
 {
     const mp_model *m = mp_session_model(s);
     fprintf(f, "model    %s  (%d operators, %d tensors, %zu constant bytes)\n", m->path, m->n_ops,
@@ -208,11 +236,12 @@ int mp_cli_print_outputs(FILE *f, mp_session *s, bool bind)
         const mp_tensor *t = mp_session_output(s, j);
         if (!bind) {
             mp_error err = {0};
-            void *copy = malloc(t->bytes ? t->bytes : 1);
+            uint64_t id;
+            void *copy = caller_alloc(tr, t->bytes, &id);
             if (!copy)
                 return MP_EXIT_RUNTIME;
             mp_status st = mp_session_get_output(s, j, copy, t->bytes, &err);
-            free(copy);
+            caller_free(tr, copy, t->bytes, id);
             if (st != MP_OK)
                 return mp_report_error(&err);
         }

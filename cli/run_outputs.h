@@ -15,12 +15,14 @@
 #include "trace/trace.h"
 
 /* The model, its inputs and every output's summary, on f; with bind false each output is first
- * copied out through the session (a recorded copy), as a caller of the API would. Errors
+ * copied out through the session (a recorded copy) into a buffer of the caller's, as a caller
+ * of the API would. The caller's heap buffers (these copies, outputs.json's text) are
+ * recorded in tr (NULL: none) as the caller's own (trace.h MP_TRACE_CALLER_ID). Errors
  * printed; returns the exit code. */
-int mp_cli_print_outputs(FILE *f, mp_session *s, bool bind);
+int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, bool bind);
 /* output_J.bin (raw little-endian) and outputs.json in dir, atomically; errors printed;
  * returns the exit code. */
-int mp_cli_write_outputs(mp_session *s, const char *dir);
+int mp_cli_write_outputs(mp_session *s, mp_trace *tr, const char *dir);
 
 /* "time load ... prepare ... first timed run ..." and, with several runs, their median, min
  * and mean (times[0..runs), sorted in place), on f. */

@@ -273,6 +273,12 @@ static json_t *summary_json(jb *b, const mp_profile *p)
         m && m->process_heap_peak >= 0 ? ji(m->process_heap_peak) : json_null());
     put(b, un, "allocator_overhead_bytes",
         m && m->allocator_overhead >= 0 ? ji(m->allocator_overhead) : json_null());
+    /* optional: the heap live before the measured window (peak since process start =
+     * this + process_heap_peak_bytes); the caller's buffers and a model held on the heap */
+    if (m && m->process_heap_base >= 0)
+        put(b, un, "process_heap_base_bytes", ji(m->process_heap_base));
+    put(b, un, "caller_peak_bytes", ju(s->caller_peak));
+    put(b, un, "model_heap_bytes", ju(s->model_heap));
     put(b, o, "unaccounted", un);
 
     json_t *health = json_object();

@@ -131,15 +131,22 @@ static void alive_line(FILE *f, const mp_trace_meta *m, const mp_summary_alive *
                  kind_label(a->kind), a->op, opname, a->n_blocks, plural(a->n_blocks));
         break;
     case MP_SUMMARY_OWNERLESS:
-        snprintf(desc, sizeof desc, "%s buffers, no owner (%" PRIu32 " block%s)",
-                 kind_label(a->kind), a->n_blocks, plural(a->n_blocks));
+        if (a->kind == MP_KIND_IO) /* the engine's io blocks all have a tensor */
+            snprintf(desc, sizeof desc, "the caller's own buffers (%" PRIu32 " block%s)",
+                     a->n_blocks, plural(a->n_blocks));
+        else
+            snprintf(desc, sizeof desc, "%s buffers, no owner (%" PRIu32 " block%s)",
+                     kind_label(a->kind), a->n_blocks, plural(a->n_blocks));
         break;
     case MP_SUMMARY_ARENA_FREE:
         snprintf(desc, sizeof desc, "arena %" PRIu64 ": bytes no alive tensor uses", a->id);
         break;
     case MP_SUMMARY_ARENA:
-        snprintf(desc, sizeof desc, "planned arena %" PRIu64 " (%" PRIu32 " tensor%s planned)",
-                 a->id, a->n_blocks, plural(a->n_blocks));
+        if (a->n_blocks == 0) /* allocated, its plan not recorded yet */
+            snprintf(desc, sizeof desc, "arena %" PRIu64 ", allocated before its plan", a->id);
+        else
+            snprintf(desc, sizeof desc, "planned arena %" PRIu64 " (%" PRIu32 " tensor%s planned)",
+                     a->id, a->n_blocks, plural(a->n_blocks));
         break;
     case MP_SUMMARY_SCRATCH:
         snprintf(desc, sizeof desc, "scratch of op #%" PRId32 " %s (planned)", a->op, opname);
@@ -214,8 +221,17 @@ static void section_peak(FILE *f, const mp_summary *s, bool exact)
         out(f, LABEL "%-*s%s", label, cw, bytes_str(b1, sizeof b1, s->peak_live[k], exact),
             bytes_str(b2, sizeof b2, s->kind_peak[k], exact));
     }
-    out(f, LABEL "%s, mapped from the model (not heap)", "  const",
-        bytes_str(b1, sizeof b1, s->const_bytes, exact));
+    if (s->caller_peak > 0)
+        out(f, LABEL "%-*s%s", "  of io: caller's", cw,
+            bytes_str(b1, sizeof b1, s->peak_caller, exact),
+            bytes_str(b2, sizeof b2, s->caller_peak, exact));
+    if (s->model_heap > 0)
+        out(f, LABEL "%s of the model's %s, held on the heap", "  const",
+            bytes_str(b1, sizeof b1, s->const_bytes, exact),
+            bytes_str(b2, sizeof b2, s->model_heap, exact));
+    else
+        out(f, LABEL "%s, mapped from the model (not heap)", "  const",
+            bytes_str(b1, sizeof b1, s->const_bytes, exact));
 }
 
 static void section_alive(FILE *f, const mp_trace_meta *m, const mp_summary *s, bool exact)
@@ -352,9 +368,12 @@ static void section_unaccounted(FILE *f, const mp_trace_meta *m, const mp_summar
     if (m && m->process_heap_peak >= 0 && m->allocator_overhead >= 0) {
         out(f, LABEL "= process heap peak %s", "",
             bytes_str(b1, sizeof b1, (uint64_t)m->process_heap_peak, exact));
-        out(f, LABEL "- engine heap peak %s", "", bytes_str(b2, sizeof b2, s->peak_heap, exact));
+        out(f, LABEL "- recorded heap peak %s", "", bytes_str(b2, sizeof b2, s->peak_heap, exact));
         out(f, LABEL "- allocator overhead %s", "",
             bytes_str(b3, sizeof b3, (uint64_t)m->allocator_overhead, exact));
+        if (s->model_heap > 0)
+            out(f, LABEL "- model held on the heap %s", "",
+                bytes_str(b3, sizeof b3, s->model_heap, exact));
     }
 }
 

@@ -71,6 +71,7 @@ mp_trace *mp_trace_create(void)
     tr->meta.threads = 1;
     tr->meta.process_heap_peak = -1;
     tr->meta.allocator_overhead = -1;
+    tr->meta.process_heap_base = -1;
     return tr;
 }
 

@@ -75,6 +75,17 @@ typedef enum mp_phase_kind {
 
 enum { MP_COPY_IN = 0, MP_COPY_OUT = 1 };
 
+/* Block ids from MP_TRACE_CALLER_ID up are the caller's own heap buffers, recorded by the
+ * command line (not the engine) so that the process heap reconciles: memprof run's copies of
+ * the outputs it reads, the text of the files it writes. Kind MP_KIND_IO, no tensor nor
+ * operator (tensor and op -1): heap, but no tensor's home and no part of a kind's peak
+ * (summary.h caller_peak). The engine numbers its blocks from 1 up, far below. */
+#define MP_TRACE_CALLER_ID (UINT64_C(1) << 62)
+static inline bool mp_trace_id_is_caller(uint64_t id)
+{
+    return id >= MP_TRACE_CALLER_ID;
+}
+
 typedef struct mp_event {
     uint64_t t_ns;    /* monotonic nanoseconds since the trace was created */
     uint64_t bytes;
@@ -117,6 +128,13 @@ typedef struct mp_trace_meta {
      * during the session, and the allocator's own per-block overhead at that moment. */
     int64_t process_heap_peak;
     int64_t allocator_overhead;
+    /* The process heap live when the measured window opened (session creation), so that the
+     * heap peak since process start is process_heap_base + process_heap_peak (what an outside
+     * tool such as heaptrack reports); -1 = not measured (older traces). */
+    int64_t process_heap_base;
+    /* Bytes of the model held on the heap by the caller (a zoo: model built in memory), 0 when
+     * the model is a file mapped from disk: then the const blocks are heap, and counted in it. */
+    int64_t model_heap_bytes;
     /* A trace of several models run as a chain (memprof pipeline): their tensors, operators
      * and blocks are numbered one after another, and this table says which ranges belong to
      * which model; inputs are the first model's, outputs the last model's. 0: one model. */

@@ -270,6 +270,14 @@ mp_status mp_trace_header_meta(mp_trace_header_loader *ld, json_t *meta)
                             INT64_MAX, &overhead);
     if (st != MP_OK)
         return st;
+    /* optional (later additions; absent in older traces): -1 and 0 */
+    int64_t base = -1, model_heap = 0;
+    if (json_object_get(meta, "process_heap_base_bytes"))
+        st = get_int_member(ld, meta, "meta", "process_heap_base_bytes", -1, INT64_MAX, &base);
+    if (st == MP_OK && json_object_get(meta, "model_heap_bytes"))
+        st = get_int_member(ld, meta, "meta", "model_heap_bytes", 0, INT64_MAX, &model_heap);
+    if (st != MP_OK)
+        return st;
     json_t *trunc = json_object_get(meta, "truncated"); /* optional, false when absent */
     if (trunc && !json_is_boolean(trunc))
         return mp_trace_header_fail(ld, "meta.truncated is not true or false");
@@ -283,6 +291,8 @@ mp_status mp_trace_header_meta(mp_trace_header_loader *ld, json_t *meta)
     m->threads = (int32_t)threads;
     m->process_heap_peak = peak;
     m->allocator_overhead = overhead;
+    m->process_heap_base = base;
+    m->model_heap_bytes = model_heap;
 
     st = copy_str_member(ld, meta, "meta", "model", &m->model);
     if (st == MP_OK)

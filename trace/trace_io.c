@@ -19,7 +19,9 @@
  *   valid UTF-8 (any non-ASCII text) is kept byte for byte, each byte that is not part of a
  *   valid UTF-8 sequence is written as '?'. Names cannot contain NUL bytes.
  * - threads >= 0; process_heap_peak_bytes and allocator_overhead_bytes are bytes, -1 = not
- *   measured.
+ *   measured. Optional (later additions, absent in older files): process_heap_base_bytes
+ *   (the heap live before the measured window; -1 or absent = not measured) and
+ *   model_heap_bytes (the model's bytes held on the heap by the caller; absent = 0).
  * - "truncated" (optional, true or false; absent = false): the recorder ran out of memory
  *   while recording, so the events are only a prefix of the session. This writer writes it
  *   only when true. File sources report it (mp_source_truncated); mp_trace_load marks the
@@ -160,6 +162,11 @@ static void write_meta(FILE *f, const mp_trace_meta *m, bool truncated)
     fprintf(f, ",\"threads\":%d,\"process_heap_peak_bytes\":%" PRId64
                ",\"allocator_overhead_bytes\":%" PRId64,
             (int)m->threads, m->process_heap_peak, m->allocator_overhead);
+    /* optional (absent: -1 and 0): the heap before the window, the model's heap bytes */
+    if (m->process_heap_base >= 0)
+        fprintf(f, ",\"process_heap_base_bytes\":%" PRId64, m->process_heap_base);
+    if (m->model_heap_bytes > 0)
+        fprintf(f, ",\"model_heap_bytes\":%" PRId64, m->model_heap_bytes);
     if (truncated)
         fputs(",\"truncated\":true", f);
     fputs(",\n\"tensors\":[", f);
