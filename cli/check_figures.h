@@ -21,6 +21,7 @@ typedef struct mp_check_args {
     size_t n_limits;
     mp_tolerance tol;
     bool exact, model_opts;
+    bool other_model; /* --allow-other-model: a baseline of another model accepted */
     bool json;       /* --format json */
     const char *out; /* -o: the report there (NULL: stdout) */
 } mp_check_args;

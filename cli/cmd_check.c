@@ -53,6 +53,7 @@ static void help(void)
            "  --save-baseline FILE write the figures as a baseline (JSON, sorted keys, one\n"
            "                       figure per line; written whatever the checks' result)\n"
            "  --junit FILE         write the checks as JUnit XML (one testcase per check)\n"
+           "  --allow-other-model  accept a --baseline of another model (refused otherwise)\n"
            "  --exact              exact byte counts, and every row of the tables\n"
            "  --format F           the report as text (default) or json (format\n"
            "                       memprof-check, docs/json.md; then nothing else is\n"
@@ -139,6 +140,7 @@ static int parse(int argc, char **argv, mp_check_args *a)
         {"save-baseline", 0, MP_ARG_STRING, offsetof(mp_check_args, save), 0},
         {"junit", 0, MP_ARG_STRING, offsetof(mp_check_args, junit), 0},
         {"exact", 0, MP_ARG_FLAG, offsetof(mp_check_args, exact), 0},
+        {"allow-other-model", 0, MP_ARG_FLAG, offsetof(mp_check_args, other_model), 0},
         {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
         {"output", 'o', MP_ARG_STRING, offsetof(mp_check_args, out), 0}, {0}};
     memset(a, 0, sizeof *a);
@@ -252,6 +254,14 @@ static int check(const mp_check_args *a)
     if (a->baseline && mp_baseline_read(a->baseline, &base, &err) != MP_OK)
         return mp_report_error(&err);
     rc = mp_check_figures(a, &now);
+    /* a baseline of another model compares nothing meaningful: refused unless asked for */
+    if (rc == MP_EXIT_OK && a->baseline && !a->other_model && base.model && now.model &&
+        strcmp(base.model, now.model) != 0) {
+        fprintf(stderr, "memprof check: %s is the baseline of model %s, not of %s\n"
+                        "  (--allow-other-model compares them anyway)\n",
+                a->baseline, base.model, now.model);
+        rc = MP_EXIT_USAGE;
+    }
     mp_gate_options go = {.limits = a->limits, .n_limits = a->n_limits,
                           .baseline = a->baseline ? &base : NULL, .tol = a->tol};
     if (rc == MP_EXIT_OK && mp_gate_evaluate(&now, &go, &r, &err) != MP_OK)
