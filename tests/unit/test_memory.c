@@ -54,8 +54,29 @@ static bool is_const(const mp_model *m, int32_t t)
     return m->tensors[t].data != NULL;
 }
 
-/* An operator is folded when it only reads shapes (SHAPE) or every input is a constant or
- * the output of a folded operator; a running operator's tensors live from its first writer
+/* Whether an operator's output shape depends on the values of inputs after the first (a
+ * shape, multiples, begin and size, paddings, an axis, dims, a range): TensorFlow Lite's
+ * operators whose output shapes are data as well as shapes. */
+static bool shape_from_values(int32_t opcode)
+{
+    switch (opcode) {
+    case MP_OP_RESHAPE: case MP_OP_TILE: case MP_OP_SLICE: case MP_OP_STRIDED_SLICE:
+    case MP_OP_PAD: case MP_OP_PADV2: case MP_OP_FILL: case MP_OP_RANGE: case MP_OP_TRANSPOSE:
+    case MP_OP_EXPAND_DIMS: case MP_OP_BROADCAST_TO: case MP_OP_SPLIT: case MP_OP_SPLIT_V:
+    case MP_OP_MEAN: case MP_OP_SUM: case MP_OP_REDUCE_MAX: case MP_OP_REDUCE_MIN:
+    case MP_OP_REDUCE_PROD: case MP_OP_ARG_MAX: case MP_OP_ARG_MIN:
+    case MP_OP_SPACE_TO_BATCH_ND: case MP_OP_BATCH_TO_SPACE_ND: case MP_OP_RESIZE_BILINEAR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* An operator is folded when it only reads shapes (SHAPE) of a tensor whose shape is known
+ * at prepare, or every input is a constant or the output of a folded operator. A shape is
+ * known at prepare unless an operator upstream takes it from a value known only while
+ * running (shape_from_values, with such an input not known then). A running operator's
+ * tensors live from its first writer
  * (or step 0 for model inputs, whole run for variables) to its last reader (or the last
  * step for model outputs). */
 static void life_compute(const mp_model *m, life *L)
@@ -69,6 +90,8 @@ static void life_compute(const mp_model *m, life *L)
     L->first = calloc((size_t)m->n_tensors + 1, sizeof(int32_t));
     L->last = calloc((size_t)m->n_tensors + 1, sizeof(int32_t));
     bool *known = calloc((size_t)m->n_tensors + 1, sizeof(bool)); /* value known at prepare */
+    bool *shaped = calloc((size_t)m->n_tensors + 1, sizeof(bool)); /* shape known then */
+    assert_non_null(shaped);
     assert_non_null(L->folded);
     assert_non_null(L->managed);
     assert_non_null(L->first);
@@ -77,6 +100,11 @@ static void life_compute(const mp_model *m, life *L)
     int32_t end = m->n_ops > 0 ? m->n_ops - 1 : 0;
     for (int32_t t = 0; t < m->n_tensors; t++) {
         known[t] = is_const(m, t);
+        shaped[t] = true; /* constants and model inputs; operators' outputs below */
+        for (int32_t i = 0; i < m->n_ops; i++)
+            for (int32_t j = 0; j < m->ops[i].n_outputs; j++)
+                if (m->ops[i].outputs[j] == t)
+                    shaped[t] = false;
         L->first[t] = INT32_MAX;
         L->last[t] = -1;
         if (m->tensors[t].is_variable && !is_const(m, t)) {
@@ -92,7 +120,19 @@ static void life_compute(const mp_model *m, life *L)
         for (int32_t j = 0; j < op->n_inputs; j++)
             if (op->inputs[j] >= 0 && !known[op->inputs[j]])
                 all_known = false;
-        L->folded[i] = op->opcode == MP_OP_SHAPE || all_known;
+        bool in_shaped = true, values_known = true;
+        for (int32_t j = 0; j < op->n_inputs; j++) {
+            int32_t t = op->inputs[j];
+            if (t >= 0 && !shaped[t])
+                in_shaped = false;
+            if (t >= 0 && j > 0 && !known[t])
+                values_known = false;
+        }
+        L->folded[i] = (op->opcode == MP_OP_SHAPE && in_shaped) || all_known;
+        bool out_shaped = L->folded[i] ||
+                          (in_shaped && (values_known || !shape_from_values(op->opcode)));
+        for (int32_t j = 0; j < op->n_outputs; j++)
+            shaped[op->outputs[j]] = out_shaped;
         if (L->folded[i]) {
             for (int32_t j = 0; j < op->n_outputs; j++)
                 known[op->outputs[j]] = true;
@@ -123,6 +163,7 @@ static void life_compute(const mp_model *m, life *L)
                         !L->variable[t];
     }
     free(known);
+    free(shaped);
 }
 
 static void life_free(life *L)

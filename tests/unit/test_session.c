@@ -475,6 +475,35 @@ static void test_caller_output_of_deferred_shape(void **state)
     mp_session_destroy(s);
     free(bytes);
 }
+/* A model with builtin operators memprof has no kernel for is refused at load, the message
+ * naming every one of them with its index (REVERSE_V2 and CUMSUM here). */
+static void test_missing_operators_named(void **state)
+{
+    (void)state;
+    mp_tfw *w = mp_tfw_create();
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){4}, 0, NULL);
+    int32_t zero = 0;
+    int axis = mp_tfw_tensor(w, "axis", MP_DT_INT32, 1, (int32_t[]){1},
+                             mp_tfw_buffer(w, &zero, sizeof zero), NULL);
+    int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 1, (int32_t[]){4}, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 1, (int32_t[]){4}, 0, NULL);
+    assert_int_equal(mp_tfw_op(w, MP_OP_REVERSE_V2, 2, (int32_t[]){x, axis}, 1, &r, NULL), 0);
+    assert_int_equal(mp_tfw_op(w, MP_OP_CUMSUM, 2, (int32_t[]){r, axis}, 1, &y, NULL), 1);
+    mp_tfw_io(w, 1, &x, 1, &y);
+    void *bytes;
+    size_t size;
+    mp_error err = {0};
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(w);
+    mp_session_options so = {.threads = 1};
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    assert_int_equal(mp_session_load_memory(s, bytes, size, "missing", &err), MP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "#0 REVERSE_V2"));
+    assert_non_null(strstr(err.msg, "#1 CUMSUM"));
+    mp_session_destroy(s);
+    free(bytes);
+}
 
 int main(void)
 {
@@ -486,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_dilated_conv_any_size),
         cmocka_unit_test(test_misuse_is_refused),
         cmocka_unit_test(test_caller_output_of_deferred_shape),
+        cmocka_unit_test(test_missing_operators_named),
         cmocka_unit_test(test_tensor_size_limit),
         cmocka_unit_test(test_dataflow_is_checked),
         cmocka_unit_test(test_variable_reads),
