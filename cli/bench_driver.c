@@ -68,9 +68,10 @@ static int run_once(mp_bench *b, mp_contestant *c, long r)
     }
     if (rc != MP_EXIT_OK)
         return rc;
-    uint64_t t0 = mp_now_ns();
-    mp_status st = c->is_peer ? mp_xnn_peer_run(c->p, &err) : mp_session_run(c->s, &err);
-    uint64_t dt = mp_now_ns() - t0;
+    uint64_t t0 = mp_now_ns(), dt = 0;
+    mp_status st = c->is_peer ? mp_xnn_peer_run(c->p, &err) : mp_cli_timed_run(c->s, &dt, &err);
+    if (c->is_peer)
+        dt = mp_now_ns() - t0;
     if (st != MP_OK)
         return mp_report_error(&err);
     if (r == 0)
@@ -119,7 +120,7 @@ int mp_bench_drive(mp_bench *b, const void *bytes, size_t size, mp_progress *pg)
         mp_contestant *c = &b->c[i];
         mp_session_options so = {.threads = (int)a->m.threads, .threadpool = b->pool,
                                  .mode = mp_bench_modes[i], .trace = c->tr,
-                                 .no_huge_pages = a->no_huge_pages};
+                                 .no_huge_pages = a->no_huge_pages, .plan_at = a->plan_at};
         rc = mp_cli_session_open(a->model, bytes, size, &so, &c->s, &c->load_ns);
         if (rc != MP_EXIT_OK)
             break;

@@ -25,6 +25,7 @@ typedef struct mp_bench_args {
     const char *model, *out_path;
     mp_model_opts m; /* --shape, --input, --shape-at, -r, -w, --threads */
     bool peer, json, no_huge_pages;
+    mp_plan_at plan_at; /* --plan-at (DEFAULT: prepare) */
 } mp_bench_args;
 
 /* One contestant: a memory mode of ours, or the peer. */

@@ -29,6 +29,22 @@ const char *mp_shape_at_name(mp_shape_at at)
     return at == MP_SHAPE_AT_RUN ? "run" : at == MP_SHAPE_AT_EACH_RUN ? "each-run" : "prepare";
 }
 
+int mp_cli_plan_at_opt(const char *cmd, const char *v, mp_plan_at *out)
+{
+    int p = mp_plan_at_parse(v);
+    if (p <= MP_PLAN_AT_DEFAULT)
+        return mp_usage_error(cmd, "--plan-at takes prepare or first-run, got '%s'", v);
+    *out = (mp_plan_at)p;
+    return 0;
+}
+
+mp_status mp_cli_timed_run(mp_session *s, uint64_t *ns, mp_error *err)
+{
+    mp_status st = mp_session_run(s, err);
+    *ns = mp_session_last_run_ns(s);
+    return st;
+}
+
 int mp_cli_model_bytes(const char *model, void **bytes, size_t *size)
 {
     *bytes = NULL;
@@ -179,10 +195,15 @@ int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k)
  * keeps the bound outputs out of the first plan; feeding points them at real buffers. */
 static char out_placeholder[64] __attribute__((aligned(64)));
 
-/* Bind every output that may be bound: to the placeholder, or to a buffer of its size. */
+/* Bind every output that may be bound: to the placeholder, or to a buffer of its size.
+ * With the placeholder, the inputs too: bound after prepare, they would leave the arena
+ * planned at prepare (with them inside) to be freed unused and planned again. */
 static int bind_outputs(mp_session *s, mp_cli_inputs *in, bool placeholder)
 {
     mp_error err = {0};
+    for (int k = 0; placeholder && k < n_inputs(s); k++)
+        if (mp_session_set_input_buffer(s, k, out_placeholder, 0, &err) != MP_OK)
+            return mp_report_error(&err);
     const mp_model *m = mp_session_model(s);
     for (int j = 0; j < mp_session_output_count(s) && j < MP_CLI_MAX_INPUTS; j++) {
         bool is_input = false;
@@ -271,11 +292,11 @@ int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, lon
             rc = mp_cli_inputs_feed(s, in);
         if (rc != MP_EXIT_OK)
             break;
-        t0 = mp_now_ns();
-        if (mp_session_run(s, &err) != MP_OK)
+        uint64_t dt = 0;
+        if (mp_cli_timed_run(s, &dt, &err) != MP_OK)
             return mp_report_error(&err);
         if (o->times && r >= o->warmup)
-            o->times[r - o->warmup] = mp_now_ns() - t0;
+            o->times[r - o->warmup] = dt;
         mp_trace_rss_sample(o->rss_trace);
         if (o->progress)
             mp_progress_step(o->progress, r + 1, "run %ld of %ld", r + 1, runs);

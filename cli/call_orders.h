@@ -22,6 +22,9 @@ typedef enum mp_shape_at { MP_SHAPE_AT_PREPARE = 0, MP_SHAPE_AT_RUN, MP_SHAPE_AT
 int mp_shape_at_parse(const char *s);
 const char *mp_shape_at_name(mp_shape_at at);
 
+/* --plan-at WHEN of cmd: "prepare" or "first-run" into *out (usage error printed). */
+int mp_cli_plan_at_opt(const char *cmd, const char *v, mp_plan_at *out);
+
 /* A built-in model (zoo:NAME) is built once into *bytes (the caller frees it), so that
  * several sessions load it as they would a file; for a file *bytes is NULL. Errors are
  * printed; returns the exit code. */
@@ -72,6 +75,11 @@ int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k);
 int mp_cli_inputs_feed(mp_session *s, mp_cli_inputs *in);
 /* Unmap the buffers. */
 void mp_cli_inputs_release(mp_cli_inputs *in);
+
+/* Run s once; *ns gets the run's time with the work a shape change caused for it before
+ * it started (mp_session_last_run_ns), so that --io copy and --io bind time alike. Errors
+ * are left in err. */
+mp_status mp_cli_timed_run(mp_session *s, uint64_t *ns, mp_error *err);
 
 /* The rest of a call order on a loaded session, untimed (memprof check, memprof tui): the
  * shapes before prepare, prepare, the shapes after it, then `runs` runs, each after its

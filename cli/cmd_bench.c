@@ -36,7 +36,8 @@ static void help(void)
            "(one sample); every mode runs once (the first run), then --warmup untimed runs,\n"
            "then --runs timed runs. Inputs: raw files or the reference formula (element i\n"
            "of input k is (i*7 + 3 + 13*k) mod 256, scaled per dtype as 'memprof run --help'\n"
-           "says), copied in before each run, outside the timing.\n\n"
+           "says), copied in before each run, outside the timing; a run after a shape change\n"
+           "is timed with the re-plan and new arena made for it as its input was set.\n\n"
            "Options:\n"
            "  --shape NAME=DIMS    shape of input NAME (or its index); repeat for several\n"
            "  --shape-at WHEN      prepare (default), run or each-run: where in the call\n"
@@ -45,6 +46,8 @@ static void help(void)
            "  -r, --runs N         timed later runs per mode (default 10)\n"
            "  -w, --warmup N       untimed runs after the first run (default 2)\n"
            "  --threads N          worker threads of every session and the peer (default 1)\n"
+           "  --plan-at WHEN       prepare (default) or first-run: when the static and auto\n"
+           "                       sessions plan their arena ('memprof run --help')\n"
            "  --peer xnnpack       also run XNNPACK's own subgraph runtime, built from our\n"
            "                       graph, interleaved with the modes (not with each-run);\n"
            "                       a model with an operator it lacks is refused (exit 5)\n"
@@ -70,12 +73,13 @@ static void help(void)
 #define BENCH_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_THREADS | \
                     MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PEER)
 
-/* --format, the one option with a value of its own to check. */
+/* --format and --plan-at, the options with a value of their own to check. */
 static int take(void *ctx, int id, const char *v)
 {
+    if (id == 2)
+        return mp_cli_plan_at_opt("bench", v, &((mp_bench_args *)ctx)->plan_at);
     static const char *const words[] = {"text", "json", NULL};
     int f = 0, rc = mp_opt_choice("bench", "--format", v, words, &f);
-    (void)id;
     ((mp_bench_args *)ctx)->json = f == 1;
     return rc;
 }
@@ -84,6 +88,7 @@ static int parse(int argc, char **argv, mp_bench_args *a)
 {
     static const mp_opt opts[] = {
         {"format", 0, MP_ARG_VALUE, 0, 1},
+        {"plan-at", 0, MP_ARG_VALUE, 0, 2},
         {"output", 'o', MP_ARG_STRING, offsetof(mp_bench_args, out_path), 0},
         {"no-huge-pages", 0, MP_ARG_FLAG, offsetof(mp_bench_args, no_huge_pages), 0}, {0}};
     memset(a, 0, sizeof *a);
@@ -121,6 +126,7 @@ static int write_out(const mp_bench *b)
     mp_bench_report r = {.model = a->model, .threads = a->m.threads, .runs = a->m.runs,
                          .warmup = a->m.warmup, .huge_pages = !a->no_huge_pages,
                          .peer = a->peer, .shape_at = mp_shape_at_name(a->m.at),
+                         .plan_at = a->plan_at ? mp_plan_at_name(a->plan_at) : NULL,
                          .shapes = shapes, .n_shapes = n_shapes, .rows = b->rows,
                          .n_rows = b->n, .rss_ok = b->rss_ok, .rss = b->rss, .n_rss = b->n_rss};
     mp_out o;

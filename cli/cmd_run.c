@@ -42,6 +42,10 @@ static void help(void)
            "                                   prepare and the second after it (E)\n"
            "                         each-run  before every run, cycling through the shapes (D)\n"
            "  --memory MODE        auto (default), static or dynamic (docs/memory.md)\n"
+           "  --plan-at WHEN       prepare (default) or first-run: plan the arena at prepare,\n"
+           "                       or, when an input's shape may still change, at the first\n"
+           "                       run (no arena planned for shapes no run meets; the first\n"
+           "                       run then also creates the operators)\n"
            "  --planner NAME       arena planner (default: %s; see the list below)\n"
            "  --io copy|bind       copy inputs in and outputs out (default), or run on the\n"
            "                       caller's buffers: inputs read and outputs written in\n"
@@ -85,11 +89,12 @@ typedef struct run_args {
     const char *model, *outdir, *trace_path;
     mp_model_opts m; /* --input, --shape, --shape-at, --memory, --threads, --runs, --warmup */
     bool bind, record, exact, keep_stale, scratch_separate;
+    mp_plan_at plan_at;      /* --plan-at */
     int format;              /* mp_report_format; -1 = the run's own summary */
     const char *report_path; /* -o */
 } run_args;
 
-enum { O_IO = 1, O_RECORD, O_FORMAT, O_SCRATCH };
+enum { O_IO = 1, O_RECORD, O_FORMAT, O_SCRATCH, O_PLAN_AT };
 
 /* One of two words: false or true into *out, or the usage error. */
 static int pick(const char *o, const char *v, const char *no, const char *yes, bool *out)
@@ -106,6 +111,7 @@ static int take(void *ctx, int id, const char *v)
     run_args *a = ctx;
     switch (id) {
     case O_IO: return pick("--io", v, "copy", "bind", &a->bind);
+    case O_PLAN_AT: return mp_cli_plan_at_opt("run", v, &a->plan_at);
     case O_RECORD: {
         bool off = !a->record;
         int rc = pick("--record", v, "on", "off", &off);
@@ -128,6 +134,7 @@ static int parse(int argc, char **argv, run_args *a)
 {
     static const mp_opt opts[] = {
         {"io", 0, MP_ARG_VALUE, 0, O_IO},
+        {"plan-at", 0, MP_ARG_VALUE, 0, O_PLAN_AT},
         {"record", 0, MP_ARG_VALUE, 0, O_RECORD},
         {"trace", 0, MP_ARG_STRING, offsetof(run_args, trace_path), 0},
         {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
@@ -220,7 +227,7 @@ int mp_cmd_run(int argc, char **argv)
     }
     mp_session_options so = {.threads = (int)a.m.threads, .mode = a.m.mode,
                              .planner = a.m.planner, .trace = tr, .keep_stale_arena = a.keep_stale,
-                             .scratch_separate = a.scratch_separate};
+                             .scratch_separate = a.scratch_separate, .plan_at = a.plan_at};
     /* a built-in model is built before the measured window, as a file exists before it */
     if (strncmp(a.model, "zoo:", 4) == 0 &&
         mp_zoo_build(a.model + 4, &zoo_bytes, &zoo_size, &err) != MP_OK) {

@@ -1,7 +1,9 @@
 /* memprof scenarios: play the five call orders A-E (cli/call_orders.h) with the shapes
- * given, each in a fresh recorded session, and print one table of latency and memory per
- * case (first run, later runs, static, dynamic, peak and duplicated bytes, allocations per
- * run), flagging what a good runtime never does; --strict turns a flag into exit 1. */
+ * given, each in a fresh recorded session per memory mode and plan-at policy asked for
+ * (--memory all, --plan-at both: interleaved, case by case), and print one table of latency
+ * and memory per case (first run, later runs, allocations per run, static, dynamic, peak and
+ * duplicated bytes, plans made and reused, arenas made and left unused), flagging what a
+ * good runtime never does; --strict turns a flag into exit 1. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +16,9 @@
 #include "cli/scenarios_driver.h"
 #include "reports/scenarios_report.h"
 
-#define SCENARIO_OPTS (MP_OPT_SHAPE | MP_OPT_MEMORY | MP_OPT_THREADS | MP_OPT_RUNS | \
-                       MP_OPT_WARMUP)
+#define SCENARIO_OPTS (MP_OPT_SHAPE | MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP)
 #define N_CASES 5
+#define MAX_VARIANTS 5 /* static x2 policies, dynamic, auto x2 */
 
 static void help(void)
 {
@@ -32,14 +34,21 @@ static void help(void)
            "  D  prepare, then before every run the next of S1, S2... (S1, F with one shape)\n"
            "  E  set S1, prepare, set S2 (F with one shape), run...\n"
            "Every case runs once (the first run), then --warmup runs, then --runs timed\n"
-           "runs; inputs follow the reference formula ('memprof run --help').\n"
+           "runs; inputs follow the reference formula ('memprof run --help'). A run's time\n"
+           "includes the work a shape change caused for it (re-plan, new arena), even when\n"
+           "it was done as the input was set; its allocations count in it too.\n"
            "A case is flagged 'dup' when a tensor was ever held twice (duplicated bytes),\n"
            "and 'alloc' when a run after the first allocated in a mode that plans (auto,\n"
-           "static) although no shape changed before it (every case but D).\n\n"
+           "static) although no shape changed before it (every case but D). 'arenas\n"
+           "unused' counts arenas freed before any run used them.\n\n"
            "Options:\n"
            "  --shape NAME=DIMS    a shape of input NAME (or its index), e.g. input=1,64,64,3;\n"
            "                       at least one; repeat for a second shape (D, E)\n"
-           "  --memory MODE        auto (default), static or dynamic\n"
+           "  --memory MODE        auto (default), static, dynamic, or all: the three modes\n"
+           "                       in one table, case by case (static, dynamic, auto)\n"
+           "  --plan-at WHEN       prepare (default), first-run or both: plan the arena at\n"
+           "                       prepare, or at the first run when shapes may still\n"
+           "                       change; both shows the two side by side\n"
            "  -r, --runs N         timed runs after the first run and warm-up (default 10)\n"
            "  -w, --warmup N       untimed runs after the first run (default 2)\n"
            "  --threads N          worker threads (default 1)\n"
@@ -56,24 +65,53 @@ static void help(void)
            "  memprof scenarios model.tflite --shape input_1=2,32,32,3\n"
            "  memprof scenarios zoo:mobilenet_v2_dynamic --shape input=1,160,160,3 \\\n"
            "      --shape input=1,192,192,3 -r 5 --strict\n"
+           "  memprof scenarios model.tflite --shape input_1=2,32,32,3 --memory all \\\n"
+           "      --plan-at both\n"
            "  memprof scenarios model.tflite --shape input_1=2,32,32,3 --format json -o s.json\n\n"
            "More: docs/scenarios.md and docs/memory.md in memprof's sources.\n");
 }
 
-/* --format, the one option with a value of its own to check. */
+enum { O_FORMAT = 1, O_MEMORY, O_PLAN_AT };
+
+/* --format, --memory and --plan-at, the options with a value of their own to check. */
 static int take(void *ctx, int id, const char *v)
 {
+    mp_sc_args *a = ctx;
+    if (id == O_MEMORY) {
+        static const char *const words[] = {"auto", "static", "dynamic", "all", NULL};
+        int m = 0, rc = mp_opt_choice("scenarios", "--memory", v, words, &m);
+        a->all_modes = m == 3;
+        a->n_modes = 1;
+        a->modes[0] = m == 1 ? MP_MEMORY_STATIC : m == 2 ? MP_MEMORY_DYNAMIC : MP_MEMORY_AUTO;
+        if (a->all_modes) {
+            a->n_modes = 3;
+            a->modes[0] = MP_MEMORY_STATIC;
+            a->modes[1] = MP_MEMORY_DYNAMIC;
+            a->modes[2] = MP_MEMORY_AUTO;
+        }
+        return rc;
+    }
+    if (id == O_PLAN_AT) {
+        static const char *const words[] = {"prepare", "first-run", "both", NULL};
+        int p = 0, rc = mp_opt_choice("scenarios", "--plan-at", v, words, &p);
+        a->plan_at_arg = words[p];
+        a->n_plans = p == 2 ? 2 : 1;
+        a->plans[0] = p == 1 ? MP_PLAN_AT_FIRST_RUN : MP_PLAN_AT_PREPARE;
+        a->plans[1] = MP_PLAN_AT_FIRST_RUN;
+        return rc;
+    }
     static const char *const words[] = {"text", "json", NULL};
     int f = 0, rc = mp_opt_choice("scenarios", "--format", v, words, &f);
-    (void)id;
-    ((mp_sc_args *)ctx)->json = f == 1;
+    a->json = f == 1;
     return rc;
 }
 
 static int parse(int argc, char **argv, mp_sc_args *a)
 {
     static const mp_opt opts[] = {
-        {"format", 0, MP_ARG_VALUE, 0, 1},
+        {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
+        {"memory", 0, MP_ARG_VALUE, 0, O_MEMORY},
+        {"plan-at", 0, MP_ARG_VALUE, 0, O_PLAN_AT},
         {"output", 'o', MP_ARG_STRING, offsetof(mp_sc_args, out_path), 0},
         {"keep-stale-arena", 0, MP_ARG_FLAG, offsetof(mp_sc_args, keep_stale), 0},
         {"strict", 0, MP_ARG_FLAG, offsetof(mp_sc_args, strict), 0},
@@ -82,6 +120,11 @@ static int parse(int argc, char **argv, mp_sc_args *a)
     a->m.threads = 1;
     a->m.runs = 10;
     a->m.warmup = 2;
+    a->n_modes = 1;
+    a->modes[0] = MP_MEMORY_AUTO;
+    a->n_plans = 1;
+    a->plans[0] = MP_PLAN_AT_DEFAULT;
+    a->plan_at_arg = "default";
     int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "scenarios", .help = help, .opts = opts,
                                           .take = take, .ctx = a, .model = SCENARIO_OPTS,
                                           .m = &a->m, .pos = &a->model, .max_pos = 1,
@@ -108,13 +151,13 @@ static const char *const k_calls[N_CASES] = {
 };
 
 /* The report's rows: each case with its shapes (by input, named from the probe). */
-static int write_out(const mp_sc_args *a, mp_session *probe, mp_sc_case *cases)
+static int write_out(const mp_sc_args *a, mp_session *probe, mp_sc_case *cases, int n_rows)
 {
-    mp_scenario_case rows[N_CASES];
-    for (int c = 0; c < N_CASES; c++) {
+    mp_scenario_case rows[N_CASES * MAX_VARIANTS];
+    for (int c = 0; c < n_rows; c++) {
         mp_scenario_case *w = &cases[c].r;
         const mp_shape_args *sp = cases[c].sp;
-        w->calls = k_calls[c];
+        w->calls = k_calls[w->name - 'A'];
         w->shape_at = mp_shape_at_name(cases[c].at);
         w->n_shapes = 0;
         for (int k = 0; k < mp_session_input_count(probe) && k < MP_CLI_MAX_INPUTS; k++)
@@ -123,10 +166,11 @@ static int write_out(const mp_sc_args *a, mp_session *probe, mp_sc_case *cases)
                     k, mp_session_input(probe, k)->info->name, sp->rank[k][j], sp->dims[k][j]};
         rows[c] = *w;
     }
-    mp_scenarios_report r = {.model = a->model, .mode = mp_memory_mode_name(a->m.mode),
+    mp_scenarios_report r = {.model = a->model, .plan_at = a->plan_at_arg,
+                             .mode = a->all_modes ? "all" : mp_memory_mode_name(a->modes[0]),
                              .threads = a->m.threads, .runs = a->m.runs,
                              .warmup = a->m.warmup, .keep_stale = a->keep_stale,
-                             .exact = a->exact, .cases = rows, .n_cases = N_CASES};
+                             .exact = a->exact, .cases = rows, .n_cases = n_rows};
     mp_out o;
     char why[256];
     mp_error err = {0};
@@ -163,7 +207,17 @@ int mp_cmd_scenarios(int argc, char **argv)
     mp_shape_args *sps = calloc(N_CASES, sizeof *sps);
     mp_cli_inputs *in = calloc(1, sizeof *in);
     uint64_t *times = calloc((size_t)a.m.runs, sizeof *times);
-    mp_sc_case cases[N_CASES];
+    mp_sc_case cases[N_CASES * MAX_VARIANTS];
+    /* the variants of every case: each mode, and in a mode that plans each policy */
+    mp_memory_mode v_mode[MAX_VARIANTS];
+    mp_plan_at v_plan[MAX_VARIANTS];
+    int n_var = 0;
+    for (int i = 0; i < a.n_modes; i++)
+        for (int j = 0; j < (a.modes[i] == MP_MEMORY_DYNAMIC ? 1 : a.n_plans); j++) {
+            v_mode[n_var] = a.modes[i];
+            v_plan[n_var++] = a.plans[j];
+        }
+    int n_rows = N_CASES * n_var;
     memset(cases, 0, sizeof cases);
     mp_progress pg;
     mp_progress_begin(&pg);
@@ -192,22 +246,34 @@ int mp_cmd_scenarios(int argc, char **argv)
         for (int j = 0; j < user->n[k] && rc == MP_EXIT_OK; j++)
             rc = mp_cli_apply_shape(probe, user, k, j);
     long per_case = 1 + a.m.warmup + a.m.runs; /* runs of a case, for the progress line */
-    pg.total = N_CASES * per_case;
-    for (int c = 0; c < N_CASES && rc == MP_EXIT_OK; c++) {
-        pg.base = c * per_case;
-        cases[c].r.name = (char)('A' + c);
-        cases[c].sp = &sps[c];
-        mp_scenario_case_shapes(c, user, file, n_in, &sps[c], &cases[c].at);
-        rc = mp_scenario_play(&a, bytes, size, in, &cases[c], times, &pg);
+    pg.total = n_rows * per_case;
+    /* interleaved: every mode and policy of case A, then of B, ... */
+    for (int row = 0; row < n_rows && rc == MP_EXIT_OK; row++) {
+        int c = row / n_var, v = row % n_var;
+        mp_sc_case *cs = &cases[row];
+        pg.base = row * per_case;
+        cs->r.name = (char)('A' + c);
+        cs->sp = &sps[c];
+        cs->mode = v_mode[v];
+        cs->plan_at = v_plan[v];
+        mp_scenario_case_shapes(c, user, file, n_in, &sps[c], &cs->at);
+        rc = mp_scenario_play(&a, bytes, size, in, cs, times, &pg);
     }
     mp_progress_end(&pg);
     if (rc == MP_EXIT_OK)
-        rc = write_out(&a, probe, cases);
+        rc = write_out(&a, probe, cases, n_rows);
     if (rc == MP_EXIT_OK && a.strict) {
-        for (int c = 0; c < N_CASES; c++)
+        for (int c = 0; c < n_rows; c++)
             if (cases[c].r.flag_dup || cases[c].r.flag_alloc) {
-                fprintf(stderr, "memprof scenarios: --strict: case %c is flagged (%s)\n",
-                        cases[c].r.name, mp_scenario_flags(&cases[c].r));
+                if (n_var > 1)
+                    fprintf(stderr, "memprof scenarios: --strict: case %c (%s%s%s) is flagged "
+                            "(%s)\n", cases[c].r.name, cases[c].r.mode,
+                            cases[c].r.plan_at ? ", plan at " : "",
+                            cases[c].r.plan_at ? cases[c].r.plan_at : "",
+                            mp_scenario_flags(&cases[c].r));
+                else
+                    fprintf(stderr, "memprof scenarios: --strict: case %c is flagged (%s)\n",
+                            cases[c].r.name, mp_scenario_flags(&cases[c].r));
                 rc = MP_EXIT_GATE;
             }
     }

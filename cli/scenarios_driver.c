@@ -39,8 +39,8 @@ int mp_scenario_play(const mp_sc_args *a, const void *bytes, size_t size, mp_cli
         fprintf(stderr, "memprof scenarios: out of memory\n");
         return MP_EXIT_RUNTIME;
     }
-    mp_session_options so = {.threads = (int)a->m.threads, .mode = a->m.mode, .trace = tr,
-                             .keep_stale_arena = a->keep_stale};
+    mp_session_options so = {.threads = (int)a->m.threads, .mode = cs->mode, .trace = tr,
+                             .keep_stale_arena = a->keep_stale, .plan_at = cs->plan_at};
     mp_session *s = NULL;
     int rc = mp_cli_session_open(a->model, bytes, size, &so, &s, NULL);
     if (rc == MP_EXIT_OK)
@@ -57,12 +57,11 @@ int mp_scenario_play(const mp_sc_args *a, const void *bytes, size_t size, mp_cli
             rc = mp_cli_inputs_feed(s, in);
         if (rc != MP_EXIT_OK)
             break;
-        uint64_t t0 = mp_now_ns();
-        if (mp_session_run(s, &err) != MP_OK) {
+        uint64_t dt = 0;
+        if (mp_cli_timed_run(s, &dt, &err) != MP_OK) {
             rc = mp_report_error(&err);
             break;
         }
-        uint64_t dt = mp_now_ns() - t0;
         if (r == 0)
             cs->r.first_ns = dt;
         else if (r > a->m.warmup)
@@ -73,6 +72,10 @@ int mp_scenario_play(const mp_sc_args *a, const void *bytes, size_t size, mp_cli
         mp_session_memory_info(s, &mi);
         cs->r.plans_made = mi.plans_made;
         cs->r.plans_reused = mi.plans_reused;
+        cs->r.arenas_made = mi.arenas_made;
+        cs->r.arenas_unused = mi.arenas_unused;
+        cs->r.mode = mp_memory_mode_name(cs->mode);
+        cs->r.plan_at = cs->mode == MP_MEMORY_DYNAMIC ? NULL : mp_plan_at_name(mi.plan_at);
     }
     mp_session_destroy(s);
     if (rc == MP_EXIT_OK) {
@@ -91,7 +94,7 @@ int mp_scenario_play(const mp_sc_args *a, const void *bytes, size_t size, mp_cli
             cs->r.later_bytes = sum.later_max.bytes_alloc;
             cs->r.n_runs = sum.n_runs;
             cs->r.flag_dup = sum.dup_bytes > 0;
-            cs->r.flag_alloc = a->m.mode != MP_MEMORY_DYNAMIC && cs->r.name != 'D' &&
+            cs->r.flag_alloc = cs->mode != MP_MEMORY_DYNAMIC && cs->r.name != 'D' &&
                              sum.later_max.n_alloc > 0;
             mp_summary_free(&sum);
         }

@@ -15,15 +15,25 @@
 
 typedef struct mp_sc_args {
     const char *model, *out_path;
-    mp_model_opts m; /* --shape, --memory, -r, -w, --threads */
+    mp_model_opts m; /* --shape, -r, -w, --threads */
     bool keep_stale, strict, exact, json;
+    /* --memory MODE|all: the modes played, in the table's order (static, dynamic, auto) */
+    mp_memory_mode modes[3];
+    int n_modes;
+    bool all_modes;
+    /* --plan-at prepare|first-run|both (DEFAULT: each mode's own) */
+    mp_plan_at plans[2];
+    int n_plans;
+    const char *plan_at_arg; /* as given: "default", "prepare", "first-run" or "both" */
 } mp_sc_args;
 
-/* One case: what the report shows, and the shapes it plays. */
+/* One case in one mode and plan-at policy: what the report shows, and the shapes it plays. */
 typedef struct mp_sc_case {
     mp_scenario_case r;
     mp_shape_args *sp; /* its shape lists */
     mp_shape_at at;
+    mp_memory_mode mode;
+    mp_plan_at plan_at;
 } mp_sc_case;
 
 /* The shape lists of case c (0 = A) from the user's lists u and the model's shapes f (one

@@ -35,7 +35,16 @@ _memprof_short() {
 _memprof_values() {
   local prog=$1 cmd=$2 opt=$3 arg=$4
   case $opt in
-    --memory) printf "%s\n" auto static dynamic; return ;;
+    --memory)
+      # train's policies differ from the inference modes (memprof train --help)
+      if [[ $cmd == train ]]; then printf "%s\n" planned held dynamic; return; fi
+      printf "%s\n" auto static dynamic
+      [[ $cmd == scenarios ]] && echo all
+      return ;;
+    --plan-at)
+      printf "%s\n" prepare first-run
+      [[ $cmd == scenarios ]] && echo both
+      return ;;
     --shape-at) printf "%s\n" prepare run each-run; return ;;
     --scratch) printf "%s\n" together separate; return ;;
     --planner)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <xnnpack.h>
 
 #include "engine/session_internal.h"
@@ -32,6 +33,37 @@ int mp_memory_mode_parse(const char *name)
         if (strcmp(name, mp_memory_mode_name((mp_memory_mode)m)) == 0)
             return m;
     return -1;
+}
+
+const char *mp_plan_at_name(mp_plan_at p)
+{
+    return p == MP_PLAN_AT_PREPARE ? "prepare" : p == MP_PLAN_AT_FIRST_RUN ? "first-run" : "default";
+}
+
+int mp_plan_at_parse(const char *name)
+{
+    for (int p = MP_PLAN_AT_DEFAULT; p <= MP_PLAN_AT_FIRST_RUN; p++)
+        if (strcmp(name, mp_plan_at_name((mp_plan_at)p)) == 0)
+            return p;
+    return -1;
+}
+
+/* Both modes plan at prepare unless asked otherwise: planning at the first run makes one
+ * arena instead of two in case C, but it also moves the operators' creation (XNNPACK packs
+ * weights when an operator is first set up, which needs its tensors' storage) from prepare
+ * into the first run, which then costs far more than the re-plan it avoids (docs/memory.md,
+ * "Plan at prepare or at the first run", measures both). */
+mp_plan_at mp_plan_at_resolve(mp_memory_mode mode, mp_plan_at p)
+{
+    (void)mode;
+    return p != MP_PLAN_AT_DEFAULT ? p : MP_PLAN_AT_PREPARE;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* A public call opens a trace phase unless one is open already (prepare called by run
@@ -75,6 +107,14 @@ mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_
         free(s);
         return mp_fail(err, MP_ERR_ARG, "unknown memory mode %d", mode);
     }
+    if ((unsigned)s->opt.plan_at > MP_PLAN_AT_FIRST_RUN) {
+        int p = (int)s->opt.plan_at;
+        free(s);
+        return mp_fail(err, MP_ERR_ARG, "unknown plan-at policy %d", p);
+    }
+    /* the debug switch reproduces Samsung ONE, which plans at prepare */
+    s->plan_at = s->opt.keep_stale_arena && s->opt.plan_at == MP_PLAN_AT_DEFAULT
+                     ? MP_PLAN_AT_PREPARE : mp_plan_at_resolve(s->opt.mode, s->opt.plan_at);
     s->planner = s->opt.planner ? mp_planner_find(s->opt.planner) : mp_planner_default();
     if (!s->planner) {
         const char *name = s->opt.planner;
@@ -649,7 +689,24 @@ static bool node_has_storage(const mp_node *n)
     return true;
 }
 
-static mp_status prepare_all(mp_session *s, mp_error *err)
+/* An input's shape may still change: a free dimension in its signature, or no signature
+ * (then any shape of its rank is accepted). */
+static bool shapes_may_change(const mp_session *s)
+{
+    for (int32_t i = 0; i < s->model->n_inputs; i++) {
+        const mp_tensor_info *ti = s->tensors[s->model->inputs[i]].info;
+        if (!ti->has_signature && ti->rank > 0)
+            return true;
+        for (int32_t d = 0; d < ti->rank; d++)
+            if (ti->signature[d] < 0)
+                return true;
+    }
+    return false;
+}
+
+/* at_prepare: called by mp_session_prepare (not by the run or set_input that needs it),
+ * where the FIRST_RUN policy leaves the plan to the first run. */
+static mp_status prepare_all(mp_session *s, bool at_prepare, mp_error *err)
 {
     mp_status st;
     bool inferred = s->shapes_dirty || !s->prepared;
@@ -658,7 +715,9 @@ static mp_status prepare_all(mp_session *s, mp_error *err)
         if (st != MP_OK)
             return st;
     }
-    st = mp_sm_place(s, err);
+    bool defer = at_prepare && s->plan_at == MP_PLAN_AT_FIRST_RUN && !s->ext_on &&
+                 shapes_may_change(s);
+    st = mp_sm_place(s, defer, err);
     if (st != MP_OK)
         return st;
     for (int32_t i = 0; i < s->n_nodes; i++) {
@@ -686,7 +745,7 @@ mp_status mp_session_prepare(mp_session *s, mp_error *err)
     if (!s->model)
         return mp_fail(err, MP_ERR_ARG, "no model loaded");
     bool ph = phase_begin(s, MP_PHASE_PREPARE, 0);
-    mp_status st = prepare_all(s, err);
+    mp_status st = prepare_all(s, true, err);
     phase_end(s, ph);
     return st;
 }
@@ -758,13 +817,22 @@ mp_status mp_session_set_input(mp_session *s, int input, const void *data, size_
     mp_status st = check_io_index(s, input, true, err);
     if (st != MP_OK)
         return st;
-    bool ph = phase_begin(s, MP_PHASE_IO, 0);
     int32_t ti = s->model->inputs[input];
     mp_tensor *t = &s->tensors[ti];
     if (s->trt[ti].home == HOME_CALLER)
         bind(s, ti, NULL, 0); /* copying replaces the caller's buffer */
-    if (needs_prepare(s))
-        st = prepare_all(s, err);
+    if (needs_prepare(s)) {
+        /* Copying needs the input's new storage now: the re-plan and the new arena that a
+         * shape change (or a deferred plan) causes are made here, but they are the next
+         * run's work, recorded in its phase and timed into it (mp_session_last_run_ns), as
+         * they are when the run itself makes them (inputs bound, not copied). */
+        uint64_t t0 = now_ns();
+        bool rp = phase_begin(s, MP_PHASE_RUN, s->runs + 1);
+        st = prepare_all(s, false, err);
+        phase_end(s, rp);
+        s->pre_run_ns += now_ns() - t0;
+    }
+    bool ph = phase_begin(s, MP_PHASE_IO, 0);
     if (st == MP_OK && !t->data)
         st = mp_sm_give_own(s, ti, MP_MEM_DYNAMIC, -1, err); /* dynamic mode: now it is needed */
     if (st == MP_OK && bytes != t->bytes)
@@ -774,6 +842,8 @@ mp_status mp_session_set_input(mp_session *s, int input, const void *data, size_
         memcpy(t->data, data, bytes);
         if (s->trace)
             mp_trace_copy(s->trace, ti, bytes, MP_COPY_IN);
+        s->trt[ti].was_set = true;
+        s->trt[ti].set_version = s->trt[ti].version;
     }
     phase_end(s, ph);
     return st;
@@ -805,13 +875,25 @@ static mp_status run_nodes(mp_session *s, mp_error *err)
 {
     mp_status st = MP_OK;
     if (needs_prepare(s)) {
-        st = prepare_all(s, err); /* cases C, D and E: plan for the new shapes here */
+        st = prepare_all(s, false, err); /* cases C, D and E: plan for the new shapes here */
         if (st != MP_OK)
             return st;
     }
+    s->arena_used = true;
     st = mp_sm_check_bound(s, err);
     if (st != MP_OK)
         return st;
+    /* An input copied in before something moved its storage (a binding or a shape change
+     * that planned the arena again) lost its bytes: refused, never run on garbage. */
+    for (int32_t i = 0; i < s->model->n_inputs; i++) {
+        int32_t t = s->model->inputs[i];
+        const tensor_rt *r = &s->trt[t];
+        if (r->was_set && r->home != HOME_CALLER && r->version != r->set_version)
+            return mp_fail(err, MP_ERR_ARG,
+                           "%s: input '%s' was set before its storage moved (a binding or shape "
+                           "change planned the memory again): set it again before the run",
+                           s->model->path, s->tensors[t].info->name);
+    }
     /* While running every tensor's data exists before its readers run, so a deferred
      * operator's infer may read any input value. */
     for (int32_t i = 0; i < s->model->n_inputs; i++)
@@ -866,10 +948,18 @@ mp_status mp_session_run(mp_session *s, mp_error *err)
 {
     if (!s->model)
         return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    uint64_t t0 = now_ns();
     bool ph = phase_begin(s, MP_PHASE_RUN, ++s->runs);
     mp_status st = run_nodes(s, err);
     phase_end(s, ph);
+    s->last_run_ns = now_ns() - t0 + s->pre_run_ns;
+    s->pre_run_ns = 0;
     return st;
+}
+
+uint64_t mp_session_last_run_ns(const mp_session *s)
+{
+    return s->last_run_ns;
 }
 
 void mp_session_memory_info(const mp_session *s, mp_session_memory *out)
@@ -881,6 +971,9 @@ void mp_session_memory_info(const mp_session *s, mp_session_memory *out)
     out->n_planned = s->n_planned;
     out->plans_made = s->plans_made;
     out->plans_reused = s->plans_reused;
+    out->arenas_made = s->arenas_made;
+    out->arenas_unused = s->arenas_unused;
+    out->plan_at = s->plan_at;
     out->n_scratch = s->n_scratch;
     out->scratch_block = s->scratch_block ? mp_mem_size(s->scratch_block) : 0;
     for (int32_t t = 0; t < s->n_tensors; t++)
@@ -968,7 +1061,8 @@ const mp_tensor *mp_session_tensor(const mp_session *s, int32_t index)
 
 bool mp_session_needs_prepare(const mp_session *s)
 {
-    return s->model && needs_prepare(s);
+    /* a plan left to the first run changes no shape: the outputs' sizes are known */
+    return s->model && (!s->prepared || s->shapes_dirty || (s->plan_dirty && !s->plan_deferred));
 }
 
 bool mp_session_output_deferred(const mp_session *s, int i)

@@ -35,6 +35,19 @@ typedef struct mp_session mp_session;
  * In every mode a tensor whose shape is known only while running is dynamic. */
 typedef enum mp_memory_mode { MP_MEMORY_AUTO = 0, MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC } mp_memory_mode;
 
+/* When the static manager first plans (docs/memory.md, "Plan at prepare or at the first run"):
+ *   PREPARE    mp_session_prepare plans and allocates the arena for the shapes it sees; a
+ *              shape change after it frees that arena, even if no run used it (case C).
+ *   FIRST_RUN  when an input's shape may still change (a free dimension), prepare infers the
+ *              shapes and plans nothing; the first run (or the set_input before it) plans for
+ *              the shapes it meets, and later runs reuse that plan while shapes stay. Inputs
+ *              whose shapes cannot change are planned at prepare as with PREPARE.
+ *              The first run then also creates the operators (XNNPACK packs weights when an
+ *              operator is first set up, which needs storage): it wastes no arena, but its
+ *              first run costs more than the re-plan it avoids.
+ *   DEFAULT    PREPARE in every mode (mp_plan_at_resolve; docs/memory.md has the table). */
+typedef enum mp_plan_at { MP_PLAN_AT_DEFAULT = 0, MP_PLAN_AT_PREPARE, MP_PLAN_AT_FIRST_RUN } mp_plan_at;
+
 typedef struct mp_session_options {
     int threads;             /* 1 = no thread pool */
     /* A pthreadpool_t to run on instead of a pool of the session's own (not owned; it must
@@ -58,11 +71,17 @@ typedef struct mp_session_options {
      * transparent-huge-page pool (engine/memory/huge_pool.h): exists to measure the pool
      * (memprof bench --no-huge-pages). */
     bool no_huge_pages;
+    mp_plan_at plan_at;      /* when the static manager first plans (DEFAULT: the mode's) */
 } mp_session_options;
 
 /* Name of a mode ("auto", ...) and back (-1 when unknown). */
 const char *mp_memory_mode_name(mp_memory_mode m);
 int mp_memory_mode_parse(const char *name);
+/* "prepare", "first-run" (DEFAULT: "default") and back (-1 when unknown); and the policy a
+ * mode uses for DEFAULT. */
+const char *mp_plan_at_name(mp_plan_at p);
+int mp_plan_at_parse(const char *name);
+mp_plan_at mp_plan_at_resolve(mp_memory_mode mode, mp_plan_at p);
 
 /* A model asking for a bigger tensor is refused with MP_ERR_SHAPE instead of exhausting memory. */
 #define MP_DEFAULT_MAX_TENSOR ((size_t)4 << 30)
@@ -98,6 +117,12 @@ mp_status mp_session_set_output_buffer(mp_session *s, int output, void *buf, siz
 mp_status mp_session_get_output(mp_session *s, int output, void *dst, size_t bytes,
                                 mp_error *err);
 mp_status mp_session_run(mp_session *s, mp_error *err);
+/* The last run's time in ns, with the work that belongs to it but was done before it
+ * started: after a shape change, mp_session_set_input must re-plan (and allocate the new
+ * arena) to have somewhere to copy into; that work is recorded in the trace inside the run
+ * it serves (a phase `run N` opened for it) and its time is added here, so that a run after
+ * a shape change costs the same whether its inputs were copied or bound. 0 before a run. */
+uint64_t mp_session_last_run_ns(const mp_session *s);
 /* Variable tensors (is_variable in the model: the hidden and cell state of LSTM and other
  * recurrent operators) keep their values from one run to the next, in blocks of their own
  * (memory kind variable), never in the arena. This sets every one back to its initial value:
@@ -141,6 +166,9 @@ typedef struct mp_session_memory {
     uint64_t scratch_block;   /* bytes of the separate scratch block (scratch_separate) */
     int32_t n_variable;       /* variable tensors with their block (kept across runs) */
     uint64_t variable_bytes;  /* bytes of those blocks */
+    uint64_t arenas_made;     /* arenas the static manager allocated so far */
+    uint64_t arenas_unused;   /* of those, freed before any run used them */
+    mp_plan_at plan_at;       /* the policy in force (never DEFAULT) */
 } mp_session_memory;
 void mp_session_memory_info(const mp_session *s, mp_session_memory *out);
 

@@ -41,6 +41,8 @@ typedef struct tensor_rt {
     size_t caller_cap;  /* capacity of the caller's buffer, when HOME_CALLER */
     void *released;     /* the dynamic block it gave back after its last reader (the pointer
                            its operators were set up with; compared, never dereferenced) */
+    bool was_set;       /* a model input copied in by set_input ... */
+    uint32_t set_version; /* ... at this version: a later change of storage lost its bytes */
 } tensor_rt;
 
 /* A plan kept for input shapes seen before (auto mode). */
@@ -85,6 +87,12 @@ struct mp_session {
     plan_entry cache[MP_PLAN_CACHE];
     uint64_t cache_clock;
     uint64_t plans_made, plans_reused;
+    mp_plan_at plan_at;    /* resolved: PREPARE or FIRST_RUN */
+    bool plan_deferred;    /* prepare left the static plan to the first run (FIRST_RUN) */
+    bool arena_used;       /* a run started with the current arena */
+    uint64_t arenas_made, arenas_unused;
+    /* run timing: work done for the next run before it starts (set_input's re-plan) */
+    uint64_t pre_run_ns, last_run_ns;
     /* an arena of the caller's (mp_session_use_external_arena, mp_session_place_arena) */
     bool ext_on;           /* no arena of the session's own */
     bool ext_valid;        /* ext_off places the current plan's items */
@@ -98,9 +106,9 @@ struct mp_session {
 /* Lifetimes and roles of every tensor for the current folded/deferred marking. */
 void mp_sm_classify(mp_session *s);
 /* Give the static manager's tensors their slots: plan (or take a cached plan) and
- * allocate one arena. Variable (persistent) tensors get blocks of their own (kind variable),
+ * allocate one arena (defer_plan: neither; the plan stays due, nothing gets storage for it). Variable (persistent) tensors get blocks of their own (kind variable),
  * kept when they have one, else set to their initial value. */
-mp_status mp_sm_place(mp_session *s, mp_error *err);
+mp_status mp_sm_place(mp_session *s, bool defer_plan, mp_error *err);
 /* Release the arena (its tensors lose their storage). */
 void mp_sm_release_arena(mp_session *s);
 /* A shape changed or a binding changed: nothing planned for the old state may stay. */

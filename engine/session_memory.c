@@ -204,8 +204,11 @@ void mp_sm_release_arena(mp_session *s)
     for (int32_t i = 0; i < s->n_nodes; i++)
         if (s->nrt[i].scratch_home == HOME_ARENA)
             set_scratch(s, i, NULL, HOME_NONE);
-    if (s->arena && !s->stale_kept)
+    if (s->arena && !s->stale_kept) {
+        if (!s->arena_used)
+            s->arenas_unused++; /* planned for shapes no run met (case C planned at prepare) */
         mp_mem_free(s->mem, s->arena);
+    }
     if (!s->stale_kept)
         s->arena = NULL;
     mp_mem_free(s->mem, s->scratch_block);
@@ -467,6 +470,8 @@ static mp_status place_static(mp_session *s, mp_error *err)
                          s->model->path, (unsigned long long)e->total);
             goto out;
         }
+        s->arenas_made++;
+        s->arena_used = false;
     }
     if (s->opt.scratch_separate && e->scratch_max > 0) {
         s->scratch_block = mp_mem_alloc(s->mem, e->scratch_max, SLOT_ALIGN, MP_MEM_SCRATCH, none);
@@ -507,16 +512,21 @@ out:
     return st;
 }
 
-mp_status mp_sm_place(mp_session *s, mp_error *err)
+mp_status mp_sm_place(mp_session *s, bool defer_plan, mp_error *err)
 {
     mp_status st;
-    if (s->opt.mode != MP_MEMORY_DYNAMIC && !s->stale_kept && s->plan_dirty) {
+    bool planning = s->opt.mode != MP_MEMORY_DYNAMIC && !s->stale_kept && s->plan_dirty;
+    defer_plan = defer_plan && planning;
+    if (planning && !defer_plan) {
         mp_sm_release_arena(s);
         st = place_static(s, err);
         if (st != MP_OK)
             return st;
     }
-    s->plan_dirty = false;
+    /* deferred (plan at the first run): the plan stays due, and its tensors stay without
+     * storage until the call that plans */
+    s->plan_dirty = defer_plan;
+    s->plan_deferred = defer_plan;
     /* own buffers: variable tensors (kept, or new and set to their initial value), and
      * tensors left without storage (an unplanned input that a run will need) */
     for (int32_t t = 0; t < s->n_tensors; t++) {
@@ -531,7 +541,8 @@ mp_status mp_sm_place(mp_session *s, mp_error *err)
                 return st;
             if (!kept)
                 mp_sm_reset_variable(s, t);
-        } else if (!r->dynamic && r->first != INT32_MAX && !s->ext_on) {
+        } else if (!r->dynamic && r->first != INT32_MAX && !s->ext_on &&
+                   !(defer_plan && in_static_plan(s, t))) {
             st = mp_sm_give_own(s, t, MP_MEM_STATIC, -1, err);
             if (st != MP_OK)
                 return st;

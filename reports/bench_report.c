@@ -132,6 +132,9 @@ void mp_report_bench_text(FILE *f, const mp_bench_report *r)
     mp_text_title(f, "memprof bench", r->model);
     mp_text_line(f, "  %ld thread%s; per mode: load, prepare, first run, %ld warm-up, %ld timed "
                     "runs", r->threads, r->threads == 1 ? "" : "s", r->warmup, r->runs);
+    if (r->plan_at)
+        mp_text_line(f, "  static and auto modes plan at %s (--plan-at)",
+                     strcmp(r->plan_at, "first-run") == 0 ? "the first run" : r->plan_at);
     if (!r->huge_pages)
         mp_text_line(f, "  --no-huge-pages: arenas and packed weights on ordinary pages");
     shapes_line(f, r);

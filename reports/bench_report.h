@@ -62,6 +62,7 @@ typedef struct mp_bench_report {
     const char *model;
     long threads, runs, warmup;
     bool huge_pages, peer;
+    const char *plan_at;     /* --plan-at as given (NULL: the default, prepare) */
     const char *shape_at;
     const mp_bench_shape *shapes;
     int n_shapes;

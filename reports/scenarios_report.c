@@ -32,53 +32,100 @@ static void shapes_str(const mp_scenario_case *c, char *buf, size_t n)
         snprintf(buf, n, "the model's own");
 }
 
-static void text_row(FILE *f, const mp_scenarios_report *r, const mp_scenario_case *cs)
+/* "A    static  prepare  ": the case, its mode and its plan-at policy (22 columns). */
+static void row_label(const mp_scenario_case *cs, char *buf, size_t n)
 {
-    char b[4][48];
-    const uint64_t v[4] = {cs->static_bytes, cs->dynamic_bytes, cs->peak_bytes, cs->dup_bytes};
-    for (int i = 0; i < 4; i++) {
-        if (r->exact)
-            snprintf(b[i], sizeof b[i], "%llu", (unsigned long long)v[i]);
-        else
-            mp_fmt_bytes(b[i], sizeof b[i], v[i]);
-    }
-    mp_text_line(f, "%-2c %8.3f %8.3f %10s %10s %10s %10s %5llu %s", cs->name,
-                 cs->first_ns / 1e6, cs->later.median_ns / 1e6, b[0], b[1], b[2], b[3],
-                 (unsigned long long)cs->later_allocs, mp_scenario_flags(cs));
+    snprintf(buf, n, "%-4c %-7s %-9s", cs->name, cs->mode ? cs->mode : "",
+             cs->plan_at ? cs->plan_at : "-");
+}
+
+static void fmt_bytes(const mp_scenarios_report *r, char *buf, size_t n, uint64_t v)
+{
+    if (r->exact)
+        snprintf(buf, n, "%llu", (unsigned long long)v);
+    else
+        mp_fmt_bytes(buf, n, v);
+}
+
+static void time_row(FILE *f, const mp_scenarios_report *r, const mp_scenario_case *cs)
+{
+    char b[3][48], label[48];
+    const uint64_t v[3] = {cs->static_bytes, cs->peak_bytes, cs->dup_bytes};
+    for (int i = 0; i < 3; i++)
+        fmt_bytes(r, b[i], sizeof b[i], v[i]);
+    row_label(cs, label, sizeof label);
+    mp_text_line(f, "%s %8.3f %8.3f %6llu %10s %10s %10s", label, cs->first_ns / 1e6,
+                 cs->later.median_ns / 1e6, (unsigned long long)cs->later_allocs, b[0], b[1],
+                 b[2]);
+}
+
+static void plan_row(FILE *f, const mp_scenarios_report *r, const mp_scenario_case *cs)
+{
+    char b[48], label[48];
+    fmt_bytes(r, b, sizeof b, cs->dynamic_bytes);
+    row_label(cs, label, sizeof label);
+    mp_text_line(f, "%s %10s %6llu %6llu %6llu %6llu %s", label, b,
+                 (unsigned long long)cs->plans_made, (unsigned long long)cs->plans_reused,
+                 (unsigned long long)cs->arenas_made, (unsigned long long)cs->arenas_unused,
+                 mp_scenario_flags(cs));
 }
 
 void mp_report_scenarios_text(FILE *f, const mp_scenarios_report *r)
 {
     mp_text_title(f, "memprof scenarios", r->model);
-    mp_text_line(f, "  mode %s, %ld thread%s; per case: first run, %ld warm-up, %ld timed runs",
-                 r->mode, r->threads, r->threads == 1 ? "" : "s", r->warmup, r->runs);
+    mp_text_line(f, "  mode %s, plan at %s, %ld thread%s", r->mode,
+                 r->plan_at ? r->plan_at : "default", r->threads, r->threads == 1 ? "" : "s");
+    mp_text_line(f, "  per case: first run, %ld warm-up, %ld timed runs", r->warmup, r->runs);
     if (r->keep_stale)
         mp_text_line(f, "  debug: --keep-stale-arena (the old arena kept after a shape change)");
     mp_text_line(f, "%s", "");
-    mp_text_line(f, "     first    later     static    dynamic       peak duplicated allocs");
-    mp_text_line(f, "case run ms  med. ms      bytes      bytes      bytes      bytes  /run flags");
+    mp_text_line(f, "%-22s %8s %8s %6s %10s %10s %10s", "", "first", "later", "allocs",
+                 "static", "peak", "duplicated");
+    mp_text_line(f, "%-22s %8s %8s %6s %10s %10s %10s", "case mode    plan at", "run ms",
+                 "med. ms", "/run", "bytes", "bytes", "bytes");
     for (int c = 0; c < r->n_cases; c++)
-        text_row(f, r, &r->cases[c]);
+        time_row(f, r, &r->cases[c]);
+    mp_text_line(f, "%s", "");
+    mp_text_line(f, "%-22s %10s %6s %6s %6s %6s", "", "dynamic", "plans", "plans", "arenas",
+                 "arenas");
+    mp_text_line(f, "%-22s %10s %6s %6s %6s %6s %s", "case mode    plan at", "bytes", "made",
+                 "reused", "made", "unused", "flags");
+    for (int c = 0; c < r->n_cases; c++)
+        plan_row(f, r, &r->cases[c]);
     mp_text_line(f, "%s", "");
     mp_text_line(f, "case calls                                    shapes");
     for (int c = 0; c < r->n_cases; c++) {
+        if (c > 0 && r->cases[c - 1].name == r->cases[c].name)
+            continue; /* the same case in another mode or policy */
         char sh[512];
         shapes_str(&r->cases[c], sh, sizeof sh);
         mp_text_line(f, "%-4c %-40s %s", r->cases[c].name, r->cases[c].calls, sh);
     }
     mp_text_line(f, "%s", "");
+    mp_text_line(f, "run ms: with the work a shape change caused for that run (re-plan, new "
+                    "arena).");
     mp_text_line(f, "allocs /run: the most allocations in one run after the first (warm-up "
                     "included).");
+    mp_text_line(f, "plans: planner calls, and plans taken from auto mode's cache; arenas "
+                    "unused:");
+    mp_text_line(f, "freed before any run used them (planned for shapes no run met).");
     mp_text_line(f, "flags: dup = a tensor held twice; alloc = a later run allocated with no "
                     "shape");
     mp_text_line(f, "change before it (D changes shapes before every run: not flagged for it).");
     int n_flagged = 0;
-    char which[64] = "";
+    char which[256] = "";
     for (int c = 0; c < r->n_cases; c++)
         if (r->cases[c].flag_dup || r->cases[c].flag_alloc) {
             size_t l = strlen(which);
-            snprintf(which + l, sizeof which - l, "%s%c", n_flagged ? ", " : "",
-                     r->cases[c].name);
+            char label[48];
+            if (r->n_cases > 5) {
+                snprintf(label, sizeof label, "%c %s%s%s", r->cases[c].name, r->cases[c].mode,
+                         r->cases[c].plan_at ? "/" : "",
+                         r->cases[c].plan_at ? r->cases[c].plan_at : "");
+            } else {
+                snprintf(label, sizeof label, "%c", r->cases[c].name);
+            }
+            snprintf(which + l, sizeof which - l, "%s%s", n_flagged ? ", " : "", label);
             n_flagged++;
         }
     if (n_flagged)
@@ -115,6 +162,8 @@ static json_t *case_json(const mp_scenario_case *cs)
         json_array_append_new(flags, json_string("alloc"));
     json_t *o = json_object();
     json_object_set_new(o, "case", json_string(name));
+    json_object_set_new(o, "mode", json_string(cs->mode ? cs->mode : ""));
+    json_object_set_new(o, "plan_at", cs->plan_at ? json_string(cs->plan_at) : json_null());
     json_object_set_new(o, "calls", json_string(cs->calls));
     json_object_set_new(o, "shape_at", json_string(cs->shape_at));
     json_object_set_new(o, "shapes", shapes_json(cs));
@@ -131,6 +180,8 @@ static json_t *case_json(const mp_scenario_case *cs)
     mp_json_set_u64(o, "later_run_max_bytes", cs->later_bytes);
     mp_json_set_u64(o, "plans_made", cs->plans_made);
     mp_json_set_u64(o, "plans_reused", cs->plans_reused);
+    mp_json_set_u64(o, "arenas_made", cs->arenas_made);
+    mp_json_set_u64(o, "arenas_unused", cs->arenas_unused);
     json_object_set_new(o, "flags", flags);
     return o;
 }
@@ -140,9 +191,10 @@ static json_t *to_json(const mp_scenarios_report *r)
     json_t *root = json_object(), *arr = json_array();
     int n_flagged = 0;
     json_object_set_new(root, "format", json_string("memprof-scenarios"));
-    json_object_set_new(root, "version", json_integer(2));
+    json_object_set_new(root, "version", json_integer(3));
     json_object_set_new(root, "model", json_string(r->model));
     json_object_set_new(root, "mode", json_string(r->mode));
+    json_object_set_new(root, "plan_at", json_string(r->plan_at ? r->plan_at : "default"));
     json_object_set_new(root, "threads", json_integer(r->threads));
     json_object_set_new(root, "runs", json_integer(r->runs));
     json_object_set_new(root, "warmup", json_integer(r->warmup));

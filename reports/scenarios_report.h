@@ -1,5 +1,6 @@
-/* memprof scenarios' output: one row per call order A-E (first run, later runs' median,
- * static, dynamic, peak and duplicated bytes, allocations per run, flags), the calls and
+/* memprof scenarios' output: one row per call order A-E and memory mode / plan-at policy
+ * (first run, later runs' median, allocations per run, static, peak and duplicated bytes;
+ * then dynamic bytes, plans made and reused, arenas made and unused, flags), the calls and
  * shapes of each case, and what was flagged; as text or JSON (format memprof-scenarios,
  * docs/json.md). The command fills the plain structs below. */
 #ifndef MP_SCENARIOS_REPORT_H
@@ -28,11 +29,15 @@ typedef struct mp_scenario_case {
     uint64_t static_bytes, dynamic_bytes, peak_bytes, dup_bytes;
     uint64_t first_allocs, first_bytes, later_allocs, later_bytes;
     uint64_t plans_made, plans_reused;
+    uint64_t arenas_made, arenas_unused; /* arenas allocated; of those, freed unused by a run */
+    const char *mode;         /* static, dynamic, auto */
+    const char *plan_at;      /* prepare, first-run; NULL in dynamic mode (nothing planned) */
     bool flag_dup, flag_alloc; /* a tensor held twice; a later run allocated unasked */
 } mp_scenario_case;
 
 typedef struct mp_scenarios_report {
-    const char *model, *mode;
+    const char *model, *mode; /* mode: as given (static, dynamic, auto, or all) */
+    const char *plan_at;      /* as given: default, prepare, first-run or both */
     long threads, runs, warmup;
     bool keep_stale, exact;
     const mp_scenario_case *cases;

@@ -202,7 +202,7 @@ echo "derived arenas: batch 1 $a1, batch 2 $a2, batch 3 $a3 bytes"
 expect 0 "$mp" scenarios "$m" --shape input_1=2,32,32,3 --shape input_1=3,32,32,3 -r 3 -w 1 \
   --format json -o "$tmp/s.json"
 jcheck "$tmp/s.json" "
-need(j['format'] == 'memprof-scenarios' and j['version'] == 2, 'format/version')
+need(j['format'] == 'memprof-scenarios' and j['version'] == 3, 'format/version')
 for k in ('model', 'mode', 'threads', 'runs', 'warmup', 'keep_stale_arena', 'cases', 'flagged'):
     need(k in j, 'no field ' + k)
 want = {'A': $a1, 'B': $a2, 'C': $a2, 'D': $a3, 'E': $a3}
