@@ -31,7 +31,7 @@ static void help(void)
            "  --epochs E           passes over the data (default 3)\n"
            "  --steps S            this many steps instead of epochs\n"
            "  --samples N          synthetic samples (default 4 x batch)\n"
-           "  --optimizer sgd|adam default adam (beta1 0.9, beta2 0.999, epsilon 1e-7)\n"
+           "  --optimizer sgd|adam  default adam (beta1 0.9, beta2 0.999, epsilon 1e-7)\n"
            "  --learning-rate R    default 0.001 (adam), 0.01 (sgd)\n"
            "  --loss mse|cce       default cce when the model ends in SOFTMAX (fused), else mse\n"
            "  --trainable-ops K    train only the last K operators (default 0: all)\n"

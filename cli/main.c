@@ -34,7 +34,7 @@ static const struct {
     {"diff", mp_cmd_diff, "what changed between two traces or baselines"},
     {"tui", mp_cmd_tui, "interactive terminal timeline of a model's or trace's memory"},
     {"zoo", mp_cmd_zoo, "list or write the built-in models"},
-    {"train", mp_cmd_train, "train a model; its training memory by category, held vs planned"},
+    {"train", mp_cmd_train, "train a model: its training memory by category, held vs planned"},
 };
 
 static void usage(FILE *f)
