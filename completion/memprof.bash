@@ -38,7 +38,13 @@ _memprof_values() {
     --memory)
       # train's policies differ from the inference modes (memprof train --help)
       if [[ $cmd == train ]]; then printf "%s\n" planned held dynamic; return; fi
-      printf "%s\n" auto static dynamic; return ;;
+      printf "%s\n" auto static dynamic
+      [[ $cmd == scenarios ]] && echo all
+      return ;;
+    --plan-at)
+      printf "%s\n" prepare first-run
+      [[ $cmd == scenarios ]] && echo both
+      return ;;
     --shape-at) printf "%s\n" prepare run each-run; return ;;
     --scratch) printf "%s\n" together separate; return ;;
     --planner)
