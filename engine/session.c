@@ -842,6 +842,8 @@ mp_status mp_session_set_input(mp_session *s, int input, const void *data, size_
         memcpy(t->data, data, bytes);
         if (s->trace)
             mp_trace_copy(s->trace, ti, bytes, MP_COPY_IN);
+        s->trt[ti].was_set = true;
+        s->trt[ti].set_version = s->trt[ti].version;
     }
     phase_end(s, ph);
     return st;
@@ -881,6 +883,17 @@ static mp_status run_nodes(mp_session *s, mp_error *err)
     st = mp_sm_check_bound(s, err);
     if (st != MP_OK)
         return st;
+    /* An input copied in before something moved its storage (a binding or a shape change
+     * that planned the arena again) lost its bytes: refused, never run on garbage. */
+    for (int32_t i = 0; i < s->model->n_inputs; i++) {
+        int32_t t = s->model->inputs[i];
+        const tensor_rt *r = &s->trt[t];
+        if (r->was_set && r->home != HOME_CALLER && r->version != r->set_version)
+            return mp_fail(err, MP_ERR_ARG,
+                           "%s: input '%s' was set before its storage moved (a binding or shape "
+                           "change planned the memory again): set it again before the run",
+                           s->model->path, s->tensors[t].info->name);
+    }
     /* While running every tensor's data exists before its readers run, so a deferred
      * operator's infer may read any input value. */
     for (int32_t i = 0; i < s->model->n_inputs; i++)

@@ -41,6 +41,8 @@ typedef struct tensor_rt {
     size_t caller_cap;  /* capacity of the caller's buffer, when HOME_CALLER */
     void *released;     /* the dynamic block it gave back after its last reader (the pointer
                            its operators were set up with; compared, never dereferenced) */
+    bool was_set;       /* a model input copied in by set_input ... */
+    uint32_t set_version; /* ... at this version: a later change of storage lost its bytes */
 } tensor_rt;
 
 /* A plan kept for input shapes seen before (auto mode). */
