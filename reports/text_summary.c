@@ -225,10 +225,9 @@ static void section_peak(FILE *f, const mp_summary *s, bool exact)
         out(f, LABEL "%-*s%s", "  of io: caller's", cw,
             bytes_str(b1, sizeof b1, s->peak_caller, exact),
             bytes_str(b2, sizeof b2, s->caller_peak, exact));
-    if (s->model_heap > 0)
-        out(f, LABEL "%s of the model's %s, held on the heap", "  const",
-            bytes_str(b1, sizeof b1, s->const_bytes, exact),
-            bytes_str(b2, sizeof b2, s->model_heap, exact));
+    if (s->model_heap > 0) /* the model's own bytes: the reconciliation and JSON's model_heap */
+        out(f, LABEL "%s, in the model held on the heap", "  const",
+            bytes_str(b1, sizeof b1, s->const_bytes, exact));
     else
         out(f, LABEL "%s, mapped from the model (not heap)", "  const",
             bytes_str(b1, sizeof b1, s->const_bytes, exact));
