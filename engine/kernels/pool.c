@@ -319,17 +319,32 @@ static void pool_1x1(const pool_state *s, const mp_op_options *o, const float *i
         }
 }
 
-/* Element i of an int8 (s8) or uint8 buffer. */
-static inline int32_t q8_at(const void *x, bool s8, size_t i)
+/* Add n 8-bit values (int8 or uint8) to n int32 sums: contiguous, so the compiler vectorizes
+ * it. */
+static inline void q8_accumulate(int32_t *acc, const void *x, bool s8, size_t n)
 {
-    return s8 ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i];
+    if (s8) {
+        const int8_t *p = x;
+        for (size_t i = 0; i < n; i++)
+            acc[i] += p[i];
+    } else {
+        const uint8_t *p = x;
+        for (size_t i = 0; i < n; i++)
+            acc[i] += p[i];
+    }
 }
 
+/* Channels summed at once: the sums of one block live on the stack. */
+#define POOL_Q8_BLOCK 256
+
 /* TensorFlow Lite's reference integer average over the valid pixels of each window, clamped
- * to the activation range. A window of one pixel copies it (1x1 windows of MAX_POOL_2D). */
+ * to the activation range. A window of one pixel copies it (1x1 windows of MAX_POOL_2D).
+ * Each window's pixels are summed a block of channels at a time, pixel by pixel (reading
+ * NHWC rows in order), and each sum divided with TensorFlow Lite's rounding. */
 static void pool_avg_q8(const pool_state *s, const mp_op_options *o, const void *in, void *out,
                         bool s8, size_t c)
 {
+    int32_t acc[POOL_Q8_BLOCK];
     size_t k = 0;
     for (int32_t b = 0; b < s->batch; b++)
         for (int32_t oy = 0; oy < s->out_h; oy++) {
@@ -341,22 +356,30 @@ static void pool_avg_q8(const pool_state *s, const mp_op_options *o, const void 
                 const int32_t kx0 = x0 < 0 ? -x0 : 0;
                 const int32_t kx1 = s->in_w - x0 < o->filter_w ? s->in_w - x0 : o->filter_w;
                 const int32_t count = (ky1 - ky0) * (kx1 - kx0);
-                for (size_t ch = 0; ch < c; ch++, k++) {
-                    int32_t sum = 0;
+                for (size_t ch0 = 0; ch0 < c; ch0 += POOL_Q8_BLOCK) {
+                    size_t nb = c - ch0 < POOL_Q8_BLOCK ? c - ch0 : POOL_Q8_BLOCK;
+                    for (size_t i = 0; i < nb; i++)
+                        acc[i] = 0;
                     for (int32_t ky = ky0; ky < ky1; ky++)
                         for (int32_t kx = kx0; kx < kx1; kx++) {
                             size_t pix = ((size_t)b * s->in_h + (size_t)(y0 + ky)) * s->in_w +
                                          (size_t)(x0 + kx);
-                            sum += q8_at(in, s8, pix * c + ch);
+                            size_t at = pix * c + ch0;
+                            q8_accumulate(acc, s8 ? (const void *)((const int8_t *)in + at)
+                                                  : (const void *)((const uint8_t *)in + at),
+                                          s8, nb);
                         }
-                    int32_t v = count <= 0 ? 0
-                                : sum > 0  ? (sum + count / 2) / count
-                                           : (sum - count / 2) / count;
-                    v = v < s->lo ? s->lo : (v > s->hi ? s->hi : v);
-                    if (s8)
-                        ((int8_t *)out)[k] = (int8_t)v;
-                    else
-                        ((uint8_t *)out)[k] = (uint8_t)v;
+                    for (size_t i = 0; i < nb; i++, k++) {
+                        int32_t sum = acc[i];
+                        int32_t v = count <= 0 ? 0
+                                    : sum > 0  ? (sum + count / 2) / count
+                                               : (sum - count / 2) / count;
+                        v = v < s->lo ? s->lo : (v > s->hi ? s->hi : v);
+                        if (s8)
+                            ((int8_t *)out)[k] = (int8_t)v;
+                        else
+                            ((uint8_t *)out)[k] = (uint8_t)v;
+                    }
                 }
             }
         }
