@@ -15,6 +15,7 @@
 
 #include "engine/kernels/quant_math.h"
 #include "tests/util/kernel_harness.h"
+#include "tests/util/quant_ref.h"
 
 static uint32_t g_seed = 12345;
 static uint32_t rnd(void)
@@ -28,30 +29,6 @@ static float rnd_scale(void)
 {
     float m = 1.0f + (float)(rnd() & 0xffff) / 65536.0f;
     return ldexpf(m, (int)(rnd() % 20) - 14);
-}
-
-static void dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi)
-{
-    *lo = dt == MP_DT_UINT8 ? 0 : dt == MP_DT_INT8 ? -128 : -32768;
-    *hi = dt == MP_DT_UINT8 ? 255 : dt == MP_DT_INT8 ? 127 : 32767;
-}
-
-static int32_t load_q(mp_dtype dt, const void *p, size_t i)
-{
-    switch (dt) {
-    case MP_DT_UINT8: return ((const uint8_t *)p)[i];
-    case MP_DT_INT8: return ((const int8_t *)p)[i];
-    default: return ((const int16_t *)p)[i];
-    }
-}
-
-static void store_q(mp_dtype dt, void *p, size_t i, int32_t v)
-{
-    switch (dt) {
-    case MP_DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case MP_DT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    default: ((int16_t *)p)[i] = (int16_t)v; break;
-    }
 }
 
 static bool same_bits(float a, float b)
@@ -71,7 +48,7 @@ static void test_dequantize_8bit_activation_exhaustive(void **state)
         for (int trial = 0; trial < 40; trial++) {
             mp_dtype dt = types[t];
             int32_t lo, hi;
-            dtype_range(dt, &lo, &hi);
+            qref_range(dt, &lo, &hi);
             float scale = rnd_scale();
             int64_t zp = lo + (int64_t)(rnd() % 256);
             kh_case c;
@@ -80,7 +57,7 @@ static void test_dequantize_8bit_activation_exhaustive(void **state)
             kh_quant(&c, in, 1, &scale, &zp, 0);
             mp_tensor *out = kh_output(&c, MP_DT_FLOAT32);
             for (int32_t v = lo; v <= hi; v++)
-                store_q(dt, in->data, (size_t)(v - lo), v);
+                qref_store(dt, in->data, (size_t)(v - lo), v);
             kh_expect_ok(&c, kh_run(&c));
             const float *y = out->data;
             for (int32_t v = lo; v <= hi; v++) {
@@ -125,10 +102,10 @@ static void test_dequantize_int16_and_per_channel(void **state)
         kh_quant(&c, in, 1, &scale, &zp, 0);
         mp_tensor *out = kh_output(&c, MP_DT_FLOAT32);
         for (size_t i = 0; i < 1000; i++)
-            store_q(MP_DT_INT16, in->data, i, (int32_t)(rnd() % 65536) - 32768);
+            qref_store(MP_DT_INT16, in->data, i, (int32_t)(rnd() % 65536) - 32768);
         kh_expect_ok(&c, kh_run(&c));
         for (size_t i = 0; i < 1000; i++) {
-            int32_t q = load_q(MP_DT_INT16, in->data, i);
+            int32_t q = qref_load(MP_DT_INT16, in->data, i);
             assert_true(same_bits(((float *)out->data)[i], (float)((double)scale * q)));
         }
         kh_free(&c);
@@ -145,11 +122,11 @@ static void test_dequantize_int16_and_per_channel(void **state)
     kh_quant(&c, in, 4, scales, zps, 1);
     mp_tensor *out = kh_output(&c, MP_DT_FLOAT32);
     for (size_t i = 0; i < 60; i++)
-        store_q(MP_DT_INT8, in->data, i, (int32_t)(rnd() % 256) - 128);
+        qref_store(MP_DT_INT8, in->data, i, (int32_t)(rnd() % 256) - 128);
     kh_expect_ok(&c, kh_run(&c));
     for (size_t i = 0; i < 60; i++) {
         size_t ch = (i / 5) % 4;
-        double want = (double)scales[ch] * (double)(load_q(MP_DT_INT8, in->data, i) - zps[ch]);
+        double want = (double)scales[ch] * (double)(qref_load(MP_DT_INT8, in->data, i) - zps[ch]);
         assert_true(same_bits(((float *)out->data)[i], (float)want));
     }
     kh_free(&c);
@@ -161,7 +138,7 @@ static void test_dequantize_int16_and_per_channel(void **state)
 static int32_t ref_quantize(float x, float scale, int32_t zp, mp_dtype dt)
 {
     int32_t lo, hi;
-    dtype_range(dt, &lo, &hi);
+    qref_range(dt, &lo, &hi);
     float r = x / scale; /* the quotient in float, as TFLite */
     /* half away from zero, exactly in double */
     double q = (r < 0 ? -floor(-(double)r + 0.5) : floor((double)r + 0.5)) + zp;
@@ -197,7 +174,7 @@ static void test_quantize_random(void **state)
         for (int trial = 0; trial < 20; trial++) {
             mp_dtype dt = types[t];
             int32_t lo, hi;
-            dtype_range(dt, &lo, &hi);
+            qref_range(dt, &lo, &hi);
             float scale = rnd_scale();
             int64_t zp = dt == MP_DT_INT16 ? 0 : lo + (int64_t)(rnd() % 256);
             kh_case c;
@@ -213,28 +190,13 @@ static void test_quantize_random(void **state)
             kh_expect_ok(&c, kh_run(&c));
             for (size_t i = 0; i < 500; i++) {
                 int32_t want = ref_quantize(x[i], scale, (int32_t)zp, dt);
-                if (load_q(dt, out->data, i) != want)
+                if (qref_load(dt, out->data, i) != want)
                     fail_msg("%s x=%a scale=%a zp=%lld: got %d want %d", mp_dtype_name(dt),
                              (double)x[i], (double)scale, (long long)zp,
-                             load_q(dt, out->data, i), want);
+                             qref_load(dt, out->data, i), want);
             }
             kh_free(&c);
         }
-}
-
-/* gemmlowp's SaturatingRoundingDoublingHighMul (nudge, truncating division) and
- * RoundingDivideByPOT (ties away from zero), TFLite's MultiplyByQuantizedMultiplier. */
-static int32_t ref_mbqm(int32_t x, int32_t m, int shift)
-{
-    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    int64_t a = (int64_t)(int32_t)((uint32_t)x << left);
-    int64_t ab = a * m;
-    int64_t nudge = ab >= 0 ? (1LL << 30) : 1 - (1LL << 30);
-    int64_t high = (a == INT32_MIN && m == INT32_MIN) ? INT32_MAX : (ab + nudge) / (1LL << 31);
-    if (right == 0)
-        return (int32_t)high;
-    int64_t half = 1LL << (right - 1);
-    return (int32_t)(high >= 0 ? (high + half) >> right : -((-high + half) >> right));
 }
 
 static int32_t ref_requant(int32_t q, float in_scale, int32_t in_zp, float out_scale,
@@ -243,8 +205,8 @@ static int32_t ref_requant(int32_t q, float in_scale, int32_t in_zp, float out_s
     int32_t m, lo, hi;
     int shift;
     assert_true(mp_quantize_multiplier((double)in_scale / (double)out_scale, &m, &shift));
-    dtype_range(out_dt, &lo, &hi);
-    int64_t v = (int64_t)ref_mbqm(q - in_zp, m, shift) + out_zp;
+    qref_range(out_dt, &lo, &hi);
+    int64_t v = (int64_t)qref_mbqm(q - in_zp, m, shift) + out_zp;
     return v < lo ? lo : (v > hi ? hi : (int32_t)v);
 }
 
@@ -279,8 +241,8 @@ static void test_requantize_random(void **state)
             for (int trial = 0; trial < 10; trial++) {
                 mp_dtype di = types[a], dout = types[b];
                 int32_t ilo, ihi, olo, ohi;
-                dtype_range(di, &ilo, &ihi);
-                dtype_range(dout, &olo, &ohi);
+                qref_range(di, &ilo, &ihi);
+                qref_range(dout, &olo, &ohi);
                 float is = rnd_scale(), os = rnd_scale();
                 int64_t iz = di == MP_DT_INT16 ? 0 : ilo + (int64_t)(rnd() % 256);
                 int64_t oz = dout == MP_DT_INT16 ? 0 : olo + (int64_t)(rnd() % 256);
@@ -291,14 +253,14 @@ static void test_requantize_random(void **state)
                 kh_quant(&c, in, 1, &is, &iz, 0);
                 kh_quant(&c, out, 1, &os, &oz, 0);
                 for (size_t i = 0; i < 300; i++)
-                    store_q(di, in->data, i, ilo + (int32_t)(rnd() % (uint32_t)(ihi - ilo + 1)));
+                    qref_store(di, in->data, i, ilo + (int32_t)(rnd() % (uint32_t)(ihi - ilo + 1)));
                 kh_expect_ok(&c, kh_run(&c));
                 for (size_t i = 0; i < 300; i++) {
-                    int32_t q = load_q(di, in->data, i);
+                    int32_t q = qref_load(di, in->data, i);
                     int32_t want = ref_requant(q, is, (int32_t)iz, os, (int32_t)oz, dout);
-                    if (load_q(dout, out->data, i) != want)
+                    if (qref_load(dout, out->data, i) != want)
                         fail_msg("%s->%s q=%d: got %d want %d", mp_dtype_name(di),
-                                 mp_dtype_name(dout), q, load_q(dout, out->data, i), want);
+                                 mp_dtype_name(dout), q, qref_load(dout, out->data, i), want);
                 }
                 kh_free(&c);
             }

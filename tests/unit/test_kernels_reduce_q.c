@@ -14,51 +14,13 @@
 
 #include "engine/kernels/quant_math.h"
 #include "tests/util/kernel_harness.h"
+#include "tests/util/quant_ref.h"
 
 static uint32_t g_seed = 777;
 static uint32_t rnd(void)
 {
     g_seed = g_seed * 1664525u + 1013904223u;
     return g_seed >> 8;
-}
-
-static void dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi)
-{
-    *lo = dt == MP_DT_UINT8 ? 0 : dt == MP_DT_INT8 ? -128 : -32768;
-    *hi = dt == MP_DT_UINT8 ? 255 : dt == MP_DT_INT8 ? 127 : 32767;
-}
-
-static int32_t load_q(mp_dtype dt, const void *p, size_t i)
-{
-    switch (dt) {
-    case MP_DT_UINT8: return ((const uint8_t *)p)[i];
-    case MP_DT_INT8: return ((const int8_t *)p)[i];
-    default: return ((const int16_t *)p)[i];
-    }
-}
-
-static void store_q(mp_dtype dt, void *p, size_t i, int32_t v)
-{
-    switch (dt) {
-    case MP_DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case MP_DT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    default: ((int16_t *)p)[i] = (int16_t)v; break;
-    }
-}
-
-/* MultiplyByQuantizedMultiplier: gemmlowp's doubling high multiply (nudge, truncating
- * division) then the rounding divide by 2^-shift (ties away from zero). */
-static int32_t ref_mbqm(int32_t x, int32_t m, int shift)
-{
-    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    int64_t a = (int64_t)(int32_t)((uint32_t)x << left);
-    int64_t ab = a * m;
-    int64_t nudge = ab >= 0 ? (1LL << 30) : 1 - (1LL << 30);
-    int64_t high = (a == INT32_MIN && m == INT32_MIN) ? INT32_MAX : (ab + nudge) / (1LL << 31);
-    if (right == 0)
-        return (int32_t)high;
-    int64_t half = 1LL << (right - 1);
-    return (int32_t)(high >= 0 ? (high + half) >> right : -((-high + half) >> right));
 }
 
 /* The reference mean: sums by flat index (reduced coordinates dropped), then the fold. */
@@ -83,7 +45,7 @@ static void ref_mean_q(mp_dtype dt, int32_t rank, const int32_t *dims, const boo
         for (int32_t i = 0; i < rank; i++)
             if (!red[i])
                 o = o * (size_t)dims[i] + idx[i];
-        sum[o] += load_q(dt, x, f);
+        sum[o] += qref_load(dt, x, f);
     }
     int32_t m, lo, hi;
     int shift;
@@ -96,10 +58,10 @@ static void ref_mean_q(mp_dtype dt, int32_t rank, const int32_t *dims, const boo
     if (s > 31 + shift)
         s = 31 + shift;
     int32_t m2 = (int32_t)(((int64_t)m << s) / count);
-    dtype_range(dt, &lo, &hi);
+    qref_range(dt, &lo, &hi);
     for (size_t o = 0; o < outputs; o++) {
         int32_t shifted = (int32_t)(sum[o] - (int64_t)iz * count);
-        int64_t v = (int64_t)ref_mbqm(shifted, m2, shift - s) + oz;
+        int64_t v = (int64_t)qref_mbqm(shifted, m2, shift - s) + oz;
         want[o] = v < lo ? lo : (v > hi ? hi : (int32_t)v);
     }
     free(sum);
@@ -158,7 +120,7 @@ static void test_random(void **state)
     for (int trial = 0; trial < 300; trial++) {
         mp_dtype dt = types[trial % 3];
         int32_t lo, hi;
-        dtype_range(dt, &lo, &hi);
+        qref_range(dt, &lo, &hi);
         int32_t rank = 1 + (int32_t)(rnd() % 5), dims[MP_MAX_RANK];
         size_t n = 1;
         for (int32_t i = 0; i < rank; i++) {
@@ -186,7 +148,7 @@ static void test_random(void **state)
         kh_quant(&c, in, 1, &is, &iz, 0);
         kh_quant(&c, out, 1, &os, &oz, 0);
         for (size_t i = 0; i < n; i++)
-            store_q(dt, in->data, i, lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)));
+            qref_store(dt, in->data, i, lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)));
         kh_expect_ok(&c, kh_run(&c));
         size_t outputs = 1;
         int32_t orank = 0;
@@ -201,14 +163,14 @@ static void test_random(void **state)
         int32_t *want = malloc(outputs * sizeof(int32_t));
         ref_mean_q(dt, rank, dims, red, in->data, is, (int32_t)iz, os, (int32_t)oz, want, outputs);
         for (size_t o = 0; o < outputs; o++)
-            if (load_q(dt, out->data, o) != want[o])
+            if (qref_load(dt, out->data, o) != want[o])
                 fail_msg("trial %d (%s, rank %d): output %zu is %d, want %d", trial,
-                         mp_dtype_name(dt), rank, o, load_q(dt, out->data, o), want[o]);
+                         mp_dtype_name(dt), rank, o, qref_load(dt, out->data, o), want[o]);
         /* a rerun with the scratch refilled with garbage gives the same */
         memset(c.node.scratch, 0x5A, c.node.scratch_bytes);
         kh_expect_ok(&c, kh_rerun(&c, false));
         for (size_t o = 0; o < outputs; o++)
-            assert_int_equal(load_q(dt, out->data, o), want[o]);
+            assert_int_equal(qref_load(dt, out->data, o), want[o]);
         free(want);
         kh_free(&c);
     }
