@@ -18,6 +18,9 @@ test_pkgs=(
   python3-numpy              # output comparisons against Arm NN
   python3-pyarmnn            # Arm NN's TfLite parser and runtime (an independent engine)
   libarmnn-cpuref-backend22  # its reference backend: only a Recommends of python3-pyarmnn
+  man-db                     # test_install renders every man page (with groff-base, col)
+  groff-base                 # ... and checks them with groff -ww
+  bsdextrautils              # ... col
   python3-jsonschema         # every command's JSON output validated against docs/schemas/
   chromium-headless-shell    # the HTML report tested in a real browser
   chromium-driver            # ... driven through WebDriver

@@ -19,6 +19,9 @@ me=$(basename "$0")
 mp_need cmake "$me" command -v cmake
 mp_need help2man "$me" command -v help2man
 mp_need dpkg-dev "$me" command -v dpkg-shlibdeps
+mp_need man-db "$me" command -v man      # renders the pages; brings groff-base and col
+mp_need groff-base "$me" command -v groff
+mp_need bsdextrautils "$me" command -v col
 cd "$tmp" || exit 1
 unset CMAKE_PREFIX_PATH MEMPROF_EXECUTABLE DESTDIR
 export MEMPROF_NO_DEPS=1 MEMPROF_BUILD_DIR=$tmp/build   # nothing installed on the system
@@ -57,10 +60,7 @@ cmp -s "$prefix/share/cmake/memprof/MemprofCheck.cmake" "$src_root/cmake/Memprof
 
 # ---- man pages: one per command, rendered, every option of --help in them ---------------
 render() {   # render PAGE: the page as text
-  if command -v man >/dev/null; then MANWIDTH=200 man -l "$1" 2>/dev/null | col -bx
-  elif command -v groff >/dev/null; then groff -man -Tutf8 -rLL=200n "$1" 2>/dev/null | col -bx
-  else sed 's/\\-/-/g; s/\\f[BIRP]//g' "$1"   # no renderer here: the source, unescaped
-  fi
+  MANWIDTH=200 man -l "$1" 2>/dev/null | col -bx
 }
 pages=memprof.1
 for c in $cmds; do pages="$pages memprof-$c.1"; done
@@ -68,10 +68,8 @@ for c in $cmds; do pages="$pages memprof-$c.1"; done
 for p in $pages; do
   page=$man1/$p
   [ -f "$page" ] || { fail "no man page $p"; continue; }
-  if command -v groff >/dev/null; then
-    warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
-    [ -z "$warn" ] || fail "$p: groff warns: $(echo "$warn" | head -3)"
-  fi
+  warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+  [ -z "$warn" ] || fail "$p: groff warns: $(echo "$warn" | head -3)"
   render "$page" >"$p.txt"
   c=${p#memprof-}; c=${c%.1}
   if [ "$p" = memprof.1 ]; then
