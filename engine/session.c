@@ -513,33 +513,41 @@ static uint64_t node_versions(const mp_session *s, const mp_node *n)
 static mp_status check_node_shapes(mp_session *s, int32_t i, mp_error *err)
 {
     mp_node *n = &s->nodes[i];
-    enum { MAX_OUT = 8 };
-    if (n->n_out > MAX_OUT) {
-        mp_node_fail(n, MP_ERR_UNSUPPORTED, "more than %d outputs", MAX_OUT);
-        *err = s->node_err;
-        return MP_ERR_UNSUPPORTED;
+    /* the shapes before infer: on the stack for the usual few outputs, else (a SPLIT into
+     * many heads) one engine block for this check */
+    typedef struct { int32_t rank, dims[MP_MAX_RANK]; } saved_shape;
+    saved_shape few[8], *saved = few;
+    if ((size_t)n->n_out > sizeof few / sizeof few[0]) {
+        saved = mp_mem_alloc(s->mem, sizeof *saved * (size_t)n->n_out, 0, MP_MEM_ENGINE,
+                             MP_OWNER_OP(i));
+        if (!saved) {
+            mp_node_fail(n, MP_ERR_NOMEM, "out of memory checking %d output shapes", n->n_out);
+            *err = s->node_err;
+            return MP_ERR_NOMEM;
+        }
     }
-    int32_t rank[MAX_OUT], dims[MAX_OUT][MP_MAX_RANK];
     for (int32_t j = 0; j < n->n_out; j++) {
-        rank[j] = n->out[j]->rank;
-        memcpy(dims[j], n->out[j]->dims, sizeof dims[j]);
+        saved[j].rank = n->out[j]->rank;
+        memcpy(saved[j].dims, n->out[j]->dims, sizeof saved[j].dims);
     }
     size_t scratch = n->scratch_bytes;
     s->node_err.msg[0] = 0;
     mp_status st = s->nrt[i].kernel->infer(n);
     int32_t bad = -1;
     for (int32_t j = 0; j < n->n_out && st == MP_OK && bad < 0; j++)
-        if (n->out[j]->rank != rank[j] ||
-            memcmp(n->out[j]->dims, dims[j], sizeof(int32_t) * (size_t)rank[j]) != 0)
+        if (n->out[j]->rank != saved[j].rank ||
+            memcmp(n->out[j]->dims, saved[j].dims, sizeof(int32_t) * (size_t)saved[j].rank) != 0)
             bad = j;
     char now[96] = "", was[96] = "";
     if (bad >= 0) {
         mp_shape_str(n->out[bad]->rank, n->out[bad]->dims, now, sizeof now);
-        mp_shape_str(rank[bad], dims[bad], was, sizeof was);
+        mp_shape_str(saved[bad].rank, saved[bad].dims, was, sizeof was);
     }
     size_t want = n->scratch_bytes;
     for (int32_t j = 0; j < n->n_out; j++) /* infer changes nothing here */
-        mp_tensor_set_shape(n->out[j], rank[j], dims[j]);
+        mp_tensor_set_shape(n->out[j], saved[j].rank, saved[j].dims);
+    if (saved != few)
+        mp_mem_free(s->mem, saved);
     n->scratch_bytes = scratch;
     if (st == MP_ERR_DEFERRED)
         return MP_OK; /* checked when it runs: infer again then */
