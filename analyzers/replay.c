@@ -36,6 +36,14 @@ struct mp_replay {
     uint64_t live[MP_KIND_COUNT];
     uint64_t heap;
     uint64_t slot_total;   /* bytes of the slots of all live arenas */
+    /* Training slots (memprof train's planned tensors, each of its category): while an
+     * operator runs, the bytes of the training slots alive at that operator count as their
+     * category and not as the arena's static (see mp_replay_live). */
+    size_t n_train_slots;  /* training slots in live arenas */
+    uint64_t attr[MP_KIND_COUNT]; /* bytes moved from STATIC to each category now */
+    uint64_t attr_total;
+    int32_t attr_op;       /* operator the attribution was computed for, -1 = none */
+    bool attr_dirty;       /* a plan or an arena changed since */
 
     mp_replay_pos pos;
     uint64_t phase_begin_ns;
@@ -171,6 +179,42 @@ static bool live_change(mp_replay *r, const mp_event *ev, int kind, uint64_t old
     return true;
 }
 
+static bool is_train_kind(uint8_t kind)
+{
+    return kind >= MP_KIND_TRAIN_ACTIVATION && kind < MP_KIND_COUNT;
+}
+
+/* Recompute the training slots' attribution for the innermost running operator: in each
+ * live arena, the bytes of its training slots alive at that operator (at most the arena's
+ * bytes, for a malformed plan), by category. */
+static void attribute_train_slots(mp_replay *r)
+{
+    memset(r->attr, 0, sizeof r->attr);
+    r->attr_total = 0;
+    r->attr_op = r->pos.op;
+    r->attr_dirty = false;
+    if (r->n_train_slots == 0 || r->pos.op < 0)
+        return;
+    for (size_t a = 0; a < r->n_arenas; a++) {
+        const mp_replay_arena *ar = &r->arenas[a].a;
+        uint64_t room = ar->bytes;
+        for (size_t i = 0; i < ar->n_slots && room > 0; i++) {
+            const mp_replay_slot *sl = &ar->slots[i];
+            if (!is_train_kind(sl->kind) || sl->op_first > r->pos.op || sl->op_last < r->pos.op)
+                continue;
+            uint64_t b = sl->bytes < room ? sl->bytes : room;
+            room -= b;
+            r->attr[sl->kind] += b;
+            r->attr_total += b;
+        }
+    }
+    /* the arenas are STATIC blocks: never move more than the static bytes live */
+    if (r->attr_total > r->live[MP_KIND_STATIC]) {
+        memset(r->attr, 0, sizeof r->attr);
+        r->attr_total = 0;
+    }
+}
+
 static bool is_arena_block(uint8_t kind, int32_t tensor, int32_t op)
 {
     return kind == MP_KIND_STATIC && tensor < 0 && op < 0;
@@ -195,6 +239,11 @@ static void arena_kill(mp_replay *r, int32_t idx, mp_replay_change *chg)
 {
     arena_rec *ar = &r->arenas[idx];
     r->slot_total -= ar->slot_bytes;
+    for (size_t i = 0; i < ar->a.n_slots; i++)
+        if (is_train_kind(ar->a.slots[i].kind)) {
+            r->n_train_slots--;
+            r->attr_dirty = true;
+        }
     free(r->dead);
     r->dead = ar->a.slots;
     chg->dead_slots = ar->a.slots;
@@ -374,6 +423,10 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
     } else {
         chg->replaced = true;
         chg->old_slot = ar->a.slots[at];
+        if (is_train_kind(chg->old_slot.kind)) {
+            r->n_train_slots--;
+            r->attr_dirty = true;
+        }
     }
     mp_replay_slot s = {
         .tensor = ev->tensor,
@@ -389,6 +442,10 @@ static bool do_plan(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
                                                    : MP_KIND_STATIC,
     };
     ar->a.slots[at] = s;
+    if (is_train_kind(s.kind)) {
+        r->n_train_slots++;
+        r->attr_dirty = true;
+    }
     ar->slot_bytes = slot_bytes;
     r->slot_total = r->slot_total - old + ev->bytes;
     chg->what = MP_REPLAY_PLAN;
@@ -490,6 +547,10 @@ bool mp_replay_step(mp_replay *r, const mp_event *ev, mp_replay_change *chg)
         r->pos = saved;
         memset(chg, 0, sizeof *chg);
     }
+    if (r->attr_dirty || r->attr_op != r->pos.op || chg->what == MP_REPLAY_FREE ||
+        chg->what == MP_REPLAY_REALLOC)
+        if (r->n_train_slots > 0 || r->attr_total > 0)
+            attribute_train_slots(r);
     return ok;
 }
 
@@ -527,6 +588,7 @@ mp_replay *mp_replay_create(int32_t n_tensors)
     r->pos.phase_kind = -1;
     r->pos.phase = UINT32_MAX;
     r->pos.op = -1;
+    r->attr_op = -1;
     return r;
 }
 
@@ -558,7 +620,11 @@ uint64_t mp_replay_heap(const mp_replay *r)
 
 uint64_t mp_replay_live(const mp_replay *r, int kind)
 {
-    return (kind >= 0 && kind < MP_KIND_COUNT) ? r->live[kind] : 0;
+    if (kind < 0 || kind >= MP_KIND_COUNT)
+        return 0;
+    if (kind == MP_KIND_STATIC)
+        return r->live[kind] - r->attr_total;
+    return r->live[kind] + r->attr[kind];
 }
 
 uint64_t mp_replay_phase_begin_ns(const mp_replay *r)

@@ -137,7 +137,11 @@ bool mp_replay_finish(mp_replay *r, mp_replay_change *chg);
 const mp_replay_pos *mp_replay_where(const mp_replay *r);
 /* Live bytes of every kind but MP_KIND_CONST. */
 uint64_t mp_replay_heap(const mp_replay *r);
-/* Live bytes of one kind (0 for a kind out of range). */
+/* Live bytes of one kind (0 for a kind out of range). A planned arena is a STATIC block;
+ * while an operator runs, the slots of training tensors (memprof train's categories, kinds
+ * MP_KIND_TRAIN_*) alive at that operator count as their category instead of STATIC, so
+ * that every report shows the categories of a planned training step; outside operators the
+ * arena counts whole as STATIC. The heap is the same either way. */
 uint64_t mp_replay_live(const mp_replay *r, int kind);
 /* Begin time of the open phase (meaningful when where()->phase_kind >= 0). */
 uint64_t mp_replay_phase_begin_ns(const mp_replay *r);

@@ -926,6 +926,69 @@ static void test_replay_many_blocks(void **state)
     mp_replay_destroy(r);
 }
 
+static void test_replay_training_categories(void **state)
+{
+    (void)state;
+    /* A planned training arena of 1000 bytes with three slots: an activation (100 bytes,
+     * operators 0..2), a back-prop tensor (200 bytes, 1..2) and a disposable (50 bytes,
+     * operator 2 only), plus an inference-style slot (kind STATIC, 30 bytes, 0..2) that
+     * stays static. While operator k runs, the training slots alive at k count as their
+     * category and the rest of the arena as static; outside operators the arena counts
+     * whole as static; the heap is 1000 throughout. */
+    mp_replay *r = mp_replay_create(8);
+    mp_event e = blank(MP_EV_ALLOC);
+    e.kind = MP_KIND_STATIC;
+    e.id = 1;
+    e.bytes = 1000;
+    assert_true(mp_replay_step(r, &e, NULL));
+    struct { int32_t t, first, last; uint64_t bytes; int kind; } slots[] = {
+        {0, 0, 2, 100, MP_KIND_TRAIN_ACTIVATION}, {1, 1, 2, 200, MP_KIND_TRAIN_BACKPROP},
+        {2, 2, 2, 50, MP_KIND_TRAIN_DISPOSABLE}, {3, 0, 2, 30, MP_KIND_STATIC}};
+    uint64_t off = 0;
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+        mp_event p = blank(MP_EV_PLAN);
+        p.id = 1;
+        p.tensor = slots[i].t;
+        p.op = slots[i].first;
+        p.op_last = slots[i].last;
+        p.bytes = slots[i].bytes;
+        p.kind = (uint8_t)slots[i].kind;
+        p.aux = off;
+        off += slots[i].bytes;
+        assert_true(mp_replay_step(r, &p, NULL));
+    }
+    assert_int_equal(mp_replay_live(r, MP_KIND_STATIC), 1000);
+    assert_int_equal(mp_replay_live(r, MP_KIND_TRAIN_ACTIVATION), 0);
+    /* expected per operator: activation, backprop, disposable */
+    const uint64_t want[3][3] = {{100, 0, 0}, {100, 200, 0}, {100, 200, 50}};
+    for (int32_t op = 0; op < 3; op++) {
+        mp_event b = blank(MP_EV_OP_BEGIN);
+        b.op = op;
+        assert_true(mp_replay_step(r, &b, NULL));
+        uint64_t moved = want[op][0] + want[op][1] + want[op][2];
+        assert_int_equal(mp_replay_live(r, MP_KIND_TRAIN_ACTIVATION), want[op][0]);
+        assert_int_equal(mp_replay_live(r, MP_KIND_TRAIN_BACKPROP), want[op][1]);
+        assert_int_equal(mp_replay_live(r, MP_KIND_TRAIN_DISPOSABLE), want[op][2]);
+        assert_int_equal(mp_replay_live(r, MP_KIND_STATIC), 1000 - moved);
+        assert_int_equal(mp_replay_heap(r), 1000);
+        mp_event x = blank(MP_EV_OP_END);
+        x.op = op;
+        assert_true(mp_replay_step(r, &x, NULL));
+        assert_int_equal(mp_replay_live(r, MP_KIND_STATIC), 1000);
+        assert_int_equal(mp_replay_live(r, MP_KIND_TRAIN_BACKPROP), 0);
+    }
+    /* an operator running when the arena is freed: nothing is left to attribute */
+    mp_event b = blank(MP_EV_OP_BEGIN);
+    b.op = 2;
+    assert_true(mp_replay_step(r, &b, NULL));
+    mp_event f = blank(MP_EV_FREE);
+    f.id = 1;
+    assert_true(mp_replay_step(r, &f, NULL));
+    for (int k = 0; k < MP_KIND_COUNT; k++)
+        assert_int_equal(mp_replay_live(r, k), 0);
+    mp_replay_destroy(r);
+}
+
 static void test_replay_arenas(void **state)
 {
     (void)state;
@@ -996,6 +1059,7 @@ int main(void)
         cmocka_unit_test(test_text_fit),
         cmocka_unit_test(test_replay_many_blocks),
         cmocka_unit_test(test_replay_arenas),
+        cmocka_unit_test(test_replay_training_categories),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
