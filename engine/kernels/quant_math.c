@@ -71,6 +71,55 @@ int32_t mp_multiply_by_quantized_multiplier(int32_t x, int32_t quantized_multipl
                                      right);
 }
 
+/* gemmlowp's SaturatingRoundingMultiplyByPOT: a left shift by e > 0 saturating beyond
+ * +-(2^(31 - e) - 1) (both sides symmetric, as there), a rounding divide for e < 0. */
+static int32_t sat_rounding_mul_pot(int32_t x, int e)
+{
+    if (e <= 0)
+        return mp_rounding_divide_by_pot(x, -e);
+    const int32_t threshold = (int32_t)((1u << (31 - e)) - 1);
+    if (x > threshold)
+        return INT32_MAX;
+    if (x < -threshold)
+        return INT32_MIN;
+    return wrap_i32((uint32_t)x << e);
+}
+
+void mp_inv_sqrt_quantized_multiplier(int32_t x, int32_t *multiplier, int *shift)
+{
+    if (x <= 1) {
+        *multiplier = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int right = 11;
+    while (x >= (1 << 29)) {
+        x /= 4;
+        right++;
+    }
+    const int pairs = (__builtin_clz((uint32_t)x) - 1) / 2 - 1;
+    right -= pairs;
+    x = wrap_i32((uint32_t)x << (2 * pairs));
+    /* Q3.28 values: one is 2^28 */
+    const int32_t half_x = mp_rounding_divide_by_pot(x >> 1, 1);
+    const int32_t three_halves = (1 << 28) + (1 << 27);
+    int32_t y = 1 << 28;
+    for (int i = 0; i < 5; i++) {
+        const int32_t y3 = sat_rounding_mul_pot(
+            mp_sat_rounding_doubling_high_mul(mp_sat_rounding_doubling_high_mul(y, y), y), 6);
+        const int32_t d = wrap_i32((uint32_t)mp_sat_rounding_doubling_high_mul(three_halves, y) -
+                                   (uint32_t)mp_sat_rounding_doubling_high_mul(half_x, y3));
+        y = sat_rounding_mul_pot(d, 3);
+    }
+    y = mp_sat_rounding_doubling_high_mul(y, 1518500250); /* sqrt(2) / 2 in Q0.31 */
+    if (right < 0) {
+        y = wrap_i32((uint32_t)y << -right);
+        right = 0;
+    }
+    *multiplier = y;
+    *shift = -right;
+}
+
 bool mp_quant_dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi)
 {
     switch (dt) {

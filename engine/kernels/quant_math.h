@@ -38,6 +38,13 @@ int32_t mp_rounding_divide_by_pot(int32_t x, int exponent);
  * by 2^max(-shift, 0). */
 int32_t mp_multiply_by_quantized_multiplier(int32_t x, int32_t quantized_multiplier, int shift);
 
+/* TensorFlow Lite's GetInvSqrtQuantizedMultiplierExp with kReverseShift (-1): 1 / sqrt(x) for
+ * x >= 0 as a multiplier and a (left) shift, x normalized into [2^27, 2^29) by pairs of bits,
+ * five Newton-Raphson steps in gemmlowp's Q3.28 fixed point (saturating rounding shifts
+ * between the Q6 / Q9 products), times sqrt(2) / 2. x <= 1 gives (INT32_MAX, 0), as there.
+ * Used by int8 RSQRT and quantized L2_NORMALIZATION. */
+void mp_inv_sqrt_quantized_multiplier(int32_t x, int32_t *multiplier, int *shift);
+
 /* The range of a quantized integer dtype: uint8, int8, int16, int32 (int4 as -8..7). False
  * for other dtypes. */
 bool mp_quant_dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi);

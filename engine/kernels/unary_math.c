@@ -19,8 +19,18 @@
  *   NEG (int8): zp_in + zp_out - q saturated, input and output scales equal (as TFLite);
  *   LEAKY_RELU (int8, uint8): q - zp_in scaled by in_scale / out_scale when >= 0, else by
  *     in_scale * alpha / out_scale (both ratios in float, as TFLite), plus zp_out, saturated;
- *   GELU (int8, uint8): TensorFlow Lite's lookup table: dequantize, GELU in float, times
- *     1 / out_scale rounded half away from zero, plus zp_out, saturated. */
+ *   GELU (int8, uint8), EXP (int8), LOG (int8): TensorFlow Lite's lookup table (LUTPopulate):
+ *     dequantize in float, the float function (LOG of a value <= 0 gives the output's lowest
+ *     real value, as TensorFlow Lite), times 1 / out_scale rounded half away from zero, plus
+ *     zp_out in float, saturated (an infinite or huge value to the bound on its side);
+ *   RSQRT (int8, elementwise.cc): q - zp_in = 0 gives 127; else 1 / sqrt(q - zp_in) as
+ *     GetInvSqrtQuantizedMultiplierExp's multiplier and shift, applied to 1 with 20 more bits
+ *     of left shift, then rescaled by 1 / (sqrtf(in_scale) * out_scale) with 20 bits less
+ *     (MultiplyByQuantizedMultiplier both), plus zp_out, saturated;
+ *   SQRT (int8, elementwise.cc): sqrtf(in_scale * (q - zp_in)) / out_scale truncated toward
+ *     zero, plus zp_out, saturated.
+ *   RSQRT and SQRT of an input below its zero point (a negative real value) fail the run,
+ *   as TensorFlow Lite's do. */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -34,7 +44,8 @@
 typedef struct um_q8 {
     float si, so;
     int32_t zi, zo;
-    int32_t m1, m2; /* ABS: the rescale (m1); LEAKY_RELU: identity (m1) and alpha (m2) */
+    int32_t m1, m2; /* ABS: the rescale (m1); LEAKY_RELU: identity (m1) and alpha (m2);
+                       RSQRT: 1 / (sqrt(in_scale) * out_scale) (m1) */
     int s1, s2;
     bool rescale;   /* ABS: the scales differ */
     const mp_op_options *opt;
@@ -101,6 +112,48 @@ static int32_t q_leaky(const um_q8 *q, int32_t v)
                            : mp_multiply_by_quantized_multiplier(d, q->m2, q->s2));
 }
 
+/* LUTPopulate's last steps for a real result y: round(y / out_scale) + zp_out in float, as an
+ * int32 (saturated beyond +-1e9: the caller clamps to the dtype). */
+static int32_t lut_quantize(const um_q8 *q, float y)
+{
+    const float r = roundf(y * (1.0f / q->so)) + (float)q->zo;
+    return r >= 1e9f ? 1000000000 : (r <= -1e9f ? -1000000000 : (int32_t)r);
+}
+
+static int32_t q_exp(const um_q8 *q, int32_t v)
+{
+    return lut_quantize(q, expf(q->si * (float)(v - q->zi)));
+}
+
+static int32_t q_log(const um_q8 *q, int32_t v)
+{
+    const float x = q->si * (float)(v - q->zi);
+    int32_t lo, hi;
+    mp_quant_dtype_range(MP_DT_INT8, &lo, &hi);
+    return lut_quantize(q, x <= 0.0f ? (float)(lo - q->zo) * q->so : logf(x));
+}
+
+static int32_t q_rsqrt(const um_q8 *q, int32_t v)
+{
+    const int32_t d = v - q->zi, shift = 20;
+    if (d <= 0)
+        return INT32_MAX; /* 0: the largest output; below 0: refused by run */
+    int32_t m;
+    int s;
+    mp_inv_sqrt_quantized_multiplier(d, &m, &s);
+    const int32_t r = mp_multiply_by_quantized_multiplier(1, m, s + shift);
+    return mp_multiply_by_quantized_multiplier(r, q->m1, q->s1 - shift) + q->zo;
+}
+
+static int32_t q_sqrt(const um_q8 *q, int32_t v)
+{
+    const float x = q->si * (float)(v - q->zi);
+    if (x < 0.0f)
+        return q->zo; /* refused by run */
+    const float r = sqrtf(x) / q->so;
+    return r >= 1e9f ? 1000000000 : (int32_t)r + q->zo;
+}
+
 static int32_t q_gelu(const um_q8 *q, int32_t v)
 {
     const float x = q->si * (float)(v - q->zi);
@@ -120,11 +173,11 @@ static const um_op um_ops[] = {
      UM_I32 | UM_I64 | UM_S8, i_neg, q_neg, "f32, i32, i64, i8"},
     {MP_OP_SQUARE, f_square, xnn_create_square_nc_f32, xnn_setup_square_nc_f32, 0, NULL, NULL,
      "f32"},
-    {MP_OP_SQRT, f_sqrt, xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32, 0, NULL,
-     NULL, "f32"},
-    {MP_OP_RSQRT, f_rsqrt, NULL, NULL, 0, NULL, NULL, "f32"},
-    {MP_OP_EXP, f_exp, NULL, NULL, 0, NULL, NULL, "f32"},
-    {MP_OP_LOG, f_log, NULL, NULL, 0, NULL, NULL, "f32"},
+    {MP_OP_SQRT, f_sqrt, xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32, UM_S8, NULL,
+     q_sqrt, "f32, i8"},
+    {MP_OP_RSQRT, f_rsqrt, NULL, NULL, UM_S8, NULL, q_rsqrt, "f32, i8"},
+    {MP_OP_EXP, f_exp, NULL, NULL, UM_S8, NULL, q_exp, "f32, i8"},
+    {MP_OP_LOG, f_log, NULL, NULL, UM_S8, NULL, q_log, "f32, i8"},
     {MP_OP_LEAKY_RELU, f_leaky, NULL, xnn_setup_leaky_relu_nc_f32, UM_S8 | UM_U8, NULL, q_leaky,
      "f32, i8, u8"},
     {MP_OP_GELU, f_gelu, NULL, NULL, UM_S8 | UM_U8, NULL, q_gelu, "f32, i8, u8"},
@@ -154,6 +207,8 @@ typedef struct um_state {
     bool use_xnn;         /* the current shapes and pointers are bound to op */
     /* 8-bit nodes only (a float node's state ends before these) */
     bool table_ready;
+    bool nonnegative;     /* RSQRT, SQRT: an input below zero_point fails the run */
+    int32_t zero_point;   /* the input's */
     uint8_t table[256];   /* output byte per input byte (int8 as its two's complement) */
 } um_state;
 
@@ -179,6 +234,9 @@ static mp_status um_q8_init(mp_node *n, um_q8 *q)
         break;
     case MP_OP_ABS:
         ok = mp_quantize_multiplier((double)(q->si / q->so), &q->m1, &q->s1);
+        break;
+    case MP_OP_RSQRT: /* sqrtf and the product in float, the quotient in double, as TFLite */
+        ok = mp_quantize_multiplier(1.0 / (double)(sqrtf(q->si) * q->so), &q->m1, &q->s1);
         break;
     case MP_OP_LEAKY_RELU:
         ok = mp_quantize_multiplier((double)(q->si / q->so), &q->m1, &q->s1) &&
@@ -227,6 +285,8 @@ static mp_status um_fill_table(mp_node *n, const um_op *u, um_state *s)
         int32_t r = u->q8(&q, v);
         s->table[(uint8_t)v] = (uint8_t)(r < lo ? lo : (r > hi ? hi : r));
     }
+    s->nonnegative = n->opcode == MP_OP_RSQRT || n->opcode == MP_OP_SQRT;
+    s->zero_point = q.zi;
     s->table_ready = true;
     return MP_OK;
 }
@@ -297,6 +357,13 @@ static mp_status um_run(mp_node *n)
     default: { /* int8 / uint8 */
         const uint8_t *x = in->data;
         uint8_t *y = n->out[0]->data;
+        for (size_t i = 0; i < count && s->nonnegative; i++) /* int8 only */
+            if ((int8_t)x[i] < s->zero_point)
+                return mp_node_fail(n, MP_ERR_ARG,
+                                    "%s is only defined for non-negative values: '%s' element %zu "
+                                    "is %d, below its zero point %d",
+                                    n->opcode == MP_OP_RSQRT ? "RSQRT" : "SQRT", mp_tname(in), i,
+                                    (int8_t)x[i], s->zero_point);
         for (size_t i = 0; i < count; i++)
             y[i] = s->table[x[i]];
         break;
