@@ -19,6 +19,9 @@
  * multiplier', shift') + zp_out, saturated. No float, no special case for equal parameters
  * or 4-D spatial means (older TensorFlow Lite releases had both, and its optimized kernels
  * round differently); an empty input gives zeros, an empty axes tensor copies the bytes.
+ * SUM of int8 / uint8 is the same function with compute_sum (reduce.cc EvalSum): the sum
+ * requantized by in_scale / out_scale without the 1 / count fold (an empty axes tensor
+ * requantizes each element); int16 SUM is not supported.
  *
  * The shape is reduced to alternating kept / reduced runs of dimensions first, so the common
  * NHWC spatial mean (axes {1,2}) becomes [N kept][H*W reduced][C kept]: contiguous
@@ -97,8 +100,8 @@ static mp_status mean_check_dtypes(mp_node *n)
     return MP_OK;
 }
 
-/* SUM, REDUCE_PROD: float32, int32, int64 (quantized sums and products requantize: not
- * supported); REDUCE_MAX, REDUCE_MIN: those and int8 / uint8 / int16, whose output must keep
+/* SUM, REDUCE_PROD: float32, int32, int64 (int8 / uint8 SUM is checked as MEAN; quantized
+ * products and int16 sums: not supported); REDUCE_MAX, REDUCE_MIN: those and int8 / uint8 / int16, whose output must keep
  * the input's scale and zero point (the values only move, as TensorFlow Lite requires). */
 static mp_status reduce_check_dtypes(mp_node *n)
 {
@@ -109,7 +112,9 @@ static mp_status reduce_check_dtypes(mp_node *n)
     if (!ok)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: %s)",
                             mp_tname(in), mp_dtype_name(in->dtype),
-                            minmax ? "f32, i32, i64, i8, u8, i16" : "f32, i32, i64");
+                            minmax ? "f32, i32, i64, i8, u8, i16"
+                                   : n->opcode == MP_OP_SUM ? "f32, i32, i64, i8, u8"
+                                                            : "f32, i32, i64");
     mp_status st = mp_node_check_same_dtype(n, in, out);
     return st != MP_OK ? st : mp_node_check_same_qparams(n, in, out);
 }
@@ -123,7 +128,9 @@ static mp_status mean_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_FORMAT, "an input or the output is omitted (-1)");
     const mp_tensor *in = n->in[0], *axes = n->in[1];
     mp_tensor *out = n->out[0];
-    mp_status dst = n->opcode == MP_OP_MEAN ? mean_check_dtypes(n) : reduce_check_dtypes(n);
+    const bool q_sum = n->opcode == MP_OP_SUM && mp_dtype_is_q8(in->dtype);
+    mp_status dst = n->opcode == MP_OP_MEAN || q_sum ? mean_check_dtypes(n)
+                                                     : reduce_check_dtypes(n);
     if (dst != MP_OK)
         return dst;
     if (axes->dtype != MP_DT_INT32 && axes->dtype != MP_DT_INT64)
@@ -152,7 +159,7 @@ static mp_status mean_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_SHAPE, "cannot set the shape of output '%s'",
                             out->info->name);
     /* quantized: one int32 accumulator per output */
-    n->scratch_bytes = in->dtype == MP_DT_FLOAT32 || n->opcode != MP_OP_MEAN
+    n->scratch_bytes = in->dtype == MP_DT_FLOAT32 || (n->opcode != MP_OP_MEAN && !q_sum)
                            ? 0 : mp_tensor_elements(out) * sizeof(int32_t);
     return MP_OK;
 }
@@ -243,12 +250,12 @@ static void mean_make_plan(const mp_tensor *in, const bool reduced[MP_MAX_RANK],
         }                                                                                      \
     } while (0)
 
-/* The quantized mean (QuantizedMeanOrSum, see the top of the file). */
-static mp_status mean_run_q(mp_node *n, const mean_plan *p)
+/* The quantized mean, or sum (compute_sum: QuantizedMeanOrSum, see the top of the file). */
+static mp_status mean_run_q(mp_node *n, const mean_plan *p, bool compute_sum)
 {
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    if (mp_tensor_elements(n->in[1]) == 0) { /* no axes: the bytes are copied */
+    if (!compute_sum && mp_tensor_elements(n->in[1]) == 0) { /* no axes: the bytes are copied */
         if (out->bytes != in->bytes)
             return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' must have the size of '%s'",
                                 mp_tname(out), mp_tname(in));
@@ -274,12 +281,12 @@ static mp_status mean_run_q(mp_node *n, const mean_plan *p)
     case MP_DT_UINT8: REDUCE_WALK(uint8_t, uint32_t, REDUCE_ADD, in->data, sum, p); break;
     default: REDUCE_WALK(int16_t, uint32_t, REDUCE_ADD, in->data, sum, p); break;
     }
-    /* fold 1 / count into the multiplier */
+    /* a mean folds 1 / count into the multiplier */
     int64_t count = (int64_t)p->count;
-    int s = 63 - __builtin_clzll((unsigned long long)count);
+    int s = compute_sum ? 0 : 63 - __builtin_clzll((unsigned long long)count);
     s = s < 32 ? s : 32;
     s = s < 31 + shift ? s : 31 + shift; /* shift >= -31: s >= 0 */
-    int32_t m = (int32_t)(((int64_t)mult << s) / count);
+    int32_t m = compute_sum ? mult : (int32_t)(((int64_t)mult << s) / count);
     int sh = shift - s;
     for (size_t i = 0; i < p->outputs; i++) {
         int32_t shifted = (int32_t)(uint32_t)((int64_t)(int32_t)sum[i] - (int64_t)in_zp * count);
@@ -362,10 +369,12 @@ static mp_status mean_run(mp_node *n)
         return st;
     mean_plan p;
     mean_make_plan(in, reduced, &p);
+    if (n->opcode == MP_OP_SUM && mp_dtype_is_q8(in->dtype))
+        return mean_run_q(n, &p, true);
     if (n->opcode != MP_OP_MEAN)
         return reduce_run_op(n, &p);
     if (in->dtype != MP_DT_FLOAT32)
-        return mean_run_q(n, &p);
+        return mean_run_q(n, &p, false);
     float *y = n->out[0]->data;
     if (p.outputs == 0)
         return MP_OK;

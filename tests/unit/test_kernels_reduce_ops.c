@@ -166,11 +166,12 @@ static void test_reduce_errors(void **state)
     kh_expect_error(&c, MP_ERR_SHAPE, "axis 2 in 't1' is out of range");
     assert_non_null(strstr(c.err.msg, "REDUCE_MAX"));
     kh_free(&c);
-    /* a quantized sum requantizes: not supported; a max may not change parameters */
+    /* a quantized product requantizes: not supported (int8 SUM: test_kernels_reduce_q); a
+     * max may not change parameters */
     static const int32_t ax0[1] = {0};
     static const float s1 = 0.5f, s2 = 1.0f;
     static const int64_t z = 0;
-    kh_init(&c, MP_OP_SUM, NULL);
+    kh_init(&c, MP_OP_REDUCE_PROD, NULL);
     kh_input(&c, MP_DT_INT8, 1, (int32_t[]){3}, NULL);
     kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
     kh_output(&c, MP_DT_INT8);

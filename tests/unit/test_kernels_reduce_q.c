@@ -1,10 +1,11 @@
-/* Tests of MEAN on int8 / uint8 / int16 against TensorFlow Lite's reference
+/* Tests of MEAN on int8 / uint8 / int16, and SUM on int8 / uint8, against TensorFlow Lite's reference
  * QuantizedMeanOrSum written here from its definition: int32 sums of the raw values, the
  * multiplier of in_scale / out_scale (QuantizeMultiplier) folded with 1 / count (shift
  * s = min(floor(log2 count), 32, 31 + shift), multiplier << s / count truncated), then
  * MultiplyByQuantizedMultiplier(sum - zp_in * count) + zp_out saturated, its fixed-point
- * steps in 64-bit arithmetic as gemmlowp states them. Hand cases, random shapes and axes,
- * the scratch declared by infer, empty axes and inputs, errors. */
+ * steps in 64-bit arithmetic as gemmlowp states them; SUM (compute_sum) without the fold.
+ * Hand cases, random shapes and axes, the scratch declared by infer, empty axes and inputs,
+ * errors. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -23,10 +24,11 @@ static uint32_t rnd(void)
     return g_seed >> 8;
 }
 
-/* The reference mean: sums by flat index (reduced coordinates dropped), then the fold. */
-static void ref_mean_q(mp_dtype dt, int32_t rank, const int32_t *dims, const bool *red,
-                       const void *x, float is, int32_t iz, float os, int32_t oz, int32_t *want,
-                       size_t outputs)
+/* The reference mean (or sum): sums by flat index (reduced coordinates dropped), then the
+ * fold (a mean only). */
+static void ref_mean_or_sum_q(mp_dtype dt, int32_t rank, const int32_t *dims, const bool *red,
+                              const void *x, float is, int32_t iz, float os, int32_t oz,
+                              int32_t *want, size_t outputs, bool compute_sum)
 {
     size_t n = 1;
     int64_t count = 1;
@@ -51,13 +53,13 @@ static void ref_mean_q(mp_dtype dt, int32_t rank, const int32_t *dims, const boo
     int shift;
     assert_true(mp_quantize_multiplier((double)is / (double)os, &m, &shift));
     int s = 0;
-    while ((2LL << s) <= count) /* floor(log2(count)) */
+    while (!compute_sum && (2LL << s) <= count) /* floor(log2(count)) */
         s++;
     if (s > 32)
         s = 32;
     if (s > 31 + shift)
         s = 31 + shift;
-    int32_t m2 = (int32_t)(((int64_t)m << s) / count);
+    int32_t m2 = compute_sum ? m : (int32_t)(((int64_t)m << s) / count);
     qref_range(dt, &lo, &hi);
     for (size_t o = 0; o < outputs; o++) {
         int32_t shifted = (int32_t)(sum[o] - (int64_t)iz * count);
@@ -65,6 +67,13 @@ static void ref_mean_q(mp_dtype dt, int32_t rank, const int32_t *dims, const boo
         want[o] = v < lo ? lo : (v > hi ? hi : (int32_t)v);
     }
     free(sum);
+}
+
+static void ref_mean_q(mp_dtype dt, int32_t rank, const int32_t *dims, const bool *red,
+                       const void *x, float is, int32_t iz, float os, int32_t oz, int32_t *want,
+                       size_t outputs)
+{
+    ref_mean_or_sum_q(dt, rank, dims, red, x, is, iz, os, oz, want, outputs, false);
 }
 
 /* Hand, uint8 (0.5, 10) -> (0.5, 10), [1,2,2,1] mean over {1,2}: values 10, 12, 14, 17, sum
@@ -234,6 +243,88 @@ static void test_copy_and_empty(void **state)
     kh_free(&c);
 }
 
+/* A SUM node of dtype dt over x (n elements of shape rank / dims) along axes. */
+static void sum_case(kh_case *c, mp_dtype dt, int32_t rank, const int32_t *dims,
+                     const int32_t *axes, int32_t naxes, float is, int64_t iz, float os,
+                     int64_t oz, bool keep)
+{
+    kh_init(c, MP_OP_SUM, NULL);
+    c->opt.keep_dims = keep;
+    mp_tensor *in = kh_input(c, dt, rank, dims, NULL);
+    kh_input(c, MP_DT_INT32, 1, (int32_t[]){naxes}, axes);
+    mp_tensor *out = kh_output(c, dt);
+    kh_quant(c, in, 1, &is, &iz, 0);
+    kh_quant(c, out, 1, &os, &oz, 0);
+}
+
+/* SUM int8 / uint8 (reduce.cc EvalSum -> QuantizedMeanOrSum with compute_sum):
+ * int8 (0.1, -3) -> (0.5, 5), [3] over {0}: -3, 7, 27 sum 31, + 3 * 3 = 40 (4.0 real);
+ * QuantizeMultiplier(0.2) = (1717986918, -2): 40 * 0.8 = 32 (31.99.. + nudge), 32 / 4 = 8;
+ * + 5 = 13. uint8 (0.5, 10) -> (1, 0), [2,2] over {1}: rows 10 12 and 14 17 give 2 -> 1 and
+ * 11 -> 5.5 -> 6 (the high multiply's nudge rounds the tie up), 250 255: 485 -> 242.5 -> 243;
+ * on output scale 0.25 the last, 970, saturates to 255.
+ * Then random shapes and axes against the reference, and no axes: each element requantized
+ * (no copy). */
+static void test_sum(void **state)
+{
+    (void)state;
+    static const int32_t ax0[1] = {0}, ax1[1] = {1};
+    kh_case c;
+    sum_case(&c, MP_DT_INT8, 1, (int32_t[]){3}, ax0, 1, 0.1f, -3, 0.5f, 5, false);
+    memcpy(c.in[0]->data, (int8_t[]){-3, 7, 27}, 3);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(((int8_t *)c.out[0]->data)[0], 13);
+    assert_int_equal(c.node.scratch_bytes, sizeof(int32_t));
+    kh_free(&c);
+    sum_case(&c, MP_DT_UINT8, 2, (int32_t[]){3, 2}, ax1, 1, 0.5f, 10, 1.0f, 0, false);
+    memcpy(c.in[0]->data, (uint8_t[]){10, 12, 14, 17, 250, 255}, 6);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(c.out[0]->data, ((uint8_t[]){1, 6, 243}), 3);
+    kh_free(&c);
+    sum_case(&c, MP_DT_UINT8, 2, (int32_t[]){3, 2}, ax1, 1, 0.5f, 10, 0.25f, 0, false);
+    memcpy(c.in[0]->data, (uint8_t[]){10, 12, 14, 17, 250, 255}, 6);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(c.out[0]->data, ((uint8_t[]){4, 22, 255}), 3);
+    kh_free(&c);
+
+    for (int trial = 0; trial < 200; trial++) {
+        mp_dtype dt = trial % 2 ? MP_DT_INT8 : MP_DT_UINT8;
+        int32_t lo, hi;
+        qref_range(dt, &lo, &hi);
+        int32_t rank = 1 + (int32_t)(rnd() % 4), dims[MP_MAX_RANK];
+        size_t n = 1;
+        for (int32_t i = 0; i < rank; i++) {
+            dims[i] = 1 + (int32_t)(rnd() % 7);
+            n *= (size_t)dims[i];
+        }
+        int32_t naxes = trial % 13 == 0 ? 0 : 1 + (int32_t)(rnd() % (uint32_t)rank), axes[8];
+        bool red[MP_MAX_RANK] = {false};
+        for (int32_t k = 0; k < naxes; k++) {
+            int32_t a = (int32_t)(rnd() % (uint32_t)rank);
+            red[a] = true;
+            axes[k] = rnd() % 2 ? a - rank : a;
+        }
+        float is = ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 8));
+        float os = trial % 5 == 0 ? is : ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 4));
+        int64_t iz = lo + (int64_t)(rnd() % 256), oz = trial % 5 == 0 ? iz : lo + (int64_t)(rnd() % 256);
+        sum_case(&c, dt, rank, dims, axes, naxes, is, iz, os, oz, rnd() % 2);
+        for (size_t i = 0; i < n; i++)
+            qref_store(dt, c.in[0]->data, i, lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)));
+        kh_expect_ok(&c, kh_run(&c));
+        size_t outputs = mp_tensor_elements(c.out[0]);
+        int32_t *want = malloc(outputs * sizeof(int32_t));
+        ref_mean_or_sum_q(dt, rank, dims, red, c.in[0]->data, is, (int32_t)iz, os, (int32_t)oz,
+                          want, outputs, true);
+        for (size_t o = 0; o < outputs; o++)
+            if (qref_load(dt, c.out[0]->data, o) != want[o])
+                fail_msg("sum trial %d (%s, rank %d, %d axes): output %zu is %d, want %d", trial,
+                         mp_dtype_name(dt), rank, naxes, o, qref_load(dt, c.out[0]->data, o),
+                         want[o]);
+        free(want);
+        kh_free(&c);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -282,6 +373,19 @@ static void test_errors(void **state)
     kh_output(&c, MP_DT_INT32);
     kh_expect_error(&c, MP_ERR_UNSUPPORTED, "input 't0' has dtype i32");
     kh_free(&c);
+    /* int16 SUM and int8 REDUCE_PROD are not supported */
+    sum_case(&c, MP_DT_INT16, 1, (int32_t[]){4}, ax0, 1, 0.5f, 0, 0.5f, 0, false);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "has dtype i16 (supported: f32, i32, i64, i8, u8)");
+    kh_free(&c);
+    /* SUM int8 with differing dtypes */
+    kh_init(&c, MP_OP_SUM, NULL);
+    in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){4}, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    out = kh_output(&c, MP_DT_UINT8);
+    kh_quant(&c, in, 1, &s1, &z0, 0);
+    kh_quant(&c, out, 1, &s1, &z0, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "output 't2' is u8 but input 't0' is i8");
+    kh_free(&c);
 }
 
 int main(void)
@@ -289,7 +393,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand),           cmocka_unit_test(test_random),
         cmocka_unit_test(test_large_count),    cmocka_unit_test(test_copy_and_empty),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_sum),            cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
