@@ -63,11 +63,31 @@ static const int k_stack[] = {MP_KIND_STATIC, MP_KIND_DYNAMIC, MP_KIND_SCRATCH, 
                               MP_KIND_TRAIN_OPTIMIZER, MP_KIND_TRAIN_DISPOSABLE,
                               MP_KIND_TRAIN_EXTRA};
 #define N_STACK ((int)(sizeof k_stack / sizeof k_stack[0]))
-/* Views cycled by `k`: -1 = every heap kind stacked, then each kind. */
+/* Views cycled by `k`: -1 = every heap kind stacked, then each kind; the training
+ * categories (memprof train's traces) only when the trace has them (is_shown_view). */
 static const int k_views[] = {-1, MP_KIND_STATIC, MP_KIND_DYNAMIC, MP_KIND_SCRATCH,
                               MP_KIND_KERNEL, MP_KIND_IO, MP_KIND_ENGINE, MP_KIND_VARIABLE,
-                              MP_KIND_CONST};
+                              MP_KIND_CONST, MP_KIND_TRAIN_ACTIVATION, MP_KIND_TRAIN_TRAINABLE,
+                              MP_KIND_TRAIN_BACKPROP, MP_KIND_TRAIN_GRADIENT,
+                              MP_KIND_TRAIN_OPTIMIZER, MP_KIND_TRAIN_DISPOSABLE,
+                              MP_KIND_TRAIN_EXTRA};
 #define N_VIEWS ((int)(sizeof k_views / sizeof k_views[0]))
+
+/* The trace has memory of a training category (a memprof train trace). */
+static bool has_training_kinds(const mp_tui_index *m)
+{
+    for (int k = MP_KIND_TRAIN_ACTIVATION; k < MP_KIND_COUNT; k++)
+        if (mp_tui_kind_peak(m, k) > 0)
+            return true;
+    return false;
+}
+
+/* The inference kinds' views are always offered; a training category's when the trace
+ * has it. */
+static bool is_shown_view(const mp_tui_index *m, int kind)
+{
+    return kind < MP_KIND_TRAIN_ACTIVATION || mp_tui_kind_peak(m, kind) > 0;
+}
 
 static volatile sig_atomic_t g_signal;
 
@@ -263,10 +283,14 @@ static void draw_header(const ui *u, const mp_tui_at *at)
         put(2, 0, "heap %s (%" PRIu64 " B)  peak %s (%" PRIu64 " B) at event #%zu%s",
             bytes_str(b1, sizeof b1, at->heap), at->heap, bytes_str(b2, sizeof b2, peak), peak,
             pe, pe == at->event ? "  <- PEAK" : "");
-    /* legend with each kind's bytes at the cursor */
+    /* legend with each kind's bytes at the cursor (for a training trace, only the kinds it
+     * has, so that its categories fit) */
+    bool training = has_training_kinds(u->m);
     int x = 0;
     for (int i = 0; i <= N_STACK && x < COLS; i++) {
         int k = i < N_STACK ? k_stack[i] : MP_KIND_CONST;
+        if (training && k != vk && mp_tui_kind_peak(u->m, k) == 0)
+            continue;
         char item[64];
         snprintf(item, sizeof item, "%c %s %s", k_kind_char[k], mp_kind_label(k),
                  bytes_str(b1, sizeof b1, at->live[k]));
@@ -645,7 +669,9 @@ static bool key(ui *u, int ch, bool *quit)
             move_to(u, mp_tui_peak_event(u->m));
         break;
     case 'k':
-        u->view = (u->view + 1) % N_VIEWS;
+        do
+            u->view = (u->view + 1) % N_VIEWS;
+        while (!is_shown_view(u->m, k_views[u->view]));
         u->list_top = 0;
         break;
     case '/':

@@ -222,6 +222,23 @@ wait_for "($mlp_peak B) at event #"
 keys 'q'
 wait_for "EXIT=0"
 
+# a planned training trace: its categories are views of their own (an inference trace never
+# offers them: the k cycle above has nine views), and the legend names them
+expect 0 "$mp" train zoo:mnist_mlp --batch 4 --steps 2 --trace tr.json
+keys "clear; $mp tui tr.json; echo EXIT=\$?" Enter
+wait_for "view: all kinds stacked"
+for ((i = 0; i < 20; i++)); do
+  screen >"$tmp/screen"
+  grep -qF "view: backprop" "$tmp/screen" && break
+  keys 'k'
+  sleep 0.1
+done
+wait_for "view: backprop"
+wait_for "(backprop only)"
+has_screen "b backprop"
+keys 'q'
+wait_for "EXIT=0"
+
 # a million events open without noticeable delay (trace_gen is built next to memprof)
 gen="$(dirname "$mp")/trace_gen"
 if [ -x "$gen" ]; then
