@@ -20,6 +20,15 @@
  *    for AVX-512, AVX2+FMA and baseline SSE and picked at run time; tiles run on the
  *    session's thread pool. Each output is one float sum in k order, rounded once per
  *    multiply-add when FMA is used.
+ * int8 (lhs, rhs and output int8, one scale and zero point each; TensorFlow Lite's
+ * batch_matmul.cc EvalInt8Int8, bit for bit): each output is the int32 sum over k of
+ * (lhs - zp_lhs) * (rhs - zp_rhs), then MultiplyByQuantizedMultiplier with the multiplier of
+ * lhs_scale * rhs_scale / out_scale (in double, QuantizeMultiplier) plus zp_out, saturated.
+ * Plain C: both operands are packed at run, centred, as int16 rows along k into the node's
+ * scratch (lhs [batch][M][K], rhs [batch][N][K], adj_x / adj_y folded into the packing), so
+ * each output is one contiguous int16 dot product (vectorized multiply-adds); rows of the
+ * output run on the session's thread pool. An int32 output (TensorFlow Lite's EvalInt8Int32),
+ * uint8 and int16 are refused.
  * A fused activation is not part of BATCH_MATMUL. */
 #include "engine/kernels/kernel.h"
 
@@ -29,6 +38,8 @@
 #include <xnnpack.h>
 
 #include "engine/kernels/movement.h"
+#include "engine/kernels/quant_math.h"
+#include "engine/kernels/quant_tensor.h"
 
 #define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
 
@@ -297,10 +308,115 @@ static bool mm_const_rhs(const mp_node *n)
     return b->is_const && b->data;
 }
 
+/* ---- int8 ------------------------------------------------------------------------------- */
+
+/* The integer parameters of an int8 product (TensorFlow Lite's Prepare). */
+typedef struct mm_q8 {
+    int32_t za, zb, zo;
+    int32_t mult;
+    int shift;
+} mm_q8;
+
+static mp_status mm_q8_params(mp_node *n, mm_q8 *q)
+{
+    const mp_tensor *a = n->in[0], *b = n->in[1], *out = n->out[0];
+    if (b->dtype != MP_DT_INT8)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "lhs '%s' is i8 but rhs '%s' is %s (both i8)",
+                            mp_tname(a), mp_tname(b), mp_dtype_name(b->dtype));
+    if (out->dtype != MP_DT_INT8)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s (supported with i8 inputs: "
+                            "i8; the int32 output is not)", mp_tname(out),
+                            mp_dtype_name(out->dtype));
+    float sa, sb, so;
+    mp_status st = mp_node_qparams(n, a, &sa, &q->za);
+    if (st == MP_OK)
+        st = mp_node_qparams(n, b, &sb, &q->zb);
+    if (st == MP_OK)
+        st = mp_node_qparams(n, out, &so, &q->zo);
+    if (st != MP_OK)
+        return st;
+    if (!mp_quantize_multiplier((double)sa * (double)sb / (double)so, &q->mult, &q->shift))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "the scales of '%s', '%s' and '%s' give no "
+                            "finite multiplier", mp_tname(a), mp_tname(b), mp_tname(out));
+    return MP_OK;
+}
+
+/* Scratch of an int8 product: both operands as centred int16 rows along k. */
+static size_t mm_q8_scratch(const mm_geom *g)
+{
+    return (g->lhs_batches * g->m + g->rhs_batches * g->n) * g->k * sizeof(int16_t);
+}
+
+typedef struct mm_q8_job {
+    const mm_geom *g;
+    const int16_t *pa, *pb; /* packed lhs [lb][m][k], rhs [rb][n][k] */
+    int8_t *c;
+    mm_q8 q;
+} mm_q8_job;
+
+/* One output row: row = ob * m + i. */
+static void mm_q8_row(void *ctx, size_t row)
+{
+    const mm_q8_job *j = ctx;
+    const mm_geom *g = j->g;
+    const size_t ob = row / g->m, i = row % g->m, k = g->k;
+    size_t lb, rb;
+    mm_batch(g, ob, &lb, &rb);
+    const int16_t *restrict a = j->pa + (lb * g->m + i) * k;
+    int8_t *c = j->c + row * g->n;
+    for (size_t col = 0; col < g->n; col++) {
+        const int16_t *restrict b = j->pb + (rb * g->n + col) * k;
+        int32_t acc = 0;
+        for (size_t kk = 0; kk < k; kk++)
+            acc += (int32_t)a[kk] * (int32_t)b[kk];
+        int32_t v = mp_multiply_by_quantized_multiplier(acc, j->q.mult, j->q.shift) + j->q.zo;
+        c[col] = (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v));
+    }
+}
+
+static mp_status mm_run_q8(mp_node *n, const mm_geom *g)
+{
+    mm_q8_job j = {.g = g, .c = n->out[0]->data};
+    mp_status st = mm_q8_params(n, &j.q);
+    if (st != MP_OK)
+        return st;
+    if (mm_q8_scratch(g) > 0 && (!n->scratch || n->scratch_bytes < mm_q8_scratch(g)))
+        return mp_node_fail(n, MP_ERR_BACKEND, "no scratch for the packed operands");
+    const size_t m = g->m, k = g->k, nn = g->n;
+    int16_t *pa = n->scratch, *pb = pa + g->lhs_batches * m * k;
+    const int8_t *a = n->in[0]->data, *b = n->in[1]->data;
+    for (size_t lb = 0; lb < g->lhs_batches; lb++, a += m * k)
+        for (size_t i = 0; i < m; i++)
+            for (size_t kk = 0; kk < k; kk++)
+                *pa++ = (int16_t)((n->opt->adj_x ? a[kk * m + i] : a[i * k + kk]) - j.q.za);
+    for (size_t rb = 0; rb < g->rhs_batches; rb++, b += k * nn)
+        for (size_t col = 0; col < nn; col++)
+            for (size_t kk = 0; kk < k; kk++)
+                *pb++ = (int16_t)((n->opt->adj_y ? b[col * k + kk] : b[kk * nn + col]) - j.q.zb);
+    j.pa = n->scratch;
+    j.pb = j.pa + g->lhs_batches * m * k;
+    pthreadpool_parallelize_1d(n->pool, mm_q8_row, &j, g->batches * m, 0);
+    return MP_OK;
+}
+
 static mp_status mm_infer(mp_node *n)
 {
     mp_status st = mp_node_check_io(n, 2, 2, 0);
-    if (st != MP_OK || (st = mp_node_check_f32_io(n)) != MP_OK)
+    if (st != MP_OK)
+        return st;
+    if (n->in[0]->dtype == MP_DT_INT8) {
+        mm_q8 q;
+        mm_geom g;
+        if ((st = mm_q8_params(n, &q)) != MP_OK || (st = mm_geometry(n, &g)) != MP_OK ||
+            (st = mp_node_set_output_shape(n, g.out_rank, g.out_dims)) != MP_OK)
+            return st;
+        n->scratch_bytes = mm_q8_scratch(&g);
+        return MP_OK;
+    }
+    if (n->in[0]->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "lhs '%s' is %s (supported: f32, i8)",
+                            mp_tname(n->in[0]), mp_dtype_name(n->in[0]->dtype));
+    if ((st = mp_node_check_f32_io(n)) != MP_OK)
         return st;
     const mp_tensor *b = n->in[1];
     bool hybrid = b->dtype == MP_DT_INT8 || b->dtype == MP_DT_UINT8 || b->dtype == MP_DT_FLOAT16;
@@ -342,8 +458,8 @@ static const float *mm_lhs_rows(const mp_node *n)
 
 static mp_status mm_prepare(mp_node *n)
 {
-    if (!mm_const_rhs(n))
-        return MP_OK; /* C path: run reads the current shapes and pointers */
+    if (!mm_const_rhs(n) || n->in[0]->dtype == MP_DT_INT8)
+        return MP_OK; /* C paths: run reads the current shapes and pointers */
     mm_geom g;
     mp_status st = mm_geometry(n, &g);
     if (st != MP_OK)
@@ -418,6 +534,8 @@ static mp_status mm_run(mp_node *n)
     size_t total = g.batches * g.m * g.n;
     if (total == 0)
         return MP_OK;
+    if (n->in[0]->dtype == MP_DT_INT8)
+        return mm_run_q8(n, &g); /* (k = 0: sums of nothing, the output zero point) */
     if (g.k == 0) { /* empty sums */
         memset(out->data, 0, total * sizeof(float));
         return MP_OK;
