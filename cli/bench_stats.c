@@ -60,13 +60,19 @@ void mp_progress_begin(mp_progress *p)
     memset(p, 0, sizeof *p);
     p->tty = isatty(STDERR_FILENO) == 1;
     p->t0_ns = now_ns();
+    p->after_ns = 1000000000u;
+    const char *env = getenv("MP_PROGRESS_AFTER_MS");
+    char *end = NULL;
+    long long ms = env && *env ? strtoll(env, &end, 10) : -1;
+    if (ms >= 0 && ms <= 3600000 && *end == 0)
+        p->after_ns = (uint64_t)ms * 1000000u;
 }
 
-/* Whether to draw now: on a terminal, after the first second, then at most ten times a
- * second. */
+/* Whether to draw now: on a terminal, after the first second (p->after_ns), then at most
+ * ten times a second. */
 static bool due(const mp_progress *p, uint64_t t)
 {
-    return p->tty && t - p->t0_ns >= 1000000000u && (!p->shown || t - p->last_ns >= 100000000u);
+    return p->tty && t - p->t0_ns >= p->after_ns && (!p->shown || t - p->last_ns >= 100000000u);
 }
 
 static void draw(mp_progress *p, const char *line, uint64_t t)

@@ -22,13 +22,14 @@ void mp_stats_compute(uint64_t *ns, size_t n, mp_stats *out);
 int mp_bench_order(int n, long r, int j);
 
 /* A progress line on stderr, rewritten in place ('\r'), shown only when stderr is a
- * terminal and the work has taken more than a second so far; cleared by mp_progress_end.
- * Nothing is written when stderr is not a terminal. The one progress line of every long
- * command (run --runs, bench, scenarios). */
+ * terminal and the work has taken more than a second so far (the environment variable
+ * MP_PROGRESS_AFTER_MS sets another delay: 0 draws from the first step, as the tests do);
+ * cleared by mp_progress_end. Nothing is written when stderr is not a terminal. The one
+ * progress line of every long command (run --runs, bench, scenarios, train, pipeline). */
 typedef struct mp_progress {
     bool tty;
     bool shown;
-    uint64_t t0_ns, last_ns;
+    uint64_t t0_ns, last_ns, after_ns;
     long base, total; /* steps done before the current part, and in all (mp_progress_step) */
 } mp_progress;
 void mp_progress_begin(mp_progress *p);

@@ -1,7 +1,9 @@
 /* memprof diff: what changed between two traces (per kind of memory, the reference arena,
  * every tensor; the comparison of memory report A B) or two baselines, or a baseline and a
- * trace (the figures memprof check compares, and the tensors whose bytes changed). */
+ * trace (the figures memprof check compares, and the tensors whose bytes changed); as text
+ * or JSON, to standard output or, atomically, to -o FILE. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +14,14 @@
 #include "analyzers/source.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "reports/json_diff.h"
+#include "reports/json_profile.h"
 #include "reports/text_gate.h"
 #include "reports/text_profile.h"
 
 static void help(void)
 {
-    printf("Usage: memprof diff A B [--exact]\n\n"
+    printf("Usage: memprof diff A B [--exact] [--format text|json] [-o FILE]\n\n"
            "Prints what changed from A (before) to B (after), each a trace saved by\n"
            "'memprof run --trace' or a baseline written by 'memprof check --save-baseline':\n"
            "  two traces    the heap peak, every kind of memory at the peak and at its own\n"
@@ -29,12 +33,17 @@ static void help(void)
            "In 80 columns; a model or its options that differ are noted.\n\n"
            "Options:\n"
            "  --exact              exact byte counts, and every row\n"
+           "  --format F           text (default) or json: two traces as memprof-diff (as\n"
+           "                       'memprof report A B --format json'), a baseline on a\n"
+           "                       side as memprof-baseline-diff (docs/json.md)\n"
+           "  -o, --output FILE    write it there, atomically (default: standard output)\n"
            "  -h, --help           show this help\n\n"
            "Exit codes: 0 compared (whether or not anything changed); 2 usage; 3 a file\n"
-           "cannot be read; 4 a malformed trace or baseline; 7 out of memory.\n\n"
+           "cannot be read or written; 4 a malformed trace or baseline; 7 out of memory.\n\n"
            "Examples:\n"
            "  memprof diff before.json after.json\n"
-           "  memprof diff model.baseline.json after.json\n\n"
+           "  memprof diff model.baseline.json after.json\n"
+           "  memprof diff before.json after.json --format json > diff.json\n\n"
            "More: docs/diff.md in memprof's sources.\n");
 }
 
@@ -76,7 +85,12 @@ static int open_side(side *s)
     }
 }
 
-static int diff_baselines(side *s, bool exact)
+typedef struct diff_args {
+    bool exact, json;
+    const char *out; /* -o, or NULL: stdout */
+} diff_args;
+
+static int diff_baselines(side *s, const diff_args *a, FILE *f)
 {
     mp_error err = {0};
     for (int i = 0; i < 2; i++)
@@ -86,33 +100,79 @@ static int diff_baselines(side *s, bool exact)
     mp_baseline_diff d;
     if (mp_baseline_diff_compute(&s[0].base, &s[1].base, &d, &err) != MP_OK)
         return mp_report_error(&err);
-    mp_report_baseline_diff_text(stdout, s[0].path, &s[0].base, s[1].path, &s[1].base, &d,
-                                 exact);
+    mp_status st = MP_OK;
+    if (a->json) {
+        mp_diff_side da = {s[0].path, s[0].kind == MP_FILE_TRACE, &s[0].base},
+                     db = {s[1].path, s[1].kind == MP_FILE_TRACE, &s[1].base};
+        st = mp_report_baseline_diff_json(f, &da, &db, &d, &err);
+    } else {
+        mp_report_baseline_diff_text(f, s[0].path, &s[0].base, s[1].path, &s[1].base, &d,
+                                     a->exact);
+    }
     mp_baseline_diff_free(&d);
-    return MP_EXIT_OK;
+    return st == MP_OK ? MP_EXIT_OK : mp_report_error(&err);
 }
 
-static int diff_traces(side *s, bool exact)
+static int diff_traces(side *s, const diff_args *a, FILE *f)
 {
     mp_error err = {0};
     mp_profile_diff d;
     if (mp_profile_diff_compute(&s[0].prof, &s[1].prof, &d, &err) != MP_OK)
         return mp_report_error(&err);
-    mp_report_diff_text(stdout, &s[0].prof, &s[1].prof, &d, exact);
+    mp_status st = MP_OK;
+    if (a->json)
+        st = mp_report_diff_json(f, &s[0].prof, &s[1].prof, &d, &err);
+    else
+        mp_report_diff_text(f, &s[0].prof, &s[1].prof, &d, a->exact);
     mp_profile_diff_free(&d);
+    return st == MP_OK ? MP_EXIT_OK : mp_report_error(&err);
+}
+
+/* The comparison, in text or JSON, to -o (atomically: no partial file) or stdout. */
+static int write_diff(side *s, const diff_args *a)
+{
+    char why[256];
+    mp_out o = {.f = stdout};
+    if (a->out && !mp_out_open(&o, a->out, why, sizeof why)) {
+        fprintf(stderr, "memprof diff: cannot write %s: %s\n", a->out, why);
+        return MP_EXIT_IO;
+    }
+    int rc = s[0].has_prof && s[1].has_prof ? diff_traces(s, a, o.f) : diff_baselines(s, a, o.f);
+    if (!a->out)
+        return rc;
+    if (rc != MP_EXIT_OK) {
+        mp_out_abort(&o);
+        return rc;
+    }
+    if (!mp_out_commit(&o, why, sizeof why)) {
+        fprintf(stderr, "memprof diff: cannot write %s: %s\n", a->out, why);
+        return MP_EXIT_IO;
+    }
     return MP_EXIT_OK;
+}
+
+static int take(void *ctx, int id, const char *v)
+{
+    (void)id;
+    static const char *const words[] = {"text", "json", NULL};
+    int f = 0, rc = mp_opt_choice("diff", "--format", v, words, &f);
+    ((diff_args *)ctx)->json = f == 1;
+    return rc;
 }
 
 int mp_cmd_diff(int argc, char **argv)
 {
     side s[2];
     memset(s, 0, sizeof s);
-    bool exact = false;
-    static const mp_opt opts[] = {{"exact", 0, MP_ARG_FLAG, 0, 0}, {0}};
+    diff_args a = {0};
+    static const mp_opt opts[] = {{"exact", 0, MP_ARG_FLAG, offsetof(diff_args, exact), 0},
+                                  {"format", 0, MP_ARG_VALUE, 0, 1},
+                                  {"output", 'o', MP_ARG_STRING, offsetof(diff_args, out), 0},
+                                  {0}};
     const char *paths[2] = {NULL, NULL};
     int n = 0;
     int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "diff", .help = help, .opts = opts,
-                                          .ctx = &exact, .pos = paths,
+                                          .take = take, .ctx = &a, .pos = paths,
                                           .max_pos = 2, .pos_hint = " (two files: A B)"},
                            argc, argv, &n);
     if (rc != 0)
@@ -121,10 +181,16 @@ int mp_cmd_diff(int argc, char **argv)
     s[1].path = paths[1];
     if (n < 2)
         return mp_usage_error("diff", "give two files: A (before) and B (after)");
+    mp_cli_files f = {0};
+    mp_cli_files_in(&f, paths[0]);
+    mp_cli_files_in(&f, paths[1]);
+    mp_cli_files_out(&f, a.out);
+    if ((rc = mp_cli_files_check("diff", &f)) != 0)
+        return rc;
     for (int i = 0; i < 2 && rc == MP_EXIT_OK; i++)
         rc = open_side(&s[i]);
     if (rc == MP_EXIT_OK)
-        rc = s[0].has_prof && s[1].has_prof ? diff_traces(s, exact) : diff_baselines(s, exact);
+        rc = write_diff(s, &a);
     fflush(stdout);
     for (int i = 0; i < 2; i++) {
         mp_baseline_free(&s[i].base);

@@ -10,7 +10,9 @@
 #include "analyzers/source.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/bench_stats.h"
 #include "cli/pipeline_driver.h"
+#include "cli/run_outputs.h"
 #include "engine/memory/plan.h"
 
 #define PIPE_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
@@ -53,12 +55,17 @@ static void help(void)
            "  -w, --warmup N       runs before them, recorded but not timed (default 0)\n"
            "  --trace FILE.json    save the chain's trace (every model's events, with the\n"
            "                       table of which model each belongs to)\n"
-           "  --format F -o PATH   also write the chain's trace as 'memprof report' would\n"
-           "                       (text, json, svg, html, chrome)\n"
-           "  --json PATH          the pipeline report as JSON (memprof-pipeline, docs/json.md)\n"
+           "  --format F           also the chain's trace as 'memprof report' would write it\n"
+           "                       (text, json, svg, html, chrome): to -o PATH, or without\n"
+           "                       -o to standard output, alone there unless text (the\n"
+           "                       pipeline's own lines then go to standard error)\n"
+           "  -o, --output PATH    where --format's report goes (text by default)\n"
+           "  --json PATH          the pipeline report as JSON (memprof-pipeline, docs/json.md);\n"
+           "                       '-': standard output, alone there\n"
            "  --record on|off      record the trace (default on)\n"
            "  --exact              exact byte counts next to the rounded ones\n"
-           "  -h, --help           show this help\n\n"
+           "  -h, --help           show this help\n"
+           "On a terminal, a progress line on stderr while the runs last (-r, -w).\n\n"
            "Exit codes: 0 ok; 2 usage (a bad --connect, an input fed by nothing); 3 a file\n"
            "cannot be read or written; 4 malformed model or input file; 5 unsupported\n"
            "operator, or an edge memprof cannot convert; 6 impossible shape (two ends that\n"
@@ -66,7 +73,8 @@ static void help(void)
            "Examples:\n"
            "  memprof split zoo:mobilenet_v2 --at 30 -o mnv2\n"
            "  memprof pipeline mnv2-1.tflite mnv2-2.tflite --io bind --share-arena --runs 20\n"
-           "  memprof pipeline a.tflite b.tflite --connect 1.logits=2.0 --io copy\n\n"
+           "  memprof pipeline a.tflite b.tflite --connect 1.logits=2.0 --io copy\n"
+           "  memprof pipeline mnv2-1.tflite mnv2-2.tflite --json - > pipeline.json\n\n"
            "More: docs/pipeline.md in memprof's sources.\n",
            mp_planner_default()->name);
 }
@@ -154,8 +162,12 @@ static int parse(int argc, char **argv, cmd_args *a)
         return mp_usage_error("pipeline", "a pipeline needs at least two models");
     if ((a->trace_path || a->format >= 0 || a->report_path) && !a->p.record)
         return mp_usage_error("pipeline", "--trace, --format and -o need --record on");
-    if ((a->format >= 0) != (a->report_path != NULL))
-        return mp_usage_error("pipeline", "--format and -o go together");
+    if (a->report_path && a->format < 0)
+        a->format = MP_FMT_TEXT;
+    bool json_out = a->json_path && strcmp(a->json_path, "-") == 0;
+    if (json_out && a->format >= 0 && (!a->report_path || strcmp(a->report_path, "-") == 0))
+        return mp_usage_error("pipeline", "--json - and --format without -o both want "
+                                          "standard output: give one of them a file");
     mp_cli_files f = {0};
     for (int k = 0; k < a->p.n_models; k++)
         mp_cli_files_in(&f, a->p.models[k]);
@@ -193,24 +205,39 @@ int mp_cmd_pipeline(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? MP_EXIT_OK : rc;
     mp_pipe_result r;
+    mp_progress pg;
+    mp_progress_begin(&pg);
+    a.p.progress = &pg;
     rc = mp_cli_pipeline_drive(&a.p, &r);
+    mp_progress_end(&pg);
     if (rc == MP_EXIT_OK && a.trace_path) {
         mp_error err = {0};
         if (mp_trace_save(r.trace, a.trace_path, &err) != MP_OK)
             rc = mp_report_error(&err);
         r.rep.trace_path = a.trace_path;
     }
+    /* a document alone on stdout (--json -, --format other than text without -o): the
+     * pipeline's lines go to stderr */
+    bool doc_out = mp_cli_report_on_stdout(a.format, a.report_path) ||
+                   (a.json_path && strcmp(a.json_path, "-") == 0);
     if (rc == MP_EXIT_OK)
-        mp_report_pipeline_text(stdout, &r.rep, a.exact);
+        mp_report_pipeline_text(doc_out ? stderr : stdout, &r.rep, a.exact);
+    fflush(stdout);
     if (rc == MP_EXIT_OK && a.json_path)
         rc = write_json(a.json_path, &r.rep);
-    if (rc == MP_EXIT_OK && a.report_path) {
+    bool to_file = a.report_path && strcmp(a.report_path, "-") != 0;
+    if (rc == MP_EXIT_OK && a.format >= 0) {
         mp_source *src = mp_source_of_trace(r.trace);
         mp_report_opts ro = {.exact = a.exact};
+        if (!to_file && !doc_out)
+            printf("\n"); /* the text report after the pipeline's lines */
+        fflush(stdout);
         rc = src ? mp_cli_write_report("pipeline", src, (mp_report_format)a.format,
                                        a.report_path, &ro)
                  : MP_EXIT_RUNTIME;
         mp_source_close(src);
+        if (rc == MP_EXIT_OK && to_file)
+            fprintf(doc_out ? stderr : stdout, "report   %s\n", a.report_path);
     }
     mp_cli_pipeline_result_free(&r);
     return rc;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bench_stats.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "cli/train_driver.h"
@@ -45,7 +46,10 @@ static void help(void)
            "  --threads N          XNNPACK's threads (default 1)\n"
            "  --trace FILE.json    save the trace: every block with its category as its kind\n"
            "  --memory-only        the memory table without training\n"
-           "  -h, --help           show this help\n\n"
+           "  --format text|json   the report as text (default) or as JSON (memprof-train,\n"
+           "                       docs/json.md), alone on standard output\n"
+           "  -h, --help           show this help\n"
+           "On a terminal, a progress line on stderr while it trains (epoch, step, loss).\n\n"
            "Trainable operators: FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,\n"
            "AVERAGE_POOL_2D, MEAN, RESHAPE, SOFTMAX, RELU, RELU6, ADD, SUB, MUL, PAD (fused RELU\n"
            "and RELU6 too); float32; the batch is dimension 0 of every activation.\n\n"
@@ -54,12 +58,14 @@ static void help(void)
            "Examples:\n"
            "  memprof train zoo:mnist_mlp --batch 32 --epochs 5 -o mnist_trained.tflite\n"
            "  memprof train zoo:mobilenet_v2 --batch 13 --memory-only\n"
+           "  memprof train zoo:mnist_mlp --steps 20 --format json > train.json\n"
            "  memprof train model.tflite --input x=x.f32 --labels y.f32 --optimizer sgd\n\n"
            "More: docs/train.md in memprof's sources.\n",
            mp_planner_default()->name);
 }
 
-enum { O_OPTIMIZER = 1, O_LOSS, O_MEMORY, O_LR, O_BATCH, O_EPOCHS, O_STEPS, O_SAMPLES, O_K };
+enum { O_OPTIMIZER = 1, O_LOSS, O_MEMORY, O_LR, O_BATCH, O_EPOCHS, O_STEPS, O_SAMPLES, O_K,
+       O_FORMAT };
 
 static int take(void *ctx, int id, const char *v)
 {
@@ -67,6 +73,7 @@ static int take(void *ctx, int id, const char *v)
     static const char *const optims[] = {"sgd", "adam", NULL};
     static const char *const losses[] = {"mse", "cce", NULL};
     static const char *const pols[] = {"planned", "held", "dynamic", NULL};
+    static const char *const formats[] = {"text", "json", NULL};
     long *num[] = {[O_BATCH] = &a->batch, [O_EPOCHS] = &a->epochs, [O_STEPS] = &a->steps,
                    [O_SAMPLES] = &a->samples, [O_K] = &a->trainable_ops};
     static const char *const flags[] = {[O_BATCH] = "--batch", [O_EPOCHS] = "--epochs",
@@ -79,6 +86,11 @@ static int take(void *ctx, int id, const char *v)
         return mp_opt_choice("train", "--loss", v, losses, &a->loss);
     case O_MEMORY:
         return mp_opt_choice("train", "--memory", v, pols, &a->policy);
+    case O_FORMAT: {
+        int f = 0, rc = mp_opt_choice("train", "--format", v, formats, &f);
+        a->json = f == 1;
+        return rc;
+    }
     case O_LR: {
         char *end;
         a->learning_rate = strtod(v, &end);
@@ -111,6 +123,7 @@ static int parse(int argc, char **argv, mp_train_args *a, mp_model_opts *m)
         {"output", 'o', MP_ARG_STRING, offsetof(mp_train_args, out), 0},
         {"trace", 0, MP_ARG_STRING, offsetof(mp_train_args, trace), 0},
         {"memory-only", 0, MP_ARG_FLAG, offsetof(mp_train_args, memory_only), 0},
+        {"format", 0, MP_ARG_VALUE, 0, O_FORMAT},
         {0}};
     memset(a, 0, sizeof *a);
     a->batch = 16;
@@ -154,7 +167,11 @@ int mp_cmd_train(int argc, char **argv)
         return rc < 0 ? MP_EXIT_OK : rc;
     mp_train_run r;
     mp_error err = {0};
+    mp_progress pg;
+    mp_progress_begin(&pg);
+    a.progress = &pg;
     mp_status st = mp_train_drive(&a, &r, &err);
+    mp_progress_end(&pg);
     if (st != MP_OK) {
         mp_train_run_free(&r);
         return mp_report_error(&err);
@@ -181,7 +198,12 @@ int mp_cmd_train(int argc, char **argv)
         rep.at_bound[c] = r.mem.at_bound[c];
         rep.measured[c] = r.kind_peak[c];
     }
-    mp_train_report_text(stdout, &rep);
+    if (a.json)
+        st = mp_train_report_json(stdout, &rep, &err);
+    else
+        mp_train_report_text(stdout, &rep);
     mp_train_run_free(&r);
+    if (st != MP_OK)
+        return mp_report_error(&err);
     return fflush(stdout) == 0 ? MP_EXIT_OK : MP_EXIT_IO;
 }

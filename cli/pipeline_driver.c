@@ -62,6 +62,8 @@ static int play(mp_pipeline *p, const mp_pipe_args *a, mp_shape_args *sp, mp_cli
     mp_trace_rss_sample(tr);
     rc = mp_shapes_after_prepare(s0, sp, a->m.at);
     long total = a->m.warmup + a->m.runs;
+    if (a->progress)
+        a->progress->total = total;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
         rc = mp_shapes_before_run(s0, sp, a->m.at, r);
         if (rc == MP_EXIT_OK)
@@ -74,6 +76,8 @@ static int play(mp_pipeline *p, const mp_pipe_args *a, mp_shape_args *sp, mp_cli
         if (r >= a->m.warmup)
             times[r - a->m.warmup] = mp_now_ns() - t0;
         mp_trace_rss_sample(tr);
+        if (a->progress)
+            mp_progress_step(a->progress, r + 1, "pipeline: run %ld of %ld", r + 1, total);
     }
     return rc;
 }

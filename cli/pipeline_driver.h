@@ -25,6 +25,7 @@ typedef struct mp_pipe_args {
     mp_pipe_io io_edge_mode[MP_PIPE_MAX_CONNECT];
     int n_io_edge;
     bool share_arena, record;
+    struct mp_progress *progress;            /* a line per run (bench_stats.h; NULL: none) */
 } mp_pipe_args;
 
 /* What the report needs (the strings live as long as the result). */

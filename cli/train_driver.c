@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bench_stats.h"
 #include "cli/cli.h"
 #include "trace/files.h"
 
@@ -215,6 +216,8 @@ static mp_status train(const mp_train_args *a, mp_trainer *t, const dataset *d, 
     r->forward_ms = median(fwd, 3);
     int64_t in_epoch = 0;
     double sum = 0;
+    if (a->progress)
+        a->progress->total = (long)total;
     for (int64_t s = 0; s < total && st == MP_OK; s++) {
         load_batch(t, d, s % per_epoch, a->batch);
         double L;
@@ -223,6 +226,10 @@ static mp_status train(const mp_train_args *a, mp_trainer *t, const dataset *d, 
         times[s] = (double)(mp_now_ns() - t0) / 1e6;
         r->steps_done++;
         sum += L;
+        if (a->progress)
+            mp_progress_step(a->progress, (long)(s + 1), "train: epoch %lld of %lld, step %lld, "
+                             "loss %.4g", (long long)(s / per_epoch + 1), (long long)epochs,
+                             (long long)(s + 1), sum / (double)(in_epoch + 1));
         if (++in_epoch == per_epoch || s + 1 == total) {
             r->epoch_loss[r->n_epoch_loss++] = sum / (double)in_epoch;
             in_epoch = 0;

@@ -25,6 +25,8 @@ typedef struct mp_train_args {
     const char *planner;
     bool memory_only;           /* --memory-only: the table without training */
     bool exact;
+    bool json;                  /* --format json: the report as JSON on stdout */
+    struct mp_progress *progress; /* its line after each step (bench_stats.h; NULL: none) */
 } mp_train_args;
 
 typedef struct mp_train_run {

@@ -1,8 +1,13 @@
-/* memprof train's text report: the run, then the category table (held, each category planned
- * alone, and the shared planned arena's split at its peak step) with the lower bound. */
+/* memprof train's report: as text, the run, then the category table (held, each category
+ * planned alone, and the shared planned arena's split at its peak step) with the lower bound;
+ * as JSON, the same figures (memprof-train). */
 #include "reports/train_report.h"
 
 #include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+
+#include "reports/bench_report.h"
 
 /* "11,360,128" */
 static const char *grouped(char *buf, size_t n, uint64_t v)
@@ -91,4 +96,88 @@ void mp_train_report_text(FILE *f, const mp_train_report *r)
         fprintf(f, "  model       trained weights written to %s\n", r->out);
     if (r->trace)
         fprintf(f, "  trace       %s\n", r->trace);
+}
+
+static json_t *ju(uint64_t v)
+{
+    return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *jstr(const char *s)
+{
+    json_t *v = s ? json_string(s) : NULL;
+    return v ? v : json_null();
+}
+
+/* Milliseconds (a median of doubles) as integer nanoseconds. */
+static json_t *ns_of_ms(double ms)
+{
+    return json_integer(ms > 0 ? (json_int_t)llround(ms * 1e6) : 0);
+}
+
+/* The training run: data, losses, times; null with --memory-only. */
+static json_t *run_json(const mp_train_report *r)
+{
+    if (!r->trained)
+        return json_null();
+    json_t *o = json_object(), *losses = json_array();
+    for (int64_t e = 0; e < r->n_epoch_loss; e++)
+        json_array_append_new(losses, json_real(r->epoch_loss[e]));
+    json_object_set_new(o, "data", json_string(r->synthetic ? "synthetic" : "files"));
+    json_object_set_new(o, "samples", json_integer(r->samples));
+    json_object_set_new(o, "steps", json_integer(r->steps));
+    json_object_set_new(o, "epochs", json_integer(r->epochs));
+    json_object_set_new(o, "epoch_loss", losses);
+    json_object_set_new(o, "loss_before", json_real(r->loss_before));
+    json_object_set_new(o, "loss_after", json_real(r->loss_after));
+    json_object_set_new(o, "step_ns", ns_of_ms(r->step_ms));
+    json_object_set_new(o, "forward_ns", ns_of_ms(r->forward_ms));
+    json_object_set_new(o, "step_flops", ju(r->step_flops));
+    json_object_set_new(o, "forward_flops", ju(r->forward_flops));
+    json_object_set_new(o, "heap_peak_bytes", ju(r->heap_peak));
+    return o;
+}
+
+mp_status mp_train_report_json(FILE *f, const mp_train_report *r, mp_error *err)
+{
+    json_t *root = json_object(), *cats = json_array();
+    uint64_t alone = 0;
+    for (int k = 0; k < MP_TRAIN_REPORT_CATS; k++) {
+        json_t *c = json_object();
+        json_object_set_new(c, "name", jstr(r->cat_names[k]));
+        json_object_set_new(c, "held_bytes", ju(r->held[k]));
+        json_object_set_new(c, "planned_alone_bytes", ju(r->alone[k]));
+        json_object_set_new(c, "at_bound_bytes", ju(r->at_bound[k]));
+        json_object_set_new(c, "measured_peak_bytes", r->trained ? ju(r->measured[k]) : json_null());
+        json_array_append_new(cats, c);
+        alone += r->alone[k];
+    }
+    json_object_set_new(root, "format", json_string(MP_TRAIN_FORMAT));
+    json_object_set_new(root, "version", json_integer(MP_TRAIN_VERSION));
+    json_object_set_new(root, "model", jstr(r->model));
+    json_object_set_new(root, "memory", jstr(r->policy));
+    json_object_set_new(root, "planner", jstr(r->planner));
+    json_object_set_new(root, "batch", json_integer(r->batch));
+    json_object_set_new(root, "trainable_ops", json_integer(r->trainable_ops));
+    json_object_set_new(root, "forward_steps", json_integer(r->n_forward));
+    json_object_set_new(root, "backward_steps", json_integer(r->n_backward));
+    json_object_set_new(root, "loss", jstr(r->loss));
+    json_object_set_new(root, "optimizer", jstr(r->optimizer));
+    json_object_set_new(root, "learning_rate", json_real(r->learning_rate));
+    json_object_set_new(root, "training", run_json(r));
+    json_object_set_new(root, "categories", cats);
+    json_object_set_new(root, "held_bytes", ju(r->held_total));
+    json_object_set_new(root, "planned_alone_bytes", ju(alone));
+    json_object_set_new(root, "planned", json_pack("{s:I, s:o, s:o, s:o}", "tensors",
+                                                   (json_int_t)r->n_planned, "arena_bytes",
+                                                   ju(r->arena), "persistent_bytes",
+                                                   ju(r->persistent), "total_bytes",
+                                                   ju(r->planned_total)));
+    json_object_set_new(root, "lower_bound", json_pack("{s:o, s:o, s:o}", "step",
+                                                       jstr(r->lower_bound_step), "live_bytes",
+                                                       ju(r->lower_bound), "total_bytes",
+                                                       ju(r->persistent + r->lower_bound)));
+    json_object_set_new(root, "output", jstr(r->out));
+    json_object_set_new(root, "trace", jstr(r->trace));
+    return mp_report_timing_json(f, root, err);
 }

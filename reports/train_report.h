@@ -1,12 +1,18 @@
 /* The report of memprof train: the run (data, loss per epoch, step time and throughput) and
  * the training memory by category, held against planned, beside the step's live-set lower
- * bound. Plain figures in, text out: the command fills the struct from the engine's. */
+ * bound. Plain figures in, text or JSON (format memprof-train, docs/json.md) out: the
+ * command fills the struct from the engine's. */
 #ifndef MP_TRAIN_REPORT_H
 #define MP_TRAIN_REPORT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "trace/status.h"
+
+#define MP_TRAIN_FORMAT "memprof-train"
+#define MP_TRAIN_VERSION 1
 
 #define MP_TRAIN_REPORT_CATS 7
 
@@ -34,5 +40,8 @@ typedef struct mp_train_report {
 } mp_train_report;
 
 void mp_train_report_text(FILE *f, const mp_train_report *r);
+/* The same figures as one JSON document (times as integer nanoseconds, bytes as integers
+ * named *_bytes); MP_ERR_IO when it cannot be written. */
+mp_status mp_train_report_json(FILE *f, const mp_train_report *r, mp_error *err);
 
 #endif
