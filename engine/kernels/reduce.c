@@ -524,12 +524,46 @@ static mp_status arg_run(mp_node *n)
 /* L2_NORMALIZATION over the last axis, float32, as TensorFlow Lite's reference
  * L2Normalization: per row, a float sum of squares in order, norm = max(sqrt(sum), 1e-6)
  * (the epsilon bounds the norm, not the squared sum), each element divided by it. Fused
- * activations other than NONE are refused, as TensorFlow Lite does; the quantized variants
- * (output scale 1/128) compute and are not supported. */
+ * activations other than NONE are refused, as TensorFlow Lite does.
+ * int8 / uint8 (l2norm.cc: the output's scale exactly 1/128, zero point 0 for int8, 128 for
+ * uint8; the input's parameters any): per row the int32 sum of squares of q - zp_in, its
+ * inverse square root as GetInvSqrtQuantizedMultiplierExp's multiplier and shift (quant_math),
+ * then each centred value scaled by it, bit for bit with TensorFlow Lite's kernels: int8
+ * (reference_integer_ops) MultiplyByQuantizedMultiplier(q - zp_in, multiplier, shift + 7),
+ * uint8 (reference_ops) 128 + MultiplyByQuantizedMultiplierSmallerThanOneExp(128 (q - zp_in),
+ * multiplier, shift), each saturated. A row of zeros gives the zero point. */
+static mp_status l2norm_check_q8(mp_node *n)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    if (out->dtype != in->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
+                            mp_tname(out), mp_dtype_name(out->dtype), mp_tname(in),
+                            mp_dtype_name(in->dtype));
+    float si, so;
+    int32_t zi, zo;
+    mp_status st = mp_node_qparams(n, in, &si, &zi);
+    if (st != MP_OK || (st = mp_node_qparams(n, out, &so, &zo)) != MP_OK)
+        return st;
+    const int32_t want_zo = in->dtype == MP_DT_UINT8 ? 128 : 0;
+    if ((double)so != 1.0 / 128.0 || zo != want_zo)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "%s output '%s' has scale %g and zero point %d (TensorFlow Lite's "
+                            "quantized L2_NORMALIZATION produces scale 1/128, zero point %d)",
+                            mp_dtype_name(out->dtype), mp_tname(out), (double)so, (int)zo,
+                            (int)want_zo);
+    return MP_OK;
+}
+
 static mp_status l2norm_infer(mp_node *n)
 {
     mp_status st = mp_node_check_io(n, 1, 1, 0);
-    if (st != MP_OK || (st = mp_node_check_f32_io(n)) != MP_OK)
+    const mp_dtype dt = st == MP_OK ? n->in[0]->dtype : MP_DT_FLOAT32;
+    if (st == MP_OK && dt != MP_DT_FLOAT32 && !mp_dtype_is_q8(dt))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32, i8, "
+                            "u8)", mp_tname(n->in[0]), mp_dtype_name(dt));
+    if (st == MP_OK)
+        st = mp_dtype_is_q8(dt) ? l2norm_check_q8(n) : mp_node_check_f32_io(n);
+    if (st != MP_OK)
         return st;
     if (n->opt->activation != MP_ACT_NONE)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "fused activation %d (only NONE is defined)",
@@ -540,6 +574,29 @@ static mp_status l2norm_infer(mp_node *n)
     return mp_node_set_output_shape(n, in->rank, in->dims);
 }
 
+/* One row of a quantized L2_NORMALIZATION (T int8_t or uint8_t). */
+#define L2NORM_Q8_ROW(T, x, y, depth, zi)                                                      \
+    do {                                                                                       \
+        const T *x_ = (const T *)(x);                                                          \
+        T *y_ = (T *)(y);                                                                      \
+        uint32_t acc_ = 0; /* wraps as TensorFlow Lite's int32 on a row beyond 2^15 */         \
+        for (size_t c_ = 0; c_ < (depth); c_++) {                                              \
+            const int32_t d_ = (int32_t)x_[c_] - (zi);                                         \
+            acc_ += (uint32_t)(d_ * d_);                                                       \
+        }                                                                                      \
+        int32_t m_;                                                                            \
+        int s_;                                                                                \
+        mp_inv_sqrt_quantized_multiplier((int32_t)acc_, &m_, &s_);                             \
+        for (size_t c_ = 0; c_ < (depth); c_++) {                                              \
+            const int32_t d_ = (int32_t)x_[c_] - (zi);                                         \
+            int32_t v_ = sizeof(T) == 1 && (T)-1 < 0                                           \
+                             ? mp_multiply_by_quantized_multiplier(d_, m_, s_ + 7)             \
+                             : 128 + mp_multiply_by_quantized_multiplier(128 * d_, m_, s_);    \
+            const int32_t lo_ = (T)-1 < 0 ? -128 : 0, hi_ = (T)-1 < 0 ? 127 : 255;             \
+            y_[c_] = (T)(v_ < lo_ ? lo_ : (v_ > hi_ ? hi_ : v_));                              \
+        }                                                                                      \
+    } while (0)
+
 static mp_status l2norm_run(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
@@ -549,6 +606,22 @@ static mp_status l2norm_run(mp_node *n)
                             mp_tname(out), mp_tname(in));
     size_t depth = (size_t)in->dims[in->rank - 1];
     size_t rows = depth ? mp_tensor_elements(in) / depth : 0;
+    if (mp_dtype_is_q8(in->dtype)) {
+        float si;
+        int32_t zi;
+        mp_status st = mp_node_qparams(n, in, &si, &zi);
+        if (st != MP_OK)
+            return st;
+        const uint8_t *x = in->data;
+        uint8_t *y = out->data;
+        for (size_t r = 0; r < rows; r++, x += depth, y += depth) {
+            if (in->dtype == MP_DT_INT8)
+                L2NORM_Q8_ROW(int8_t, x, y, depth, zi);
+            else
+                L2NORM_Q8_ROW(uint8_t, x, y, depth, zi);
+        }
+        return MP_OK;
+    }
     const float *x = in->data;
     float *y = out->data;
     for (size_t r = 0; r < rows; r++, x += depth, y += depth) {

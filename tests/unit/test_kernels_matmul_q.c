@@ -26,18 +26,6 @@ typedef struct mmq {
     int64_t za, zb, zo;
 } mmq;
 
-/* QuantizeMultiplier of a positive real (frexp, the significand rounded to 31 bits). */
-static void ref_multiplier(double real, int32_t *m, int *shift)
-{
-    const double s = frexp(real, shift);
-    int64_t q = llround(s * (double)(1LL << 31));
-    if (q == (1LL << 31)) {
-        q /= 2;
-        ++*shift;
-    }
-    *m = (int32_t)q;
-}
-
 /* Element (r, c) of batch bt of a stored [.., rows, cols] operand. */
 static int32_t at(const int8_t *x, size_t bt, size_t r, size_t c, size_t rows, size_t cols)
 {
@@ -51,7 +39,7 @@ static void ref_mm(const mmq *q, const int8_t *a, size_t ba, const int8_t *b, si
 {
     int32_t mult;
     int shift;
-    ref_multiplier((double)q->sa * (double)q->sb / (double)q->so, &mult, &shift);
+    qref_quantize_multiplier((double)q->sa * (double)q->sb / (double)q->so, &mult, &shift);
     const size_t batches = ba > bb ? ba : bb;
     for (size_t t = 0; t < batches; t++)
         for (size_t i = 0; i < m; i++)
@@ -208,22 +196,21 @@ static void test_edges(void **state)
     kh_free(&c);
 }
 
-/* A case with lhs, rhs and output dtypes; all quantized (0.5, 0). */
-static void expect_refused(mp_dtype da, mp_dtype db, mp_dtype dout, bool quantized,
-                           const char *needle)
+/* A case with lhs, rhs and output dtypes, quantized (0.5, 0) unless quant is 0; quant 2
+ * gives the rhs two scales along dimension 1. */
+static void expect_refused(mp_dtype da, mp_dtype db, mp_dtype dout, int quant, const char *needle)
 {
-    const float s = 0.5f;
-    const int64_t z = 0;
+    static const float s = 0.5f, sc[2] = {0.5f, 0.25f};
+    static const int64_t z = 0, zp[2] = {0, 0};
     kh_case c;
     kh_init(&c, MP_OP_BATCH_MATMUL, NULL);
     mp_tensor *a = kh_input(&c, da, 2, (int32_t[]){2, 2}, NULL);
     mp_tensor *b = kh_input(&c, db, 2, (int32_t[]){2, 2}, NULL);
     mp_tensor *out = kh_output(&c, dout);
-    if (quantized) {
+    if (quant) {
         kh_quant(&c, a, 1, &s, &z, 0);
-        kh_quant(&c, b, 1, &s, &z, 0);
-        if (dout != MP_DT_FLOAT32)
-            kh_quant(&c, out, 1, &s, &z, 0);
+        kh_quant(&c, b, quant, quant == 2 ? sc : &s, quant == 2 ? zp : &z, quant == 2);
+        kh_quant(&c, out, 1, &s, &z, 0);
     }
     kh_expect_error(&c, MP_ERR_UNSUPPORTED, needle);
     kh_free(&c);
@@ -232,28 +219,14 @@ static void expect_refused(mp_dtype da, mp_dtype db, mp_dtype dout, bool quantiz
 static void test_errors(void **state)
 {
     (void)state;
-    expect_refused(MP_DT_INT8, MP_DT_INT8, MP_DT_INT32, true,
+    expect_refused(MP_DT_INT8, MP_DT_INT8, MP_DT_INT32, 1,
                    "output 't2' is i32 (supported with i8 inputs: i8; the int32 output is not)");
-    expect_refused(MP_DT_INT8, MP_DT_UINT8, MP_DT_INT8, true,
+    expect_refused(MP_DT_INT8, MP_DT_UINT8, MP_DT_INT8, 1,
                    "lhs 't0' is i8 but rhs 't1' is u8 (both i8)");
-    expect_refused(MP_DT_UINT8, MP_DT_UINT8, MP_DT_UINT8, true, "lhs 't0' is u8 (supported: f32, i8)");
-    expect_refused(MP_DT_INT16, MP_DT_INT16, MP_DT_INT16, true, "lhs 't0' is i16 (supported: f32, i8)");
-    expect_refused(MP_DT_INT8, MP_DT_INT8, MP_DT_INT8, false, "no quantization parameters");
-    /* one scale per channel on the rhs */
-    static const float sc[2] = {0.5f, 0.25f};
-    static const int64_t zp[2] = {0, 0};
-    const float s = 0.5f;
-    const int64_t z = 0;
-    kh_case c;
-    kh_init(&c, MP_OP_BATCH_MATMUL, NULL);
-    mp_tensor *a = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){2, 2}, NULL);
-    mp_tensor *b = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){2, 2}, NULL);
-    mp_tensor *out = kh_output(&c, MP_DT_INT8);
-    kh_quant(&c, a, 1, &s, &z, 0);
-    kh_quant(&c, b, 2, sc, zp, 1);
-    kh_quant(&c, out, 1, &s, &z, 0);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "'t1' has one scale per channel");
-    kh_free(&c);
+    expect_refused(MP_DT_UINT8, MP_DT_UINT8, MP_DT_UINT8, 1, "lhs 't0' is u8 (supported: f32, i8)");
+    expect_refused(MP_DT_INT16, MP_DT_INT16, MP_DT_INT16, 1, "lhs 't0' is i16 (supported: f32, i8)");
+    expect_refused(MP_DT_INT8, MP_DT_INT8, MP_DT_INT8, 0, "no quantization parameters");
+    expect_refused(MP_DT_INT8, MP_DT_INT8, MP_DT_INT8, 2, "'t1' has one scale per channel");
 }
 
 int main(void)

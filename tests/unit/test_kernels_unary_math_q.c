@@ -3,8 +3,8 @@
  * quantizations against TensorFlow Lite's definitions restated here, bit for bit: its
  * LUTPopulate in float for EXP and LOG (LOG of a value <= 0 is the output's lowest real
  * value), elementwise.cc's SQRT (sqrtf, divided, truncated) and RSQRT (gemmlowp's fixed-point
- * inverse square root, GetInvSqrtQuantizedMultiplierExp, written out below on int64 with
- * MultiplyByQuantizedMultiplier from quant_ref.h). Errors: an input below the zero point of
+ * inverse square root, GetInvSqrtQuantizedMultiplierExp, and MultiplyByQuantizedMultiplier as
+ * quant_ref.h restates them). Errors: an input below the zero point of
  * RSQRT / SQRT fails the run; uint8 is refused (TensorFlow Lite has no uint8 form). */
 #include "tests/util/testutil.h"
 
@@ -65,74 +65,6 @@ static float ref_log(float x, const qp *q)
     return x <= 0.0f ? (float)(-128 - (int32_t)q->zo) * q->so : logf(x);
 }
 
-/* gemmlowp on int64: SaturatingRoundingDoublingHighMul, RoundingDivideByPOT,
- * SaturatingRoundingMultiplyByPOT. */
-static int32_t g_mul(int32_t a, int32_t b)
-{
-    if (a == INT32_MIN && b == INT32_MIN)
-        return INT32_MAX;
-    const int64_t ab = (int64_t)a * b;
-    return (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
-}
-
-static int32_t g_rdpot(int32_t x, int e)
-{
-    const int64_t mask = (1LL << e) - 1, rem = x & mask, thr = (mask >> 1) + (x < 0);
-    return (int32_t)((x >> e) + (rem > thr));
-}
-
-static int32_t g_satpot(int32_t x, int e)
-{
-    const int64_t thr = (1LL << (31 - e)) - 1;
-    return x > thr ? INT32_MAX : (x < -thr ? INT32_MIN : (int32_t)((int64_t)x * (1LL << e)));
-}
-
-/* GetInvSqrtQuantizedMultiplierExp(x, kReverseShift = -1). */
-static void ref_inv_sqrt(int32_t x, int32_t *mult, int *shift)
-{
-    if (x <= 1) {
-        *mult = INT32_MAX;
-        *shift = 0;
-        return;
-    }
-    int sh = 11;
-    while (x >= (1 << 29)) {
-        x /= 4;
-        sh++;
-    }
-    int lz = 0;
-    while (((uint32_t)x << lz) < 0x80000000u)
-        lz++;
-    const int pairs = (lz - 1) / 2 - 1;
-    sh -= pairs;
-    x = (int32_t)((int64_t)x << (2 * pairs));
-    const int32_t half_in = g_rdpot(x >> 1, 1), three_half = (1 << 28) + (1 << 27);
-    int32_t y = 1 << 28;
-    for (int i = 0; i < 5; i++) {
-        const int32_t y3 = g_satpot(g_mul(g_mul(y, y), y), 6);
-        y = g_satpot((int32_t)((int64_t)g_mul(three_half, y) - g_mul(half_in, y3)), 3);
-    }
-    y = g_mul(y, 1518500250);
-    if (sh < 0) {
-        y = (int32_t)(uint32_t)((uint64_t)(uint32_t)y << -sh);
-        sh = 0;
-    }
-    *mult = y;
-    *shift = -sh;
-}
-
-/* QuantizeMultiplier of a positive real: frexp, round the significand to 31 bits. */
-static void ref_quantize_multiplier(double real, int32_t *m, int *shift)
-{
-    const double s = frexp(real, shift);
-    int64_t q = llround(s * (double)(1LL << 31));
-    if (q == (1LL << 31)) {
-        q /= 2;
-        ++*shift;
-    }
-    *m = (int32_t)q;
-}
-
 static int32_t ref_rsqrt(const qp *q, int32_t v)
 {
     const int32_t d = v - (int32_t)q->zi;
@@ -140,9 +72,9 @@ static int32_t ref_rsqrt(const qp *q, int32_t v)
         return 127;
     int32_t m, s, om;
     int sh, osh;
-    ref_inv_sqrt(d, &m, &sh);
+    qref_inv_sqrt(d, &m, &sh);
     s = sh;
-    ref_quantize_multiplier(1.0 / (double)(sqrtf(q->si) * q->so), &om, &osh);
+    qref_quantize_multiplier(1.0 / (double)(sqrtf(q->si) * q->so), &om, &osh);
     const int32_t data = qref_mbqm(1, m, s + 20);
     return sat8((int64_t)qref_mbqm(data, om, osh - 20) + q->zo);
 }
@@ -224,7 +156,7 @@ static void test_inv_sqrt_range(void **state)
     for (int64_t x = 2; x < INT32_MAX; x = x * 3 / 2 + 1) {
         int32_t m = 0;
         int s = 0;
-        ref_inv_sqrt((int32_t)x, &m, &s);
+        qref_inv_sqrt((int32_t)x, &m, &s);
         const double got = (double)m * ldexp(1.0, s - 31), want = 1.0 / sqrt((double)x);
         if (fabs(got - want) > want * 2e-5)
             fail_msg("inv sqrt %lld: %.9g, want %.9g", (long long)x, got, want);

@@ -6,6 +6,7 @@
 #ifndef MP_QUANT_REF_H
 #define MP_QUANT_REF_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,78 @@ static inline int32_t qref_mbqm(int32_t x, int32_t m, int shift)
         return (int32_t)high;
     int64_t half = 1LL << (right - 1);
     return (int32_t)(high >= 0 ? (high + half) >> right : -((-high + half) >> right));
+}
+
+/* TensorFlow Lite's QuantizeMultiplier of a positive real: frexp, the significand rounded
+ * (half away from zero) to 31 bits, 2^31 halved with the exponent raised. */
+static inline void qref_quantize_multiplier(double real, int32_t *m, int *shift)
+{
+    const double s = frexp(real, shift);
+    int64_t q = llround(s * (double)(1LL << 31));
+    if (q == (1LL << 31)) {
+        q /= 2;
+        ++*shift;
+    }
+    *m = (int32_t)q;
+}
+
+/* gemmlowp on int64: SaturatingRoundingDoublingHighMul, RoundingDivideByPOT (e >= 0) and
+ * SaturatingRoundingMultiplyByPOT (e > 0: saturating beyond +-(2^(31 - e) - 1)). */
+static inline int32_t qref_srdhm(int32_t a, int32_t b)
+{
+    if (a == INT32_MIN && b == INT32_MIN)
+        return INT32_MAX;
+    const int64_t ab = (int64_t)a * b;
+    return (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
+}
+
+static inline int32_t qref_rdpot(int32_t x, int e)
+{
+    const int64_t mask = (1LL << e) - 1, rem = x & mask, thr = (mask >> 1) + (x < 0);
+    return (int32_t)((x >> e) + (rem > thr));
+}
+
+static inline int32_t qref_sat_pot(int32_t x, int e)
+{
+    const int64_t thr = (1LL << (31 - e)) - 1;
+    return x > thr ? INT32_MAX : (x < -thr ? INT32_MIN : (int32_t)((int64_t)x * (1LL << e)));
+}
+
+/* GetInvSqrtQuantizedMultiplierExp(x, kReverseShift = -1): 1 / sqrt(x) as a multiplier and a
+ * left shift; x normalized into [2^27, 2^29) by pairs of bits, five Newton-Raphson steps in
+ * Q3.28 from 1, times sqrt(2) / 2; x <= 1 gives (INT32_MAX, 0). */
+static inline void qref_inv_sqrt(int32_t x, int32_t *mult, int *shift)
+{
+    if (x <= 1) {
+        *mult = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int sh = 11;
+    while (x >= (1 << 29)) {
+        x /= 4;
+        sh++;
+    }
+    int lz = 0;
+    while (((uint32_t)x << lz) < 0x80000000u)
+        lz++;
+    const int pairs = (lz - 1) / 2 - 1;
+    sh -= pairs;
+    x = (int32_t)((int64_t)x << (2 * pairs));
+    const int32_t half_in = qref_rdpot(x >> 1, 1), three_half = (1 << 28) + (1 << 27);
+    int32_t y = 1 << 28;
+    for (int i = 0; i < 5; i++) {
+        const int32_t y3 = qref_sat_pot(qref_srdhm(qref_srdhm(y, y), y), 6);
+        y = qref_sat_pot((int32_t)((int64_t)qref_srdhm(three_half, y) - qref_srdhm(half_in, y3)),
+                         3);
+    }
+    y = qref_srdhm(y, 1518500250);
+    if (sh < 0) {
+        y = (int32_t)(uint32_t)((uint64_t)(uint32_t)y << -sh);
+        sh = 0;
+    }
+    *mult = y;
+    *shift = -sh;
 }
 
 /* The range of uint8, int8 or (anything else) int16. */
