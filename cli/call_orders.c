@@ -205,17 +205,25 @@ static int bind_outputs(mp_session *s, mp_cli_inputs *in, bool placeholder)
         if (mp_session_set_input_buffer(s, k, out_placeholder, 0, &err) != MP_OK)
             return mp_report_error(&err);
     const mp_model *m = mp_session_model(s);
+    if (!placeholder && !in->outputs_unbound && mp_session_needs_prepare(s))
+        in->outputs_unbound = true;
     for (int j = 0; j < mp_session_output_count(s) && j < MP_CLI_MAX_INPUTS; j++) {
         bool is_input = false;
         for (int32_t i = 0; i < m->n_inputs; i++)
             is_input |= m->inputs[i] == m->outputs[j];
-        if (is_input || mp_session_output_deferred(s, j))
+        if (is_input)
             continue;
         const mp_tensor *t = mp_session_output(s, j);
+        if (mp_session_output_deferred(s, j)) {
+            /* known to be data-dependent only since prepare: bound to the placeholder
+             * before it, left to the engine now (the run re-plans once without it) */
+            if (!placeholder && t->data == out_placeholder &&
+                mp_session_set_output_buffer(s, j, NULL, 0, &err) != MP_OK)
+                return mp_report_error(&err);
+            continue;
+        }
         void *p = out_placeholder;
         size_t cap = 0;
-        if (!placeholder && !in->outputs_unbound && mp_session_needs_prepare(s))
-            in->outputs_unbound = true;
         if (!placeholder && in->outputs_unbound) {
             p = NULL; /* unbinding an output already planned anew changes nothing more */
         } else if (!placeholder) {

@@ -49,8 +49,9 @@ static void help(void)
            "  --planner NAME       arena planner (default: %s; see the list below)\n"
            "  --io copy|bind       copy inputs in and outputs out (default), or run on the\n"
            "                       caller's buffers: inputs read and outputs written in\n"
-           "                       place, no copy (an output whose shape is known only\n"
-           "                       while running is still copied)\n"
+           "                       place, no copy; an output that cannot be bound (shapes\n"
+           "                       changed after prepare, a shape known only while\n"
+           "                       running) is copied out, and a line says which and why\n"
            "  --trace FILE.json    save the trace (every event) as JSON\n"
            "  --format F           instead of the summary, the full report of 'memprof\n"
            "                       report' (text, json, svg, html, chrome); without -o it\n"
@@ -195,7 +196,7 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
         rc = mp_cli_inputs_files(s, "run", (const char *const *)a->m.inputs, a->m.n_inputs, in);
     if (rc != MP_EXIT_OK)
         return rc;
-    /* the outputs are read (and copied with --io copy) by print_outputs */
+    /* the outputs are read (and copied where not bound) by print_outputs */
     mp_cli_play_opts o = {.rss_trace = tr, .warmup = a->m.warmup, .times = times,
                           .keep_outputs = true, .progress = pg};
     pg->total = a->m.warmup + a->m.runs;
@@ -251,7 +252,7 @@ int mp_cmd_run(int argc, char **argv)
     /* with a document on stdout (--format json without -o) these lines go to stderr */
     FILE *info = mp_cli_report_on_stdout(a.format, a.report_path) ? stderr : stdout;
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_print_outputs(info, s, tr, a.bind);
+        rc = mp_cli_print_outputs(info, s, tr, in);
     if (rc == MP_EXIT_OK) {
         mp_cli_print_times(info, times, a.m.runs, a.m.warmup, a.m.threads, t_load, t_prepare);
         if (a.outdir)

@@ -219,9 +219,30 @@ int mp_cli_write_outputs(mp_session *s, mp_trace *tr, const char *dir)
     return rc;
 }
 
-/* Outputs are read where the engine left them; with --io copy they are copied out
- * through the session (a recorded copy), as a caller of the API would. */
-int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, bool bind)
+/* Why output j of a run under --io bind is not in the caller's buffer (NULL: it is). The
+ * player (call_orders.c) leaves an output the engine's when it is also an input, when its
+ * shape is known only while running, and after a shape change following prepare. */
+static const char *unbound_reason(const mp_session *s, const mp_cli_inputs *in, int j)
+{
+    const mp_model *m = mp_session_model(s);
+    const mp_tensor *t = mp_session_output(s, j);
+    if (j < MP_CLI_MAX_INPUTS && in->out[j].p && t->data == in->out[j].p)
+        return NULL;
+    for (int32_t i = 0; i < m->n_inputs; i++)
+        if (m->inputs[i] == m->outputs[j])
+            return "it is also an input (the bound input holds it)";
+    if (mp_session_output_deferred(s, j))
+        return "its shape is known only while running (data-dependent)";
+    if (in->outputs_unbound)
+        return "shapes changed after prepare (--shape-at run, each-run): its size is "
+               "known only in the run that plans";
+    return "the engine kept it in its own memory";
+}
+
+/* Outputs are read where the engine left them; those not in the caller's buffers (all of
+ * them with --io copy) are copied out through the session (a recorded copy), as a caller of
+ * the API would. */
+int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, const mp_cli_inputs *in)
 {
     const mp_model *m = mp_session_model(s);
     fprintf(f, "model    %s  (%d operators, %d tensors, %zu constant bytes)\n", m->path, m->n_ops,
@@ -234,7 +255,8 @@ int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, bool bind)
     }
     for (int j = 0; j < mp_session_output_count(s); j++) {
         const mp_tensor *t = mp_session_output(s, j);
-        if (!bind) {
+        const char *why = in->bind ? unbound_reason(s, in, j) : NULL;
+        if (!in->bind || why) {
             mp_error err = {0};
             uint64_t id;
             void *copy = caller_alloc(tr, t->bytes, &id);
@@ -246,6 +268,8 @@ int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, bool bind)
                 return mp_report_error(&err);
         }
         print_output(f, t, j);
+        if (why)
+            fprintf(f, "  output %d not bound, copied out: %s\n", j, why);
     }
     return MP_EXIT_OK;
 }

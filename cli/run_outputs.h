@@ -11,15 +11,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/call_orders.h"
 #include "engine/session.h"
 #include "trace/trace.h"
 
-/* The model, its inputs and every output's summary, on f; with bind false each output is first
- * copied out through the session (a recorded copy) into a buffer of the caller's, as a caller
- * of the API would. The caller's heap buffers (these copies, outputs.json's text) are
- * recorded in tr (NULL: none) as the caller's own (trace.h MP_TRACE_CALLER_ID). Errors
- * printed; returns the exit code. */
-int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, bool bind);
+/* The model, its inputs and every output's summary, on f. An output the run did not write
+ * into the caller's buffer (in->bind false, or with --io bind an output that could not be
+ * bound) is first copied out through the session (a recorded copy) into a buffer of the
+ * caller's, as a caller of the API would; under --io bind one line then names it and says
+ * why it was not bound (an output that is also an input, a shape known only while running,
+ * shapes changed after prepare). The caller's heap buffers (these copies, outputs.json's
+ * text) are recorded in tr (NULL: none) as the caller's own (trace.h MP_TRACE_CALLER_ID).
+ * Errors printed; returns the exit code. */
+int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, const mp_cli_inputs *in);
 /* output_J.bin (raw little-endian) and outputs.json in dir, atomically; errors printed;
  * returns the exit code. */
 int mp_cli_write_outputs(mp_session *s, mp_trace *tr, const char *dir);
