@@ -12,7 +12,9 @@
 #include "trace/safe_text.h"
 
 static const char *const fig_names[MP_FIG_COUNT] = {
-    "peak", "static", "dynamic", "scratch", "io", "const", "kernel", "engine", "heap",
+    "tensors",  "static",    "dynamic",  "scratch",   "io",         "const",
+    "kernel",   "engine",    "heap",     "variable",  "activation", "trainable",
+    "backprop", "gradient",  "optimizer", "disposable", "extra",    "rss",
 };
 
 const char *mp_figure_name(int f)
@@ -30,12 +32,17 @@ int mp_figure_parse(const char *s)
 
 bool mp_figure_machine_dependent(int f)
 {
-    return f == MP_FIG_KERNEL || f == MP_FIG_ENGINE || f == MP_FIG_HEAP;
+    return f == MP_FIG_KERNEL || f == MP_FIG_ENGINE || f == MP_FIG_HEAP || f == MP_FIG_RSS;
+}
+
+bool mp_figure_optional(int f)
+{
+    return f >= MP_FIG_VARIABLE && f <= MP_FIG_EXTRA;
 }
 
 bool mp_figure_gated_by_default(int f)
 {
-    return f >= MP_FIG_PEAK && f <= MP_FIG_IO;
+    return (f >= MP_FIG_TENSORS && f <= MP_FIG_IO) || mp_figure_optional(f);
 }
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -129,7 +136,16 @@ const mp_baseline_tensor *mp_baseline_find(const mp_baseline *b, const char *nam
 
 /* ---- from a trace --------------------------------------------------------------------- */
 
-/* The most static + dynamic + scratch + io bytes live at once, over every event. */
+/* The kinds of tensor memory: the inference engine's, and a training step's tensors that
+ * are not persistent (weights and optimizer variables are, as constants are). */
+static const int tensor_kinds[] = {
+    MP_KIND_STATIC,          MP_KIND_DYNAMIC,        MP_KIND_SCRATCH,
+    MP_KIND_TRAIN_ACTIVATION, MP_KIND_TRAIN_BACKPROP, MP_KIND_TRAIN_GRADIENT,
+    MP_KIND_TRAIN_DISPOSABLE, MP_KIND_TRAIN_EXTRA,
+};
+
+/* The most bytes of the tensor kinds and io (the caller's own buffers left out) live at
+ * once, over every event. */
 static mp_status tensor_peak(mp_source *src, uint64_t *peak, mp_error *err)
 {
     const mp_trace_meta *m = mp_source_meta(src);
@@ -155,8 +171,9 @@ static mp_status tensor_peak(mp_source *src, uint64_t *peak, mp_error *err)
             caller += c.what == MP_REPLAY_FREE ? 0 : c.block.bytes;
         }
         uint64_t io = mp_replay_live(r, MP_KIND_IO);
-        uint64_t live = mp_replay_live(r, MP_KIND_STATIC) + mp_replay_live(r, MP_KIND_DYNAMIC) +
-                        mp_replay_live(r, MP_KIND_SCRATCH) + (io - (caller < io ? caller : io));
+        uint64_t live = io - (caller < io ? caller : io);
+        for (size_t k = 0; k < sizeof tensor_kinds / sizeof *tensor_kinds; k++)
+            live += mp_replay_live(r, tensor_kinds[k]);
         if (live > best)
             best = live;
     }
@@ -263,7 +280,7 @@ mp_status mp_baseline_from_profile(const mp_profile *p, mp_source *src, mp_basel
         mp_baseline_free(out);
         return mp_fail(err, MP_ERR_NOMEM, "out of memory");
     }
-    mp_status st = tensor_peak(src, &out->fig[MP_FIG_PEAK], err);
+    mp_status st = tensor_peak(src, &out->fig[MP_FIG_TENSORS], err);
     if (st != MP_OK) {
         mp_baseline_free(out);
         return st;
@@ -277,8 +294,15 @@ mp_status mp_baseline_from_profile(const mp_profile *p, mp_source *src, mp_basel
     out->fig[MP_FIG_ENGINE] = s->kind_peak[MP_KIND_ENGINE];
     /* the heap figure counts a model held on the heap (zoo:), as the process heap does */
     out->fig[MP_FIG_HEAP] = s->peak_heap + s->model_heap;
+    out->run_heap_peak = s->peak_heap;
+    out->model_heap = s->model_heap;
+    for (int f = MP_FIG_VARIABLE; f <= MP_FIG_EXTRA; f++)
+        out->fig[f] = s->kind_peak[MP_KIND_VARIABLE + (f - MP_FIG_VARIABLE)];
     for (int f = 0; f < MP_FIG_COUNT; f++)
         out->has[f] = true;
+    /* the process's high-water mark, when the trace sampled it */
+    out->fig[MP_FIG_RSS] = p->rss_hwm;
+    out->has[MP_FIG_RSS] = p->n_rss > 0 && p->rss_hwm > 0;
     out->truncated = s->truncated || mp_source_truncated(src);
     return MP_OK;
 }
@@ -310,7 +334,7 @@ char *mp_baseline_to_json(const mp_baseline *b)
            *tens = json_object();
     bool ok = root && figs && model && tens;
     for (int f = 0; f < MP_FIG_COUNT && ok; f++)
-        if (b->has[f] && !mp_figure_machine_dependent(f))
+        if (b->has[f] && !mp_figure_machine_dependent(f) && (b->fig[f] || !mp_figure_optional(f)))
             ok = put(figs, fig_names[f], json_integer((json_int_t)b->fig[f]));
     ok = ok && put(model, "name", json_string(b->model ? b->model : ""));
     ok = ok && put(model, "mode", json_string(b->mode ? b->mode : ""));
@@ -410,8 +434,10 @@ static mp_status parse_root(json_t *root, const char *name, mp_baseline *b, mp_e
     mp_status st = parse_model(json_object_get(root, "model"), name, b, err);
     if (st != MP_OK)
         return st;
-    /* version 1 named the two objects "figures" and "tensors" */
-    bool v1 = json_integer_value(ver) == 1;
+    /* version 1 named the two objects "figures" and "tensors"; versions 1 and 2 named the
+     * figure tensors "peak" (and had no optional kinds) */
+    json_int_t version = json_integer_value(ver);
+    bool v1 = version == 1;
     const char *figs_key = v1 ? "figures" : "figure_bytes", *tens_key = v1 ? "tensors"
                                                                            : "tensor_bytes";
     json_t *figs = json_object_get(root, figs_key);
@@ -421,7 +447,9 @@ static mp_status parse_root(json_t *root, const char *name, mp_baseline *b, mp_e
     json_t *v;
     json_object_foreach(figs, k, v) {
         char safe[256];
-        int f = mp_figure_parse(k);
+        int f = version < 3 && strcmp(k, "peak") == 0 ? MP_FIG_TENSORS
+                : version < 3 && strcmp(k, "tensors") == 0 ? -1
+                                                          : mp_figure_parse(k);
         /* A figure of a later version is not compared; a machine-dependent one is never
          * written to a baseline (a file holding one was edited): not read either, so that
          * a baseline reads back from the file it writes as it was. */
@@ -430,7 +458,8 @@ static mp_status parse_root(json_t *root, const char *name, mp_baseline *b, mp_e
         if (!get_u64(v, &b->fig[f]))
             return mp_fail(err, MP_ERR_FORMAT, "%s: figure '%s' is not a non-negative integer",
                            name, mp_safe_text(safe, sizeof safe, k));
-        b->has[f] = true;
+        /* an optional kind is written only when not 0: a 0 reads as absent, as written */
+        b->has[f] = b->fig[f] || !mp_figure_optional(f);
     }
     json_t *tens = json_object_get(root, tens_key);
     if (!json_is_object(tens))

@@ -1,21 +1,32 @@
 /* Baseline: the figures a CI memory gate compares (memprof check, memprof diff), extracted
- * from a trace, and their small JSON file (format memprof-baseline, version 2; version 1
- * files, whose objects were named "figures" and "tensors", are still read).
+ * from a trace, and their small JSON file (format memprof-baseline, version 3; version 1
+ * files, whose objects were named "figures" and "tensors", and version 2 files, whose
+ * figure "tensors" was named "peak", are still read).
  *
  * Figures are deterministic: the same model, shapes and options give the same bytes on every
  * run, thread count and machine. Nothing about time, addresses, event counts or the host is
  * kept. Figures (bytes):
- *   peak     the most tensor memory live at once: static + dynamic + scratch + io together
- *            (what the memory manager decides; the default gated figure)
+ *   tensors  the most tensor memory live at once: static + dynamic + scratch + io, and a
+ *            training step's activation + backprop + gradient + disposable + extra, together
+ *            (what the memory manager decides; the default gated figure; named "peak" in
+ *            baselines of versions 1 and 2)
  *   static, dynamic, scratch, io   each kind's own peak (summary.h kind_peak)
  *   const    model constants mapped from the file (not heap)
  *   kernel   XNNPACK's packed weights and indirection buffers (own peak)
  *   engine   engine bookkeeping: model tables, plans (own peak)
- *   heap     the heap peak of every kind together (summary.h peak_heap)
- * kernel, engine and heap are machine dependent: XNNPACK packs weights in tiles of its
+ *   heap     the heap peak of every kind together (summary.h peak_heap, memprof run's "Heap
+ *            peak"), plus the model's bytes when the caller holds them on the heap (zoo:)
+ *   variable, activation, trainable, backprop, gradient, optimizer, disposable, extra
+ *            each kind's own peak (recurrent state; memprof train's categories, a planned
+ *            slot counted as its category while its operators run: replay.h)
+ *   rss      the process's peak resident set (VmHWM) sampled in the trace; known only when
+ *            the trace has RSS samples (memprof run, memprof check of a model)
+ * kernel, engine, heap and rss are machine dependent: XNNPACK packs weights in tiles of its
  * kernels' width, which depends on the CPU's instruction set, and the engine's bookkeeping
  * follows it. They are measured (for limits, --max kernel=SIZE) but never written to a
- * baseline file, so that a baseline is the same file on every machine.
+ * baseline file, so that a baseline is the same file on every machine. The kinds from
+ * variable to extra are "optional": written to a baseline only when not 0 (a 0 in a file
+ * reads as absent), so compared with a baseline only when it had some.
  *
  * Per tensor: the bytes of every tensor held in the reference run (profile.h lifetimes),
  * keyed by name ("#N" for an unnamed tensor, "NAME#N" for a repeated name). */
@@ -31,10 +42,10 @@
 #include "trace/status.h"
 
 #define MP_BASELINE_FORMAT "memprof-baseline"
-#define MP_BASELINE_VERSION 2
+#define MP_BASELINE_VERSION 3
 
 typedef enum mp_figure {
-    MP_FIG_PEAK = 0,
+    MP_FIG_TENSORS = 0,
     MP_FIG_STATIC,
     MP_FIG_DYNAMIC,
     MP_FIG_SCRATCH,
@@ -43,17 +54,32 @@ typedef enum mp_figure {
     MP_FIG_KERNEL,
     MP_FIG_ENGINE,
     MP_FIG_HEAP,
+    MP_FIG_VARIABLE, /* optional kinds: variable .. extra */
+    MP_FIG_ACTIVATION,
+    MP_FIG_TRAINABLE,
+    MP_FIG_BACKPROP,
+    MP_FIG_GRADIENT,
+    MP_FIG_OPTIMIZER,
+    MP_FIG_DISPOSABLE,
+    MP_FIG_EXTRA,
+    MP_FIG_RSS,
     MP_FIG_COUNT
 } mp_figure;
 
-/* "peak", "static", ... ; NULL out of range. */
+/* "tensors", "static", ... ; NULL out of range. */
 const char *mp_figure_name(int f);
-/* The figure named s (case-sensitive), -1 when unknown. */
+/* The figure named s (case-sensitive), -1 when unknown. "peak", the name of tensors until
+ * baseline version 3 and memprof check --max-peak's figure, is not a name: callers that
+ * accept it (deprecated) say so. */
 int mp_figure_parse(const char *s);
-/* kernel, engine, heap: not the same on every machine, never written to a baseline. */
+/* kernel, engine, heap, rss: not the same on every machine, never written to a baseline. */
 bool mp_figure_machine_dependent(int f);
-/* Compared against a baseline by default: peak, static, dynamic, scratch, io. */
+/* variable .. extra: written and compared only when not 0 (see above). */
+bool mp_figure_optional(int f);
+/* Compared against a baseline by default: tensors, static, dynamic, scratch, io, and the
+ * optional kinds (when the baseline has them: it has only those not 0). */
 bool mp_figure_gated_by_default(int f);
+
 
 typedef struct mp_baseline_tensor {
     char *name;
@@ -78,6 +104,9 @@ typedef struct mp_baseline {
     size_t n_tensors;
     mp_baseline_tensor *tensors;  /* sorted by name (byte order), names unique */
     bool truncated;               /* computed from a truncated trace: figures are partial */
+    /* of a trace (not written to a file): the heap figure's parts, memprof run's "Heap
+     * peak" and the model's bytes held on the heap by the caller (0 for a mapped file) */
+    uint64_t run_heap_peak, model_heap;
 } mp_baseline;
 
 /* Compute the baseline of the events of src (passes rewind it): the profile, then one replay

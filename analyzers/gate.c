@@ -43,6 +43,9 @@ mp_status mp_baseline_diff_compute(const mp_baseline *a, const mp_baseline *b,
     for (int f = 0; f < MP_FIG_COUNT; f++) {
         if (!a->has[f] && !b->has[f])
             continue;
+        /* an optional kind (a training category) neither side has any of is no change */
+        if (mp_figure_optional(f) && !(a->has[f] && a->fig[f]) && !(b->has[f] && b->fig[f]))
+            continue;
         mp_gate_change *c = &out->figures[out->n_figures++];
         c->name = mp_figure_name(f);
         c->in_a = a->has[f];
@@ -113,7 +116,9 @@ mp_status mp_gate_evaluate(const mp_baseline *now, const mp_gate_options *o,
             c->reference = c->allowed = o->limits[i].max;
             c->passed = now->has[f] && v <= c->allowed;
         }
-        if (base && mp_figure_gated_by_default(f) && base->has[f] && now->has[f]) {
+        /* an optional kind only when a side has some (a baseline file has only those) */
+        bool some = !mp_figure_optional(f) || v || (base && base->fig[f]);
+        if (base && mp_figure_gated_by_default(f) && base->has[f] && now->has[f] && some) {
             mp_gate_check *c = &out->checks[out->n_checks++];
             c->figure = f;
             c->against = MP_GATE_BASELINE;

@@ -57,7 +57,8 @@ typedef struct mp_gate_change {
 
 typedef struct mp_baseline_diff {
     size_t n_figures;
-    mp_gate_change figures[MP_FIG_COUNT]; /* every figure known on a side, in figure order */
+    mp_gate_change figures[MP_FIG_COUNT]; /* every figure known on a side, in figure order
+                                             (an optional kind when a side has some) */
     size_t n_tensors;
     mp_gate_change *tensors;      /* tensors whose bytes differ or that one side lacks: the
                                      largest change first (growth first at equal size, then
@@ -80,7 +81,9 @@ typedef struct mp_gate_result {
 } mp_gate_result;
 
 /* Check `now`: every limit, and against the baseline every figure gated by default
- * (mp_figure_gated_by_default) that both sides know. A limit on a figure `now` lacks fails.
+ * (mp_figure_gated_by_default) that both sides know (a baseline file knows an optional
+ * kind when it had some). A limit on a figure `now` lacks fails (memprof check refuses it
+ * first).
  * MP_ERR_ARG for a figure out of range, MP_ERR_NOMEM. */
 mp_status mp_gate_evaluate(const mp_baseline *now, const mp_gate_options *o,
                            mp_gate_result *out, mp_error *err);

@@ -22,9 +22,39 @@ static void dims_str(const mp_tensor *t, char *buf, size_t n)
         o += (size_t)snprintf(buf + o, n - o, "%s%d", d ? "," : "", (int)t->dims[d]);
 }
 
+/* The outputs copied out through the session into the caller's own buffers, recorded in the
+ * trace as the caller's (trace.h MP_TRACE_CALLER_ID), as memprof run reads them: so that the
+ * heap figure is the Heap peak memprof run prints. */
+static int read_outputs(mp_session *s, mp_trace *tr)
+{
+    mp_error err = {0};
+    for (int j = 0; j < mp_session_output_count(s); j++) {
+        const mp_tensor *t = mp_session_output(s, j);
+        mp_event ev = {.type = MP_EV_ALLOC, .bytes = t->bytes, .id = MP_TRACE_CALLER_ID + 1 + j,
+                       .tensor = -1, .op = -1, .op_last = -1, .kind = MP_KIND_IO,
+                       .align_log2 = 4};
+        void *copy = malloc(t->bytes ? t->bytes : 1);
+        if (!copy) {
+            fprintf(stderr, "memprof check: out of memory for output '%s'\n", t->info->name);
+            return MP_EXIT_RUNTIME;
+        }
+        mp_trace_add(tr, ev);
+        mp_status st = mp_session_get_output(s, j, copy, t->bytes, &err);
+        ev.type = MP_EV_FREE;
+        ev.align_log2 = 0;
+        mp_trace_add(tr, ev);
+        free(copy);
+        if (st != MP_OK)
+            return mp_report_error(&err);
+    }
+    return MP_EXIT_OK;
+}
+
 /* Load, shape (one shape per input, before prepare), prepare, run and read the outputs as
- * memprof run does (cli/call_orders.c), note the input shapes, then tear down: the
- * teardown is part of the trace, as in memprof run. */
+ * memprof run does (cli/call_orders.c, the outputs into recorded buffers), note the input
+ * shapes, then tear down: the
+ * teardown is part of the trace, as in memprof run; the process's resident set is sampled
+ * into the trace after prepare, after each run and after the teardown (the rss figure). */
 static int drive(const mp_check_args *a, const mp_session_options *so, const void *bytes,
                  size_t size, mp_baseline_input *ins, int *n_ins)
 {
@@ -45,7 +75,10 @@ static int drive(const mp_check_args *a, const mp_session_options *so, const voi
             rc = mp_usage_error("check", "--shape: input %d has several shapes; check takes "
                                          "one per input", k);
     if (rc == MP_EXIT_OK)
-        rc = mp_cli_play(s, sp, MP_SHAPE_AT_PREPARE, a->m.runs, in);
+        rc = mp_cli_play_with(s, sp, MP_SHAPE_AT_PREPARE, a->m.runs, in,
+                              &(mp_cli_play_opts){.rss_trace = so->trace, .keep_outputs = true});
+    if (rc == MP_EXIT_OK)
+        rc = read_outputs(s, so->trace);
     /* the input shapes the figures are of */
     *n_ins = 0;
     for (int k = 0; k < n_in && k < MP_CHECK_MAX_ARGS && rc == MP_EXIT_OK; k++) {
@@ -61,6 +94,8 @@ static int drive(const mp_check_args *a, const mp_session_options *so, const voi
         }
     }
     mp_session_destroy(s);
+    if (rc == MP_EXIT_OK)
+        mp_trace_rss_sample(so->trace);
     if (in)
         mp_cli_inputs_release(in);
     free(in);

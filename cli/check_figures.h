@@ -23,6 +23,7 @@ typedef struct mp_check_args {
     bool exact, model_opts;
     bool other_model; /* --allow-other-model: a baseline of another model accepted */
     bool json;       /* --format json */
+    bool warned_peak; /* --max-peak's deprecation said */
     const char *out; /* -o: the report there (NULL: stdout) */
 } mp_check_args;
 

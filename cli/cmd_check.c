@@ -32,23 +32,34 @@ static void help(void)
 {
     printf("Usage: memprof check MODEL|TRACE|BASELINE [options]\n\n"
            "A memory gate for CI. Runs MODEL (a .tflite file or zoo:NAME: load, prepare,\n"
-           "run, recorded) or reads a TRACE saved by 'memprof run --trace' (or a BASELINE\n"
-           "file), and checks its memory figures against limits and against a baseline.\n"
-           "On failure it prints what grew, by kind of memory and by tensor.\n\n"
+           "run, recorded) or reads a TRACE saved by 'memprof run --trace' or 'memprof\n"
+           "train --trace' (or a BASELINE file), and checks its memory figures against\n"
+           "limits and against a baseline. Every gated figure is printed beside the heap\n"
+           "peak; on failure it prints what grew, by kind of memory and by tensor.\n\n"
            "Figures (bytes; deterministic: the same model and options give the same bytes\n"
            "on every run, thread count and machine):\n"
-           "  peak      the most tensor memory live at once: static + dynamic + scratch + io\n"
-           "  static, dynamic, scratch, io   each kind's own peak\n"
-           "  const     model constants mapped from the file (not heap)\n"
-           "Machine dependent (XNNPACK packs weights for the CPU's instruction set): limits\n"
-           "only, never compared with nor written to a baseline:\n"
-           "  kernel    XNNPACK's packed weights and buffers   engine  bookkeeping\n"
-           "  heap      the heap peak of every kind together\n\n"
+           "  tensors   tensor memory: the most static + dynamic + scratch + io bytes live\n"
+           "            at once (and a training step's non-persistent categories)\n"
+           "  static, dynamic, scratch, io, variable   each kind's own peak\n"
+           "  activation, trainable, backprop, gradient, optimizer, disposable, extra\n"
+           "            the training categories' own peaks (memprof train --trace)\n"
+           "  const     model constants\n"
+           "Machine dependent: limits only, never compared with nor written to a baseline:\n"
+           "  heap      the heap peak of every kind together: memprof run's Heap peak (plus\n"
+           "            a zoo: model's bytes, held on the heap)\n"
+           "  rss       the process's peak resident set (VmHWM) while the model ran (a\n"
+           "            trace's RSS samples; a trace of memprof train has none)\n"
+           "  kernel    XNNPACK's packed weights and buffers   engine  bookkeeping\n\n"
            "Options:\n"
-           "  --max-peak SIZE      limit for peak (same as --max peak=SIZE)\n"
+           "  --max-tensors SIZE   limit for tensors (tensor memory)\n"
+           "  --max-heap SIZE      limit for heap (the footprint: memprof run's Heap peak)\n"
+           "  --max-rss SIZE       limit for rss (the process's peak resident set)\n"
            "  --max FIGURE=SIZE    limit for any figure above; repeatable\n"
-           "  --baseline FILE      compare with a baseline: peak, static, dynamic, scratch\n"
-           "                       and io may not exceed it by more than the tolerance\n"
+           "  --max-peak SIZE      deprecated: the same as --max-tensors (tensor memory,\n"
+           "                       not the heap peak: that is --max-heap)\n"
+           "  --baseline FILE      compare with a baseline: tensors, static, dynamic,\n"
+           "                       scratch, io (and the training categories a side has)\n"
+           "                       may not exceed it by more than the tolerance\n"
            "  --tolerance T        a percentage (5%%) or a size (64KiB); default 0\n"
            "  --save-baseline FILE write the figures as a baseline (JSON, sorted keys, one\n"
            "                       figure per line; written whatever the checks' result)\n"
@@ -72,17 +83,28 @@ static void help(void)
            "Output files are written atomically (never a partial file).\n\n"
            "Exit codes: 0 within every limit and the baseline; 1 a limit or the baseline\n"
            "was exceeded; 2 any error: usage, unreadable or malformed model, trace or\n"
-           "baseline, a model that cannot run, a file that cannot be written.\n\n"
+           "baseline, a model that cannot run, a file that cannot be written, a limit on\n"
+           "a figure the subject does not have (rss of a trace without RSS samples).\n\n"
            "Examples:\n"
-           "  memprof check zoo:mnist_mlp --max-peak 12MiB --max static=800KB\n"
+           "  memprof check zoo:mnist_mlp --max-tensors 12MiB --max-heap 1MiB\n"
            "  memprof check model.tflite --save-baseline model.baseline.json\n"
            "  memprof check model.tflite --baseline model.baseline.json --tolerance 2%%\n"
            "  memprof check run.json --baseline model.baseline.json --junit memprof.xml\n"
-           "  memprof check zoo:mnist_mlp --max-peak 1MiB --format json > check.json\n\n"
+           "  memprof check train.json --max backprop=64KiB --max optimizer=1MiB\n"
+           "  memprof check zoo:mnist_mlp --max-rss 64MiB --format json > check.json\n\n"
            "More: docs/check.md in memprof's sources.\n",
            mp_planner_default()->name);
 }
 
+/* --max-peak and --max peak=: deprecated, said once on standard error */
+static void deprecated_peak(mp_check_args *a, const char *flag)
+{
+    if (a->warned_peak)
+        return;
+    a->warned_peak = true;
+    fprintf(stderr, "memprof check: %s is deprecated: tensor memory is --max-tensors, the "
+                    "heap peak --max-heap\n", flag);
+}
 
 static int add_limit(mp_check_args *a, int fig, const char *size, const char *flag)
 {
@@ -97,13 +119,21 @@ static int add_limit(mp_check_args *a, int fig, const char *size, const char *fl
     return 0;
 }
 
-enum { O_MAX_PEAK = 1, O_MAX, O_TOLERANCE, O_FORMAT };
+enum { O_MAX_PEAK = 1, O_MAX_TENSORS, O_MAX_HEAP, O_MAX_RSS, O_MAX, O_TOLERANCE, O_FORMAT };
 
 static int take(void *ctx, int id, const char *v)
 {
     mp_check_args *a = ctx;
-    if (id == O_MAX_PEAK)
-        return add_limit(a, MP_FIG_PEAK, v, "--max-peak");
+    if (id == O_MAX_PEAK) {
+        deprecated_peak(a, "--max-peak");
+        return add_limit(a, MP_FIG_TENSORS, v, "--max-peak");
+    }
+    if (id == O_MAX_TENSORS)
+        return add_limit(a, MP_FIG_TENSORS, v, "--max-tensors");
+    if (id == O_MAX_HEAP)
+        return add_limit(a, MP_FIG_HEAP, v, "--max-heap");
+    if (id == O_MAX_RSS)
+        return add_limit(a, MP_FIG_RSS, v, "--max-rss");
     if (id == O_FORMAT) {
         static const char *const words[] = {"text", "json", NULL};
         int f = 0, rc = mp_opt_choice("check", "--format", v, words, &f);
@@ -124,15 +154,27 @@ static int take(void *ctx, int id, const char *v)
     memcpy(name, v, n);
     name[n] = 0;
     int fig = mp_figure_parse(name);
-    if (fig < 0)
-        return mp_usage_error("check", "--max: no figure '%s' (peak, static, dynamic, "
-                                       "scratch, io, const, kernel, engine, heap)", name);
+    if (fig < 0 && strcmp(name, "peak") == 0) {
+        deprecated_peak(a, "--max peak=SIZE");
+        fig = MP_FIG_TENSORS;
+    }
+    if (fig < 0) {
+        char all[256];
+        size_t o = 0;
+        for (int f = 0; f < MP_FIG_COUNT && o < sizeof all; f++)
+            o += (size_t)snprintf(all + o, sizeof all - o, "%s%s", f ? ", " : "",
+                                  mp_figure_name(f));
+        return mp_usage_error("check", "--max: no figure '%s' (%s)", name, all);
+    }
     return add_limit(a, fig, eq + 1, "--max");
 }
 
 static int parse(int argc, char **argv, mp_check_args *a)
 {
     static const mp_opt opts[] = {
+        {"max-tensors", 0, MP_ARG_VALUE, 0, O_MAX_TENSORS},
+        {"max-heap", 0, MP_ARG_VALUE, 0, O_MAX_HEAP},
+        {"max-rss", 0, MP_ARG_VALUE, 0, O_MAX_RSS},
         {"max-peak", 0, MP_ARG_VALUE, 0, O_MAX_PEAK},
         {"max", 0, MP_ARG_VALUE, 0, O_MAX},
         {"baseline", 0, MP_ARG_STRING, offsetof(mp_check_args, baseline), 0},
@@ -155,8 +197,8 @@ static int parse(int argc, char **argv, mp_check_args *a)
         return rc;
     a->model_opts = a->m.given != 0;
     if (!a->n_limits && !a->baseline && !a->save)
-        return mp_usage_error("check", "nothing to check: give --max-peak, --max, --baseline "
-                                       "or --save-baseline");
+        return mp_usage_error("check", "nothing to check: give --max-tensors, --max-heap, "
+                                       "--max-rss, --max, --baseline or --save-baseline");
     mp_cli_files f = {0};
     mp_cli_files_in(&f, a->subject);
     mp_cli_files_in(&f, a->baseline);
@@ -241,6 +283,21 @@ static int save_baseline(const mp_check_args *a, const mp_baseline *now)
     return MP_EXIT_OK;
 }
 
+/* Why the subject lacks figure f (only rss and a baseline's figures can be missing). */
+static const char *missing_why(const char *subject, int f)
+{
+    mp_file_kind k = strncmp(subject, "zoo:", 4) == 0 ? MP_FILE_MODEL : mp_file_kind_of(subject);
+    if (k == MP_FILE_JSON)
+        return mp_figure_machine_dependent(f) ? "a baseline holds no machine-dependent figure "
+                                                "(kernel, engine, heap, rss)"
+                                              : "the baseline was written before memprof "
+                                                "knew it";
+    if (k == MP_FILE_TRACE)
+        return "the trace has no RSS samples (memprof run --trace records them, memprof "
+               "train --trace does not)";
+    return "the process's resident set could not be read (/proc/self/status)";
+}
+
 static int check(const mp_check_args *a)
 {
     mp_error err = {0};
@@ -254,6 +311,15 @@ static int check(const mp_check_args *a)
     if (a->baseline && mp_baseline_read(a->baseline, &base, &err) != MP_OK)
         return mp_report_error(&err);
     rc = mp_check_figures(a, &now);
+    /* a limit on a figure the subject does not have is an error, not a failure */
+    for (size_t i = 0; i < a->n_limits && rc == MP_EXIT_OK; i++) {
+        int f = a->limits[i].figure;
+        if (now.has[f])
+            continue;
+        fprintf(stderr, "memprof check: %s has no figure %s: %s\n", a->subject,
+                mp_figure_name(f), missing_why(a->subject, f));
+        rc = MP_EXIT_USAGE;
+    }
     /* a baseline of another model compares nothing meaningful: refused unless asked for */
     if (rc == MP_EXIT_OK && a->baseline && !a->other_model && base.model && now.model &&
         strcmp(base.model, now.model) != 0) {

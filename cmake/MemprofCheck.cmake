@@ -8,8 +8,11 @@
 #   memprof_add_memory_check(NAME <test name> MODEL <model.tflite | zoo:NAME | trace.json>
 #                            [BASELINE <file>]        # compare with a committed baseline
 #                            [TOLERANCE <5% | 64KiB>] # allowance over the baseline
-#                            [MAX_PEAK <size>]        # limit for peak (tensor memory)
-#                            [MAX <figure=size> ...]  # limits for other figures
+#                            [MAX_TENSORS <size>]     # limit for tensors (tensor memory)
+#                            [MAX_HEAP <size>]        # limit for heap (memprof run's Heap peak)
+#                            [MAX_RSS <size>]         # limit for rss (peak resident set)
+#                            [MAX <figure=size> ...]  # limits for any figure (backprop=1MiB)
+#                            [MAX_PEAK <size>]        # deprecated: as MAX_TENSORS
 #                            [JUNIT <file>]           # JUnit XML report
 #                            [ARGS <args> ...]        # more arguments (--shape, --memory...)
 #                            [LABELS <label> ...])    # CTest labels (default: memprof)
@@ -38,7 +41,8 @@ function(_memprof_find_executable out)
 endfunction()
 
 function(memprof_add_memory_check)
-  cmake_parse_arguments(MC "" "NAME;MODEL;BASELINE;TOLERANCE;MAX_PEAK;JUNIT"
+  cmake_parse_arguments(MC ""
+                        "NAME;MODEL;BASELINE;TOLERANCE;MAX_TENSORS;MAX_HEAP;MAX_RSS;MAX_PEAK;JUNIT"
                         "MAX;ARGS;LABELS" ${ARGN})
   if(MC_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "memprof_add_memory_check: unknown arguments ${MC_UNPARSED_ARGUMENTS}")
@@ -46,8 +50,14 @@ function(memprof_add_memory_check)
   if(NOT MC_NAME OR NOT MC_MODEL)
     message(FATAL_ERROR "memprof_add_memory_check: NAME and MODEL are required")
   endif()
-  if(NOT MC_BASELINE AND NOT MC_MAX_PEAK AND NOT MC_MAX)
-    message(FATAL_ERROR "memprof_add_memory_check(${MC_NAME}): give BASELINE, MAX_PEAK or MAX")
+  if(NOT MC_BASELINE AND NOT MC_MAX_TENSORS AND NOT MC_MAX_HEAP AND NOT MC_MAX_RSS
+     AND NOT MC_MAX_PEAK AND NOT MC_MAX)
+    message(FATAL_ERROR "memprof_add_memory_check(${MC_NAME}): give BASELINE, MAX_TENSORS, "
+                        "MAX_HEAP, MAX_RSS or MAX")
+  endif()
+  if(MC_MAX_PEAK)
+    message(DEPRECATION "memprof_add_memory_check(${MC_NAME}): MAX_PEAK is deprecated: "
+                        "MAX_TENSORS limits tensor memory, MAX_HEAP the heap peak")
   endif()
   _memprof_find_executable(memprof)
 
@@ -66,9 +76,12 @@ function(memprof_add_memory_check)
   if(DEFINED MC_TOLERANCE)
     list(APPEND args --tolerance "${MC_TOLERANCE}")
   endif()
-  if(MC_MAX_PEAK)
-    list(APPEND args --max-peak "${MC_MAX_PEAK}")
-  endif()
+  foreach(kind IN ITEMS TENSORS HEAP RSS PEAK)
+    if(MC_MAX_${kind})
+      string(TOLOWER "${kind}" option)
+      list(APPEND args --max-${option} "${MC_MAX_${kind}}")
+    endif()
+  endforeach()
   foreach(limit IN LISTS MC_MAX)
     list(APPEND args --max "${limit}")
   endforeach()

@@ -13,7 +13,8 @@
 #include "trace/status.h"
 
 #define MP_BASELINE_DIFF_FORMAT "memprof-baseline-diff"
-#define MP_BASELINE_DIFF_VERSION 1
+/* 2: figure "peak" named "tensors"; rss, variable and the training categories */
+#define MP_BASELINE_DIFF_VERSION 2
 
 /* One side: the file as given, and whether it was a trace (else a baseline file). */
 typedef struct mp_diff_side {

@@ -65,6 +65,10 @@ mp_status mp_report_gate_json(FILE *f, const char *subject, const mp_baseline *n
     json_object_set_new(root, "tolerance_bytes",
                         o && !pct ? ju(o->tol.bytes) : json_null());
     json_object_set_new(root, "figure_bytes", figs);
+    /* the heap figure's parts: memprof run's Heap peak, and a model held on the heap */
+    bool heap = now->has[MP_FIG_HEAP];
+    json_object_set_new(root, "run_heap_peak_bytes", heap ? ju(now->run_heap_peak) : json_null());
+    json_object_set_new(root, "model_heap_bytes", heap ? ju(now->model_heap) : json_null());
     json_object_set_new(root, "checks", checks);
     json_object_set_new(root, "n_checks", ju(r->n_checks));
     json_object_set_new(root, "n_failed", ju(r->n_failed));

@@ -116,9 +116,56 @@ static void figure_row(FILE *f, const char *label, bool in_a, uint64_t a, bool i
 static const char *figure_label(char *buf, size_t n, int fig)
 {
     snprintf(buf, n, "%s%s", mp_figure_name(fig),
-             fig == MP_FIG_PEAK ? " (tensor memory)"
+             fig == MP_FIG_TENSORS ? " (tensor memory)"
              : mp_figure_machine_dependent(fig) ? " (machine dep.)" : "");
     return buf;
+}
+
+/* Every gated figure beside the heap peak, so that nobody mistakes one for the other:
+ *   heap peak  20.9 MiB (not gated), as memprof run and report print it
+ *   gated      tensors 5.7 MiB, kernel 15.0 MiB
+ * the list wrapped at 80 columns. */
+static void gated_beside_heap(FILE *f, const mp_baseline *now, const mp_gate_result *r,
+                              bool exact)
+{
+    char b1[40], b2[40], b3[40];
+    bool heap_gated = false;
+    for (size_t i = 0; i < r->n_checks; i++)
+        heap_gated |= r->checks[i].figure == MP_FIG_HEAP;
+    const char *gated = heap_gated ? "gated" : "not gated";
+    if (!now->has[MP_FIG_HEAP]) {
+        out(f, "  heap peak  not known (a baseline holds no heap figure)");
+    } else if (now->model_heap) {
+        out(f, "  heap peak  %s (%s): memprof run's Heap peak %s",
+            mp_fmt_cell(b1, sizeof b1, now->fig[MP_FIG_HEAP], exact), gated,
+            mp_fmt_cell(b2, sizeof b2, now->run_heap_peak, exact));
+        out(f, "             + %s of the model, held on the heap",
+            mp_fmt_cell(b3, sizeof b3, now->model_heap, exact));
+    } else {
+        out(f, "  heap peak  %s (%s), as memprof run and report print it",
+            mp_fmt_cell(b1, sizeof b1, now->fig[MP_FIG_HEAP], exact), gated);
+    }
+    char line[MP_TEXT_COLS + 1];
+    size_t len = (size_t)snprintf(line, sizeof line, "  gated      ");
+    bool seen[MP_FIG_COUNT] = {false}, first = true;
+    for (size_t i = 0; i < r->n_checks; i++) {
+        int fig = r->checks[i].figure;
+        if (seen[fig])
+            continue;
+        seen[fig] = true;
+        char item[64];
+        int n = snprintf(item, sizeof item, "%s%s %s", first ? "" : ", ", mp_figure_name(fig),
+                         mp_fmt_cell(b1, sizeof b1, r->checks[i].value, exact));
+        if (!first && len + (size_t)n > MP_TEXT_COLS - 1) { /* room for the comma */
+            out(f, "%s,", line);
+            len = (size_t)snprintf(line, sizeof line, "             %s", item + 2);
+        } else {
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s", item);
+        }
+        first = false;
+    }
+    if (!first)
+        out(f, "%s", line);
 }
 
 void mp_report_gate_text(FILE *f, const char *subject, const mp_baseline *now,
@@ -139,6 +186,8 @@ void mp_report_gate_text(FILE *f, const char *subject, const mp_baseline *now,
     } else if (now->truncated) {
         out(f, "  note: the trace is truncated: its figures are partial");
     }
+    if (r->n_checks)
+        gated_beside_heap(f, now, r, exact);
     /* 2 + 30 + 3 x 12 + 8 = 76 columns */
     out(f, "  %-30s %11s %11s %11s  %s", "check", "now", "allowed", "over", "result");
     for (size_t i = 0; i < r->n_checks; i++) {
@@ -192,7 +241,8 @@ void mp_report_gate_text(FILE *f, const char *subject, const mp_baseline *now,
     /* limits only: what the figures are made of now */
     out(f, "By kind of memory now (own peaks; no baseline to compare with)");
     for (int k = MP_FIG_STATIC; k < MP_FIG_COUNT; k++)
-        if (now->has[k] && k != MP_FIG_HEAP && k != MP_FIG_CONST)
+        if (now->has[k] && k != MP_FIG_HEAP && k != MP_FIG_CONST && k != MP_FIG_RSS &&
+            (now->fig[k] || !mp_figure_optional(k)))
             out(f, "  %-24s %12s", figure_label(label, sizeof label, k),
                 mp_fmt_cell(b1, sizeof b1, now->fig[k], exact));
     /* the largest tensors, largest first (a small selection, no allocation) */

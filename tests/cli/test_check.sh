@@ -29,29 +29,29 @@ cd "$tmp" || exit 1
 
 # ---- limits: pass, exceeded, errors ------------------------------------------------------
 # zoo:mnist_mlp plans one arena of 6288 bytes (static = peak): 6288 B = 6.1 KiB
-expect 0 "$mp" check zoo:mnist_mlp --max-peak 12MiB --max static=800KB
+expect 0 "$mp" check zoo:mnist_mlp --max-tensors 12MiB --max static=800KB
 has out "PASS: 2 checks"; text_ok "$tmp/out"
-expect 0 "$mp" check zoo:mnist_mlp --max-peak 6288 --exact
-has out "peak <= limit  *6288  *6288  *-  ok"
-expect 1 "$mp" check zoo:mnist_mlp --max-peak 6287 --exact
+expect 0 "$mp" check zoo:mnist_mlp --max-tensors 6288 --exact
+has out "tensors <= limit  *6288  *6288  *-  ok"
+expect 1 "$mp" check zoo:mnist_mlp --max-tensors 6287 --exact
 has out "FAIL: 1 of 1 checks exceeded"; has out "+1"; has out "Largest tensors now"
 has out "sequential/dense/Relu"
-expect 1 "$mp" check zoo:mnist_mlp --max-peak 1KiB --max kernel=1KB
+expect 1 "$mp" check zoo:mnist_mlp --max-tensors 1KiB --max kernel=1KB
 has out "kernel <= limit"; has out "FAIL: 2 of 2"; text_ok "$tmp/out"
-expect 0 "$mp" check zoo:mnist_mlp --max-peak 0.01MiB   # 10485.76 -> 10486 B
-expect 2 "$mp" check zoo:mnist_mlp --max-peak 12XB; has err "not a size"
+expect 0 "$mp" check zoo:mnist_mlp --max-tensors 0.01MiB   # 10485.76 -> 10486 B
+expect 2 "$mp" check zoo:mnist_mlp --max-tensors 12XB; has err "not a size"
 expect 2 "$mp" check zoo:mnist_mlp --max bogus=1MiB; has err "no figure 'bogus'"
 expect 2 "$mp" check zoo:mnist_mlp --max static; has err "FIGURE=SIZE"
 expect 2 "$mp" check zoo:mnist_mlp --tolerance 5pc
 expect 2 "$mp" check zoo:mnist_mlp; has err "nothing to check"
-expect 2 "$mp" check --max-peak 1MiB; has err "missing MODEL"
-expect 2 "$mp" check zoo:mnist_mlp --max-peak 1MiB --frobnicate
-expect 2 "$mp" check zoo:no_such_model --max-peak 1MiB
-expect 2 "$mp" check absent.tflite --max-peak 1MiB; has err "absent.tflite"
+expect 2 "$mp" check --max-tensors 1MiB; has err "missing MODEL"
+expect 2 "$mp" check zoo:mnist_mlp --max-tensors 1MiB --frobnicate
+expect 2 "$mp" check zoo:no_such_model --max-tensors 1MiB
+expect 2 "$mp" check absent.tflite --max-tensors 1MiB; has err "absent.tflite"
 echo "garbage" > garbage.tflite
-expect 2 "$mp" check garbage.tflite --max-peak 1MiB
-expect 2 "$mp" check zoo:mnist_mlp --max-peak 1MiB --shape nope=1,2
-expect 2 "$mp" check zoo:mnist_mlp --max-peak 1MiB --threads 0
+expect 2 "$mp" check garbage.tflite --max-tensors 1MiB
+expect 2 "$mp" check zoo:mnist_mlp --max-tensors 1MiB --shape nope=1,2
+expect 2 "$mp" check zoo:mnist_mlp --max-tensors 1MiB --threads 0
 expect 0 "$mp" check --help; has out "Exit codes"; has out "Examples"; text_ok "$tmp/out"
 expect 0 "$mp" diff --help; has out "Exit codes"; text_ok "$tmp/out"
 
@@ -64,7 +64,7 @@ cmp -s mlp.json mlp2.json || fail "baselines differ between 1 and 2 threads, 1 a
 expect 0 "$mp" check zoo:mnist_mlp --save-baseline mlp3.json
 cmp -s mlp.json mlp3.json || fail "baselines differ between two runs"
 # sorted keys, one figure per line, no time, no address, no machine-dependent figure
-grep -q '^    "peak": [0-9]*,$' mlp.json || fail "mlp.json: no peak line"
+grep -q '^    "tensors": [0-9]*$' mlp.json || fail "mlp.json: no tensors line"
 grep -q '"sequential/dense/Relu": 512' mlp.json || fail "mlp.json: hidden layer (128 floats) not 512 B"
 grep -Eq 'kernel|engine|heap|time|_ns|0x' mlp.json && fail "mlp.json holds machine-dependent figures"
 if [ -n "$py" ]; then
@@ -72,7 +72,7 @@ if [ -n "$py" ]; then
 import json, sys
 text = open(sys.argv[1]).read()
 j = json.loads(text)
-assert j["format"] == "memprof-baseline" and j["version"] == 2
+assert j["format"] == "memprof-baseline" and j["version"] == 3
 assert json.dumps(j, indent=2, sort_keys=True, separators=(",", ": ")) + "\n" == text
 PY
 fi
@@ -92,7 +92,7 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 sys.exit(a["figure_bytes"] != b["figure_bytes"] or a["tensor_bytes"] != b["tensor_bytes"])' mlp.json from_trace.json \
     || fail "a trace and its model give different figures"
 fi
-expect 2 "$mp" check mlp_trace.json --max-peak 1MiB --threads 2; has err "apply to a MODEL"
+expect 2 "$mp" check mlp_trace.json --max-tensors 1MiB --threads 2; has err "apply to a MODEL"
 # a baseline file may be the subject too
 expect 0 "$mp" check mlp.json --baseline mlp.json
 
@@ -101,10 +101,10 @@ echo '{"format":"memprof-baseline","version":9}' > bad_base.json
 expect 2 "$mp" check zoo:mnist_mlp --baseline bad_base.json; has err "version"
 expect 2 "$mp" check zoo:mnist_mlp --baseline absent.json
 head -c 300 mlp_trace.json > cut.json
-expect 2 "$mp" check cut.json --max-peak 1MiB
+expect 2 "$mp" check cut.json --max-tensors 1MiB
 echo 'hello' > text.txt
-expect 2 "$mp" check text.txt --max-peak 1MiB; has err "not a .tflite model, a trace or a baseline"
-expect 2 "$mp" check zoo:mnist_mlp --max-peak 1MiB --junit nodir/j.xml
+expect 2 "$mp" check text.txt --max-tensors 1MiB; has err "not a .tflite model, a trace or a baseline"
+expect 2 "$mp" check zoo:mnist_mlp --max-tensors 1MiB --junit nodir/j.xml
 expect 2 "$mp" check zoo:mnist_mlp --save-baseline nodir/b.json
 [ -e nodir ] && fail "a file was written under a missing folder"
 expect 2 "$mp" check cut.json --save-baseline cut_base.json --junit cut.xml
@@ -119,7 +119,7 @@ if [ -x "$test_gate" ]; then
   expect 0 "$mp" check narrow.tflite --baseline narrow.json
   # dense/Relu is [1,hidden] float32: 32 * 4 = 128 bytes, then 64 * 4 = 256
   expect 1 "$mp" check wide.tflite --baseline narrow.json --allow-other-model --junit fail.xml --exact
-  has out "FAIL:"; has out "peak vs baseline .*FAIL"
+  has out "FAIL:"; has out "tensors vs baseline .*FAIL"
   has out "dense/Relu  *128  *256  *+128"
   has out "note: the baseline is of model narrow.tflite, this run of wide.tflite"
   hasnt out "  x  "; hasnt out "probs"
@@ -135,7 +135,7 @@ if [ -x "$test_gate" ]; then
   expect 1 "$mp" check v2/narrow.tflite --baseline narrow.json
   has out "note: model changed (sha256 [0-9a-f]\{8\} in the baseline, [0-9a-f]\{8\} in this run)"
   expect 0 "$mp" check wide.tflite --save-baseline wide.json
-  expect 0 "$mp" diff narrow.json wide.json; has out "dense/Relu"; has out "peak"
+  expect 0 "$mp" diff narrow.json wide.json; has out "dense/Relu"; has out "tensors"
   text_ok "$tmp/out"
 else
   echo "note: $test_gate absent: the wider-layer model is not built; using a bigger input"
@@ -174,15 +174,22 @@ include(MemprofCheck)
 enable_testing()
 memprof_add_memory_check(NAME mlp_baseline MODEL zoo:mnist_mlp BASELINE mlp.json TOLERANCE 2%
                          JUNIT mlp.xml)
-memprof_add_memory_check(NAME mlp_limits MODEL zoo:mnist_mlp MAX_PEAK 12MiB MAX static=1MiB
-                         ARGS --memory auto)
-memprof_add_memory_check(NAME mlp_over MODEL zoo:mnist_mlp MAX_PEAK 1KiB)
+memprof_add_memory_check(NAME mlp_limits MODEL zoo:mnist_mlp MAX_TENSORS 12MiB MAX_HEAP 64MiB
+                         MAX_RSS 4GiB MAX static=1MiB ARGS --memory auto)
+memprof_add_memory_check(NAME mlp_deprecated MODEL zoo:mnist_mlp MAX_PEAK 12MiB)
+memprof_add_memory_check(NAME mlp_over MODEL zoo:mnist_mlp MAX_HEAP 1KiB)
 memprof_add_memory_check(NAME mlp_regressed MODEL zoo:mnist_mlp BASELINE mlp.json
                          ARGS --memory dynamic)
 CM
   if cmake -S proj -B proj/build -DMEMPROF_EXECUTABLE="$mp" >proj.log 2>&1; then
-    (cd proj/build && ctest -R '^mlp_(baseline|limits)$' >"$tmp/ctest_pass.log" 2>&1) \
+    (cd proj/build && ctest -R '^mlp_(baseline|limits|deprecated)$' >"$tmp/ctest_pass.log" 2>&1) \
       || fail "ctest of passing checks failed: $(tail -5 "$tmp/ctest_pass.log")"
+    # the helper's limits reach memprof as the named options
+    (cd proj/build && ctest -R '^mlp_(limits|deprecated)$' -V >"$tmp/ctest_args.log" 2>&1)
+    grep -q -- '"--max-tensors" "12MiB" "--max-heap" "64MiB" "--max-rss" "4GiB" "--max" "static=1MiB"' \
+      ctest_args.log || fail "MAX_TENSORS, MAX_HEAP, MAX_RSS: $(grep -m1 'check' ctest_args.log)"
+    grep -q -- '"--max-peak" "12MiB"' ctest_args.log || fail "MAX_PEAK no longer passed"
+    grep -q "heap <= limit" ctest_args.log || fail "MAX_HEAP: no heap check"
     [ -s proj/build/mlp.xml ] && xml_ok proj/build/mlp.xml || fail "the helper wrote no JUnit file"
     (cd proj/build && ctest -R '^mlp_(over|regressed)$' --output-on-failure >"$tmp/ctest_fail.log" 2>&1) \
       && fail "ctest of failing checks passed"
@@ -198,8 +205,9 @@ CM
       "$src_root" > bad_proj.cmake
     mkdir -p bad_proj && cp bad_proj.cmake bad_proj/CMakeLists.txt
     cmake -S bad_proj -B bad_proj/build -DMEMPROF_EXECUTABLE="$mp" >bad_proj.log 2>&1 \
-      && fail "the helper accepted a check without BASELINE, MAX_PEAK or MAX"
-    grep -q "give BASELINE, MAX_PEAK or MAX" bad_proj.log || fail "bad_proj: $(tail -3 bad_proj.log)"
+      && fail "the helper accepted a check without BASELINE or a limit"
+    tr -s ' \n' ' ' < bad_proj.log | grep -q "give BASELINE, MAX_TENSORS, MAX_HEAP, MAX_RSS or MAX" \
+      || fail "bad_proj: $(tail -3 bad_proj.log)"
   else
     fail "the throwaway project does not configure: $(tail -5 proj.log)"
   fi

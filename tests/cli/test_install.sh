@@ -100,8 +100,9 @@ include(MemprofCheck)                       # found without a path
 get_target_property(loc memprof::memprof IMPORTED_LOCATION)
 message(STATUS "found memprof ${memprof_VERSION}: ${MEMPROF_EXECUTABLE} (memprof::memprof ${loc})")
 enable_testing()
-memprof_add_memory_check(NAME mlp_fits MODEL zoo:mnist_mlp MAX_PEAK 1MiB)
-memprof_add_check(NAME mlp_over MODEL zoo:mnist_mlp MAX_PEAK 1KiB)
+memprof_add_memory_check(NAME mlp_fits MODEL zoo:mnist_mlp MAX_TENSORS 1MiB MAX_HEAP 64MiB
+                         MAX_RSS 4GiB MAX backprop=1KiB)
+memprof_add_check(NAME mlp_over MODEL zoo:mnist_mlp MAX_HEAP 1KiB)
 add_test(NAME version COMMAND memprof::memprof --version)
 CM
 # consumer DIR BUILD CMAKE-ARGS...: configure the app, check which memprof it found, ctest
@@ -115,7 +116,8 @@ consumer() {
   (cd "$build" && ctest -R '^(mlp_fits|version)$' >ctest.log 2>&1) || fail "ctest: $(tail -5 "$build/ctest.log")"
   (cd "$build" && ctest -R '^mlp_over$' --output-on-failure >ctest_fail.log 2>&1) &&
     fail "the exceeded check passed"
-  grep -q "FAIL: 1 of 1 checks exceeded" "$build/ctest_fail.log" ||
+  grep -q "FAIL: 1 of 1 checks exceeded" "$build/ctest_fail.log" &&
+    grep -q "heap <= limit .*FAIL" "$build/ctest_fail.log" ||
     fail "the exceeded check did not fail by its limit: $(tail -5 "$build/ctest_fail.log")"
 }
 consumer "$prefix/bin/memprof" b_prefix -DCMAKE_PREFIX_PATH="$prefix"

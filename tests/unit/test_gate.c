@@ -138,7 +138,7 @@ static void test_figures_by_hand(void **state)
     assert_string_equal(b.mode, "auto");
     assert_string_equal(b.planner, "greedy");
     assert_null(b.sha256);
-    assert_int_equal(b.fig[MP_FIG_PEAK], 1388);
+    assert_int_equal(b.fig[MP_FIG_TENSORS], 1388);
     assert_int_equal(b.fig[MP_FIG_STATIC], 1024);
     assert_int_equal(b.fig[MP_FIG_DYNAMIC], 300);
     assert_int_equal(b.fig[MP_FIG_SCRATCH], 128);
@@ -147,8 +147,9 @@ static void test_figures_by_hand(void **state)
     assert_int_equal(b.fig[MP_FIG_KERNEL], 2000);
     assert_int_equal(b.fig[MP_FIG_ENGINE], 100);
     assert_int_equal(b.fig[MP_FIG_HEAP], 3488);
+    /* every figure but rss: a trace without RSS samples */
     for (int f = 0; f < MP_FIG_COUNT; f++)
-        assert_true(b.has[f]);
+        assert_int_equal(b.has[f], f != MP_FIG_RSS);
     /* tensors of run 1: "a" 512 and "b" 256 (slots), "in" 64 (io), "out" 300 (dynamic),
      * "w" 400 (const), sorted by name */
     assert_int_equal(b.n_tensors, 5);
@@ -186,7 +187,7 @@ static void test_tensor_keys(void **state)
     assert_int_equal(tensor_bytes(&b, "#1"), 10);
     assert_int_equal(tensor_bytes(&b, "same#2"), 20);
     assert_int_equal(tensor_bytes(&b, "same#3"), 30);
-    assert_int_equal(b.fig[MP_FIG_PEAK], 60);
+    assert_int_equal(b.fig[MP_FIG_TENSORS], 60);
     assert_int_equal(b.fig[MP_FIG_DYNAMIC], 60);
     mp_baseline_free(&b);
     mp_trace_destroy(bd.tr);
@@ -204,7 +205,7 @@ static void test_figures_of_file(void **state)
     assert_int_equal(mp_source_open(path, &src, &err), MP_OK);
     mp_baseline b;
     assert_int_equal(mp_baseline_compute(src, &b, &err), MP_OK);
-    assert_int_equal(b.fig[MP_FIG_PEAK], 64);
+    assert_int_equal(b.fig[MP_FIG_TENSORS], 64);
     assert_int_equal(b.fig[MP_FIG_DYNAMIC], 64);
     assert_int_equal(b.fig[MP_FIG_STATIC], 0);
     assert_string_equal(b.model, "m.tflite");
@@ -258,9 +259,9 @@ static void test_file_round_trip(void **state)
         "    \"const\": 400,\n"
         "    \"dynamic\": 300,\n"
         "    \"io\": 64,\n"
-        "    \"peak\": 1388,\n"
         "    \"scratch\": 128,\n"
-        "    \"static\": 1024\n"
+        "    \"static\": 1024,\n"
+        "    \"tensors\": 1388\n"
         "  },\n"
         "  \"format\": \"memprof-baseline\",\n"
         "  \"model\": {\n"
@@ -279,14 +280,15 @@ static void test_file_round_trip(void **state)
         "    \"out\": 300,\n"
         "    \"w\": 400\n"
         "  },\n"
-        "  \"version\": 2\n"
+        "  \"version\": 3\n"
         "}\n";
     assert_string_equal(text, expect);
     mp_baseline r;
     mp_error err = {0};
     assert_int_equal(mp_baseline_parse(text, strlen(text), "t", &r, &err), MP_OK);
     for (int f = 0; f < MP_FIG_COUNT; f++) {
-        assert_int_equal(r.has[f], !mp_figure_machine_dependent(f));
+        /* the optional kinds (all 0 here) are left out, and read as absent */
+        assert_int_equal(r.has[f], !mp_figure_machine_dependent(f) && !mp_figure_optional(f));
         if (r.has[f])
             assert_int_equal(r.fig[f], b.fig[f]);
     }
@@ -305,7 +307,7 @@ static void test_file_round_trip(void **state)
     mp_test_write_text(path, text);
     mp_baseline_free(&r);
     assert_int_equal(mp_baseline_read(path, &r, &err), MP_OK);
-    assert_int_equal(r.fig[MP_FIG_PEAK], 1388);
+    assert_int_equal(r.fig[MP_FIG_TENSORS], 1388);
     assert_int_equal(mp_file_kind_of(path), MP_FILE_JSON);
     mp_baseline_free(&r);
     free(again);
@@ -346,7 +348,7 @@ static void test_file_errors(void **state)
         {"{", "line"},
         {"[]", "not a JSON object"},
         {"{\"format\":\"memprof-trace\",\"version\":1}", "not a memprof baseline"},
-        {"{\"format\":\"memprof-baseline\",\"version\":3}", "version"},
+        {"{\"format\":\"memprof-baseline\",\"version\":4}", "version"},
         {"{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":\"m\",\"mode\":\"auto\","
          "\"planner\":\"best\"},\"figures\":{\"peak\":-1},\"tensors\":{}}", "figure 'peak'"},
         {"{\"format\":\"memprof-baseline\",\"version\":1,\"model\":{\"name\":\"m\",\"mode\":\"auto\","
@@ -362,7 +364,7 @@ static void test_file_errors(void **state)
                         "\"mode\":\"auto\",\"planner\":\"best\"},\"figures\":{\"peak\":5,"
                         "\"future\":7},\"tensors\":{}}";
     assert_int_equal(mp_baseline_parse(later, strlen(later), "f", &r, &err), MP_OK);
-    assert_true(r.has[MP_FIG_PEAK]);
+    assert_true(r.has[MP_FIG_TENSORS]);
     assert_false(r.has[MP_FIG_STATIC]);
     mp_baseline_free(&r);
     assert_int_equal(mp_baseline_read(mp_test_tmp_path("absent.json"), &r, &err), MP_ERR_IO);
@@ -394,7 +396,7 @@ static void test_file_machine_figures_ignored(void **state)
     mp_baseline a, b;
     mp_error err = {0};
     assert_int_equal(mp_baseline_parse(text, strlen(text), "f", &a, &err), MP_OK);
-    assert_true(a.has[MP_FIG_PEAK]);
+    assert_true(a.has[MP_FIG_TENSORS]);
     assert_false(a.has[MP_FIG_KERNEL]);
     assert_false(a.has[MP_FIG_HEAP]);
     char *again = mp_baseline_to_json(&a);
@@ -466,15 +468,15 @@ static void test_limits(void **state)
     baseline_of(tr, &b);
     mp_tolerance none = {0};
     /* at the limit passes, one byte below it fails; machine-dependent figures take limits */
-    mp_gate_limit lim[4] = {{MP_FIG_PEAK, 1388}, {MP_FIG_PEAK, 1387}, {MP_FIG_KERNEL, 1999},
+    mp_gate_limit lim[4] = {{MP_FIG_TENSORS, 1388}, {MP_FIG_TENSORS, 1387}, {MP_FIG_KERNEL, 1999},
                             {MP_FIG_STATIC, 4096}};
     mp_gate_result r = gate(&b, lim, 4, NULL, none);
     assert_int_equal(r.n_checks, 4);
     assert_int_equal(r.n_failed, 2);
     /* by figure (peak, static, kernel), limits in the order given */
-    assert_int_equal(r.checks[0].figure, MP_FIG_PEAK);
+    assert_int_equal(r.checks[0].figure, MP_FIG_TENSORS);
     assert_true(r.checks[0].passed);
-    assert_int_equal(r.checks[1].figure, MP_FIG_PEAK);
+    assert_int_equal(r.checks[1].figure, MP_FIG_TENSORS);
     assert_false(r.checks[1].passed);
     assert_int_equal(r.checks[1].value, 1388);
     assert_int_equal(r.checks[1].allowed, 1387);
@@ -517,7 +519,7 @@ static void test_baseline_regression(void **state)
     mp_baseline a, b;
     baseline_of(narrow, &a);
     baseline_of(wide, &b);
-    assert_int_equal(b.fig[MP_FIG_PEAK], 1900);
+    assert_int_equal(b.fig[MP_FIG_TENSORS], 1900);
     assert_int_equal(b.fig[MP_FIG_HEAP], 4000);
     mp_tolerance none = {0};
     mp_gate_result r = gate(&b, NULL, 0, &a, none);
@@ -527,9 +529,9 @@ static void test_baseline_regression(void **state)
     for (size_t i = 0; i < r.n_checks; i++) {
         assert_int_equal(r.checks[i].against, MP_GATE_BASELINE);
         assert_int_equal(r.checks[i].passed,
-                         r.checks[i].figure != MP_FIG_PEAK && r.checks[i].figure != MP_FIG_STATIC);
+                         r.checks[i].figure != MP_FIG_TENSORS && r.checks[i].figure != MP_FIG_STATIC);
     }
-    assert_int_equal(r.checks[0].figure, MP_FIG_PEAK);
+    assert_int_equal(r.checks[0].figure, MP_FIG_TENSORS);
     assert_int_equal(r.checks[0].reference, 1388);
     assert_int_equal(r.checks[0].value, 1900);
     assert_true(r.has_baseline);
@@ -548,7 +550,7 @@ static void test_baseline_regression(void **state)
     char *text = read_text(path);
     assert_non_null(text);
     assert_non_null(strstr(text, "FAIL: 2 of 5 checks exceeded"));
-    assert_non_null(strstr(text, "peak vs baseline"));
+    assert_non_null(strstr(text, "tensors vs baseline"));
     assert_non_null(strstr(text, "+512"));
     assert_non_null(strstr(text, "Grew by tensor"));
     assert_non_null(strstr(text, "  a "));
@@ -598,7 +600,7 @@ static void test_diff_tensors(void **state)
     a.n_tensors = 3;
     b.tensors = tb2;
     b.n_tensors = 4;
-    a.has[MP_FIG_PEAK] = b.has[MP_FIG_PEAK] = true;
+    a.has[MP_FIG_TENSORS] = b.has[MP_FIG_TENSORS] = true;
     b.has[MP_FIG_KERNEL] = true;
     b.fig[MP_FIG_KERNEL] = 9;
     mp_baseline_diff d;
@@ -649,7 +651,7 @@ static void test_junit(void **state)
     assert_non_null(x);
     assert_non_null(strstr(x, "<testsuite name=\"memprof\" tests=\"6\" failures=\"2\""));
     assert_non_null(strstr(x, "name=\"kernel &lt;= limit\"/>"));
-    assert_non_null(strstr(x, "<failure type=\"baseline\" message=\"peak 1.9 KiB (1900 B) is "
+    assert_non_null(strstr(x, "<failure type=\"baseline\" message=\"tensors 1.9 KiB (1900 B) is "
                               "over the baseline 1.4 KiB (1388 B) (tolerance 0 B) by 512 B\""));
     assert_non_null(strstr(x, "m&amp;m.tflite"));
     assert_null(strstr(x, "\x01"));
@@ -851,9 +853,9 @@ static void test_wider_layer(void **state)
         mp_tolerance none = {0};
         mp_gate_result r = gate(&b, NULL, 0, &a, none);
         assert_true(r.n_failed >= 1);
-        assert_int_equal(r.checks[0].figure, MP_FIG_PEAK);
+        assert_int_equal(r.checks[0].figure, MP_FIG_TENSORS);
         assert_false(r.checks[0].passed);
-        assert_true(b.fig[MP_FIG_PEAK] > a.fig[MP_FIG_PEAK]);
+        assert_true(b.fig[MP_FIG_TENSORS] > a.fig[MP_FIG_TENSORS]);
         bool named = false;
         for (size_t i = 0; i < r.diff.n_tensors; i++) {
             const mp_gate_change *c = &r.diff.tensors[i];
