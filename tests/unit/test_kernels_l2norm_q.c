@@ -51,12 +51,15 @@ static void ref_l2_q8(mp_dtype dt, const void *x, size_t rows, size_t depth, int
 static mp_status run_l2(kh_case *c, mp_dtype dt, size_t rows, size_t depth, int64_t zi,
                         float so, int64_t zo, const void *x)
 {
-    const float si = 0.1f;
+    static const float si = 0.1f;
+    static float s_so; /* the tensors keep pointers to their parameters */
+    static int64_t s_zi, s_zo;
+    s_so = so, s_zi = zi, s_zo = zo;
     kh_init(c, MP_OP_L2_NORMALIZATION, NULL);
     mp_tensor *in = kh_input(c, dt, 2, (int32_t[]){(int32_t)rows, (int32_t)depth}, NULL);
     mp_tensor *out = kh_output(c, dt);
-    kh_quant(c, in, 1, &si, &zi, 0);
-    kh_quant(c, out, 1, &so, &zo, 0);
+    kh_quant(c, in, 1, &si, &s_zi, 0);
+    kh_quant(c, out, 1, &s_so, &s_zo, 0);
     if (x)
         memcpy(in->data, x, rows * depth);
     return kh_run(c);

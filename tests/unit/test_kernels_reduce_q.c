@@ -248,13 +248,16 @@ static void sum_case(kh_case *c, mp_dtype dt, int32_t rank, const int32_t *dims,
                      const int32_t *axes, int32_t naxes, float is, int64_t iz, float os,
                      int64_t oz, bool keep)
 {
+    static float s_is, s_os; /* the tensors keep pointers to their parameters */
+    static int64_t s_iz, s_oz;
+    s_is = is, s_os = os, s_iz = iz, s_oz = oz;
     kh_init(c, MP_OP_SUM, NULL);
     c->opt.keep_dims = keep;
     mp_tensor *in = kh_input(c, dt, rank, dims, NULL);
     kh_input(c, MP_DT_INT32, 1, (int32_t[]){naxes}, axes);
     mp_tensor *out = kh_output(c, dt);
-    kh_quant(c, in, 1, &is, &iz, 0);
-    kh_quant(c, out, 1, &os, &oz, 0);
+    kh_quant(c, in, 1, &s_is, &s_iz, 0);
+    kh_quant(c, out, 1, &s_os, &s_oz, 0);
 }
 
 /* SUM int8 / uint8 (reduce.cc EvalSum -> QuantizedMeanOrSum with compute_sum):
