@@ -143,6 +143,12 @@ mp_status mp_pipeline_create(const mp_pipe_options *o, int n_models, const char 
         }
         st = mp_session_load(p->s[k], models[k], err);
         note(p, k);
+        /* the chain's trace numbers each model's tensors and operators after the model
+         * before's: a model of several subgraphs numbers more than its subgraph 0 holds */
+        if (st == MP_OK && mp_session_model(p->s[k])->n_subgraphs > 1)
+            st = mp_fail(err, MP_ERR_UNSUPPORTED, "%s: the model has %d subgraphs (WHILE / IF); "
+                         "memprof chains single-subgraph models", models[k],
+                         (int)mp_session_model(p->s[k])->n_subgraphs);
         if (st == MP_OK && o->share_arena && o->mode != MP_MEMORY_DYNAMIC)
             st = mp_session_use_external_arena(p->s[k], true, err);
         if (st != MP_OK)

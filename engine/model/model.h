@@ -158,6 +158,9 @@ typedef struct mp_op_info {
     mp_op_options opt;
 } mp_op_info;
 
+/* Deepest chain of subgraph calls (a WHILE whose body holds an IF ...) memprof runs. */
+#define MP_MAX_SUBGRAPH_DEPTH 32
+
 typedef struct mp_model {
     const char *path;          /* file name for messages ("<memory>" when loaded from bytes) */
     uint32_t version;          /* schema version */
@@ -174,13 +177,29 @@ typedef struct mp_model {
     size_t const_bytes;        /* sum of constant tensor data used in place */
     size_t heap_bytes;         /* heap the model's own tables and names hold */
     void *impl;                /* reader-private: mapping and owned arrays */
+    /* A model of several subgraphs (the WHILE and IF operators call them by index): the
+     * fields above are subgraph 0's, the one that runs; n_subgraphs counts it too, and
+     * sub[k - 1] is subgraph k, a view with its own tensors, ops, inputs, outputs and
+     * subgraph_name, a path for messages naming it ("PATH (subgraph K)"), and the rest
+     * (version, description, sizes) as this model's,
+     * owns nothing (impl NULL, n_subgraphs 0) and is freed with it (never mp_model_free it).
+     * Verified by the reader: every WHILE / IF names subgraphs in range, their input and
+     * output counts and dtypes match the operator's (a WHILE's cond ends in one bool), and no
+     * subgraph calls itself, directly or not, nor nests deeper than MP_MAX_SUBGRAPH_DEPTH. */
+    int32_t n_subgraphs;
+    const struct mp_model *sub;
 } mp_model;
+
+/* Subgraph k of m (0 = m itself), or NULL when out of range. */
+const mp_model *mp_model_subgraph(const mp_model *m, int32_t k);
 
 /* Load and verify a .tflite file (mapped read-only; constants stay in the mapping).
  * Errors: MP_ERR_IO (cannot open/map), MP_ERR_FORMAT (malformed, truncated, empty model,
- * several subgraphs; malformed TFLite_Detection_PostProcess options), MP_ERR_UNSUPPORTED
+ * a WHILE or IF calling a subgraph that does not exist, does not fit it or calls itself;
+ * malformed TFLite_Detection_PostProcess options), MP_ERR_UNSUPPORTED
  * (a custom operator other than TFLite_Detection_PostProcess, an unknown builtin operator, an
- * unsupported feature such as sparse tensors). The message names the file and the fault. */
+ * unsupported feature such as sparse tensors, subgraphs nested deeper than
+ * MP_MAX_SUBGRAPH_DEPTH). The message names the file and the fault. */
 mp_status mp_model_load_file(const char *path, mp_model **out, mp_error *err);
 /* Same from bytes in memory; the bytes are copied once into an owned aligned buffer. */
 mp_status mp_model_load_memory(const void *bytes, size_t size, const char *label, mp_model **out,

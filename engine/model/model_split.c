@@ -161,6 +161,9 @@ static mp_status check_cuttable(const mp_model *m, const int32_t *cuts, int n_cu
 mp_status mp_model_split(const mp_model *m, const int32_t *cuts, int n_cuts, mp_split_part *parts,
                          mp_error *err)
 {
+    if (m->n_subgraphs > 1)
+        return mp_fail(err, MP_ERR_UNSUPPORTED, "%s: the model has %d subgraphs (WHILE / IF); "
+                       "memprof splits single-subgraph models", m->path, (int)m->n_subgraphs);
     if (n_cuts < 1 || n_cuts + 1 > MP_SPLIT_MAX_PARTS)
         return mp_fail(err, MP_ERR_ARG, "%s: %d cuts; a split takes 1 to %d", m->path, n_cuts,
                        MP_SPLIT_MAX_PARTS - 1);

@@ -10,9 +10,13 @@
  * boundary, which converters do produce): it is copied into aligned model memory so
  * kernels can read it through typed pointers, and left out of const_bytes.
  *
- * Faults are reported as one line naming the file and the fault; the status tells what
- * kind: MP_ERR_IO (cannot open or map), MP_ERR_FORMAT (malformed, truncated, empty,
- * several subgraphs), MP_ERR_UNSUPPORTED (a valid model using something memprof does not
+ * Every subgraph is read and verified alike (subgraph 0 into the model's own fields, the
+ * others into views, model.h); then the calls between them (WHILE, IF) are checked: indices in
+ * range, input and output counts and dtypes that fit, no recursion, bounded nesting.
+ *
+ * Faults are reported as one line naming the file and the fault (and the subgraph, when not
+ * the first); the status tells what kind: MP_ERR_IO (cannot open or map), MP_ERR_FORMAT
+ * (malformed, truncated, empty, a bad subgraph call), MP_ERR_UNSUPPORTED (a valid model using something memprof does not
  * read: custom operators other than TFLite_Detection_PostProcess, unknown operators, sparse
  * tensors, rank above MP_MAX_RANK...).
  *
@@ -178,6 +182,8 @@ mp_status mp_tfl_fail(rd *r, mp_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (r->sg > 0)
+        return mp_fail(r->err, st, "%s: subgraph %d: %s", r->path, (int)r->sg, msg);
     return mp_fail(r->err, st, "%s: %s", r->path, msg);
 }
 
@@ -253,7 +259,7 @@ static mp_status check_symmetric_weights(rd *r, int32_t i, int code, const mp_op
          code != MP_OP_FULLY_CONNECTED) || op->n_inputs < 2 || op->inputs[1] < 0)
         return MP_OK;
     int32_t w = op->inputs[1];
-    const mp_tensor_info *t = &r->m->tensors[w];
+    const mp_tensor_info *t = &r->tensors[w];
     if (t->dtype != MP_DT_INT8 || !t->data || !t->quant.zero_point)
         return MP_OK;
     for (int32_t k = 0; k < t->quant.count; k++) {
@@ -382,6 +388,222 @@ static mp_status read_io(rd *r, const mp_fb_vec *v, const char *what, int32_t n_
     return MP_OK;
 }
 
+/* Subgraph k into g: its tensors, operators, inputs, outputs and name, every index checked. */
+static mp_status read_subgraph(rd *r, const mp_fb_vec *subgraphs, int32_t k, mp_model *g)
+{
+    mp_fb_reader *fb = &r->fb;
+    mp_fb_table sg;
+    mp_fb_vec tensors, inputs, outputs, operators;
+    const char *sg_name;
+    uint32_t sg_name_len;
+    mp_fb_where(fb, "subgraph %d", (int)k);
+    if (!mp_fb_vec_table(fb, subgraphs, (uint32_t)k, "table", &sg) ||
+        !mp_fb_vector(fb, &sg, SG_TENSORS, 4, "tensors", &tensors) ||
+        !mp_fb_vector(fb, &sg, SG_INPUTS, 4, "inputs", &inputs) ||
+        !mp_fb_vector(fb, &sg, SG_OUTPUTS, 4, "outputs", &outputs) ||
+        !mp_fb_vector(fb, &sg, SG_OPERATORS, 4, "operators", &operators) ||
+        !mp_fb_string(fb, &sg, SG_NAME, "name", &sg_name, &sg_name_len))
+        return mp_tfl_fb_fault(r);
+    /* subgraph 0 is what runs; a called subgraph may be empty (a body passing its inputs
+     * through has no operators, and the call checks its inputs and outputs) */
+    if (k == 0 && tensors.n == 0 && operators.n == 0)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "empty model: subgraph 0 has no operators and no tensors");
+    /* Each element is a 4-byte offset inside the file, so these counts are bounded by the
+     * file size; the INT32_MAX check only matters for files over 8 GB. */
+    if (tensors.n > INT32_MAX || operators.n > INT32_MAX)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "subgraph %d has too many tensors or operators", (int)k);
+    if (operators.n > MP_MAX_OPS)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "subgraph %d has %u operators, above memprof's limit of %d (MP_MAX_OPS)",
+                       (int)k, operators.n, MP_MAX_OPS);
+    if (tensors.n > MP_MAX_TENSORS)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "subgraph %d has %u tensors, above memprof's limit of %d (MP_MAX_TENSORS)",
+                       (int)k, tensors.n, MP_MAX_TENSORS);
+    g->subgraph_name = mp_tfl_strdup(r->im, sg_name ? sg_name : "", sg_name_len);
+    g->tensors = mp_tfl_array(r->im, tensors.n, sizeof(mp_tensor_info));
+    g->ops = mp_tfl_array(r->im, operators.n, sizeof(mp_op_info));
+    if (!g->subgraph_name || !g->tensors || !g->ops)
+        return mp_tfl_nomem(r);
+    g->n_tensors = (int32_t)tensors.n;
+    g->n_ops = (int32_t)operators.n;
+    r->tensors = g->tensors;
+    for (int32_t i = 0; i < g->n_tensors; i++)
+        TRY(mp_tfl_read_tensor(r, &tensors, i, &g->tensors[i]));
+    for (int32_t i = 0; i < g->n_ops; i++)
+        TRY(read_operator(r, &operators, i, g->n_tensors, &g->ops[i]));
+    TRY(read_io(r, &inputs, "input", g->n_tensors, &g->n_inputs, &g->inputs));
+    TRY(read_io(r, &outputs, "output", g->n_tensors, &g->n_outputs, &g->outputs));
+    return MP_OK;
+}
+
+const mp_model *mp_model_subgraph(const mp_model *m, int32_t k)
+{
+    if (k == 0)
+        return m;
+    return k > 0 && k < m->n_subgraphs ? &m->sub[k - 1] : NULL;
+}
+
+/* ---- calls between subgraphs (WHILE, IF) ---------------------------------------------- */
+
+/* The dtype of tensor t of subgraph g, for messages and checks. */
+static mp_dtype sg_dtype(const mp_model *g, int32_t t)
+{
+    return g->tensors[t].dtype;
+}
+
+/* One side of a call: `n` tensors of the caller (`ct`, of subgraph `caller`) against `n` of
+ * the callee's list (`gt`, of subgraph `g`): same dtypes. */
+static mp_status check_call_dtypes(rd *r, int32_t i, int code, const mp_model *caller, const int32_t *ct,
+                                   int32_t k, const mp_model *g, const int32_t *gt, int32_t n,
+                                   const char *what)
+{
+    for (int32_t j = 0; j < n; j++) {
+        if (ct[j] < 0)
+            continue;
+        mp_dtype a = sg_dtype(caller, ct[j]), b = sg_dtype(g, gt[j]);
+        if (a != b)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s %d is %s but subgraph %d's is %s",
+                               i, mp_tfl_op_label(code), what, j, mp_dtype_name(a), (int)k,
+                               mp_dtype_name(b));
+    }
+    return MP_OK;
+}
+
+/* Operator i of subgraph `caller` (a WHILE or an IF) against the subgraphs it calls. */
+static mp_status check_call(rd *r, const mp_model *caller, int32_t i)
+{
+    const mp_model *m = r->m;
+    const mp_op_info *op = &caller->ops[i];
+    int code = op->opcode;
+    const char *nm = mp_tfl_op_label(code);
+    int32_t idx[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
+    for (int q = 0; q < 2; q++)
+        if (idx[q] < 0 || idx[q] >= m->n_subgraphs)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d is out of range (%d subgraphs)",
+                               i, nm, code == MP_OP_WHILE ? (q ? "body" : "cond") : (q ? "else" : "then"),
+                               idx[q], m->n_subgraphs);
+    if (code == MP_OP_WHILE) {
+        const mp_model *cond = mp_model_subgraph(m, idx[0]), *body = mp_model_subgraph(m, idx[1]);
+        int32_t n = op->n_inputs;
+        if (op->n_outputs != n)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s) has %d inputs but %d outputs (the loop variables: as many)",
+                               i, nm, n, op->n_outputs);
+        if (cond->n_inputs != n || cond->n_outputs != 1)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): cond subgraph %d takes %d inputs and gives %d outputs; "
+                               "the loop has %d variables and cond gives 1",
+                               i, nm, (int)idx[0], cond->n_inputs, cond->n_outputs, n);
+        if (body->n_inputs != n || body->n_outputs != n)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): body subgraph %d takes %d inputs and gives %d outputs; "
+                               "the loop has %d variables",
+                               i, nm, (int)idx[1], body->n_inputs, body->n_outputs, n);
+        if (sg_dtype(cond, cond->outputs[0]) != MP_DT_BOOL)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): cond subgraph %d's output is %s, not bool",
+                               i, nm, (int)idx[0], mp_dtype_name(sg_dtype(cond, cond->outputs[0])));
+        TRY(check_call_dtypes(r, i, code, caller, op->inputs, idx[0], cond, cond->inputs, n, "input"));
+        TRY(check_call_dtypes(r, i, code, caller, op->inputs, idx[1], body, body->inputs, n, "input"));
+        TRY(check_call_dtypes(r, i, code, caller, op->inputs, idx[1], body, body->outputs, n,
+                              "input (as body output)"));
+        TRY(check_call_dtypes(r, i, code, caller, op->outputs, idx[1], body, body->outputs, n, "output"));
+        return MP_OK;
+    }
+    /* IF: input 0 the condition, the rest the branch's inputs; outputs the branch's */
+    if (op->n_inputs < 1 || op->inputs[0] < 0 || sg_dtype(caller, op->inputs[0]) != MP_DT_BOOL)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): input 0 (the condition) must be a bool tensor",
+                           i, nm);
+    for (int q = 0; q < 2; q++) {
+        const mp_model *g = mp_model_subgraph(m, idx[q]);
+        if (g->n_inputs != op->n_inputs - 1 || g->n_outputs != op->n_outputs)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d takes %d inputs and gives %d outputs; "
+                               "the operator passes %d and takes %d",
+                               i, nm, q ? "else" : "then", (int)idx[q], g->n_inputs, g->n_outputs,
+                               op->n_inputs - 1, op->n_outputs);
+        TRY(check_call_dtypes(r, i, code, caller, op->inputs + 1, idx[q], g, g->inputs, g->n_inputs, "branch input"));
+        TRY(check_call_dtypes(r, i, code, caller, op->outputs, idx[q], g, g->outputs, g->n_outputs, "output"));
+    }
+    return MP_OK;
+}
+
+/* Every call fits its subgraphs, and the calls form no cycle (a subgraph calling itself,
+ * directly or through others: TensorFlow Lite has no recursion) and nest at most
+ * MP_MAX_SUBGRAPH_DEPTH deep. An iterative depth-first walk over the call graph: a crafted
+ * file cannot exhaust the stack. */
+static mp_status check_calls(rd *r)
+{
+    const mp_model *m = r->m;
+    int32_t n = m->n_subgraphs;
+    for (int32_t k = 0; k < n; k++) {
+        const mp_model *g = mp_model_subgraph(m, k);
+        r->sg = k;
+        for (int32_t i = 0; i < g->n_ops; i++)
+            if (g->ops[i].opcode == MP_OP_WHILE || g->ops[i].opcode == MP_OP_IF)
+                TRY(check_call(r, g, i));
+    }
+    r->sg = 0;
+    if (n == 1)
+        return MP_OK;
+    /* state per subgraph: 0 unseen, 1 on the walk's path, 2 done; depth: longest chain of
+     * calls from it (done ones) */
+    uint8_t *state = mp_tfl_array(r->im, (size_t)n, 1);
+    int32_t *depth = mp_tfl_array(r->im, (size_t)n, sizeof(int32_t));
+    /* the path: subgraph, next operator to look at, next of its two callees */
+    int32_t *path_sg = mp_tfl_array(r->im, (size_t)n, sizeof(int32_t));
+    int32_t *path_op = mp_tfl_array(r->im, (size_t)n, sizeof(int32_t));
+    if (!state || !depth || !path_sg || !path_op)
+        return mp_tfl_nomem(r);
+    for (int32_t root = 0; root < n; root++) {
+        if (state[root])
+            continue;
+        int32_t top = 0;
+        path_sg[0] = root;
+        path_op[0] = 0;
+        state[root] = 1;
+        while (top >= 0) {
+            int32_t v = path_sg[top];
+            const mp_model *g = mp_model_subgraph(m, v);
+            /* path_op counts callees: operator path_op / 2, callee path_op % 2 */
+            int32_t callee = -1, at = -1;
+            while (path_op[top] < 2 * g->n_ops && callee < 0) {
+                int32_t c = path_op[top]++;
+                const mp_op_info *op = &g->ops[c / 2];
+                if (op->opcode == MP_OP_WHILE || op->opcode == MP_OP_IF) {
+                    callee = c % 2 ? op->opt.subgraph_b : op->opt.subgraph_a;
+                    at = c / 2;
+                }
+            }
+            if (callee < 0) { /* every callee done */
+                state[v] = 2;
+                top--;
+                if (top >= 0 && depth[v] + 1 > depth[path_sg[top]])
+                    depth[path_sg[top]] = depth[v] + 1;
+                continue;
+            }
+            if (state[callee] == 1) {
+                r->sg = v;
+                return mp_tfl_fail(r, MP_ERR_FORMAT,
+                                   "operator %d (%s) calls subgraph %d, which is running already: %s "
+                                   "(subgraphs cannot call themselves)",
+                                   (int)at, mp_tfl_op_label(g->ops[at].opcode), (int)callee,
+                                   callee == v ? "itself" : "a cycle of calls");
+            }
+            if (state[callee] == 2) {
+                if (depth[callee] + 1 > depth[v])
+                    depth[v] = depth[callee] + 1;
+            } else {
+                state[callee] = 1;
+                path_sg[++top] = callee;
+                path_op[top] = 0;
+            }
+            if (depth[v] > MP_MAX_SUBGRAPH_DEPTH || top > MP_MAX_SUBGRAPH_DEPTH) {
+                r->sg = v;
+                return mp_tfl_fail(r, MP_ERR_UNSUPPORTED,
+                                   "operator %d (%s): subgraph calls nest deeper than %d (memprof's limit, "
+                                   "MP_MAX_SUBGRAPH_DEPTH)",
+                                   (int)at, mp_tfl_op_label(g->ops[at].opcode), MP_MAX_SUBGRAPH_DEPTH);
+            }
+        }
+    }
+    return MP_OK;
+}
+
 static mp_status parse(rd *r)
 {
     mp_fb_reader *fb = &r->fb;
@@ -418,52 +640,40 @@ static mp_status parse(rd *r)
         return mp_tfl_nomem(r);
     if (subgraphs.n == 0)
         return mp_tfl_fail(r, MP_ERR_FORMAT, "model has no subgraphs");
-    if (subgraphs.n > 1)
-        return mp_tfl_fail(r, MP_ERR_FORMAT, "model has %u subgraphs; memprof runs single-subgraph models",
-                       subgraphs.n);
-
-    mp_fb_table sg;
-    mp_fb_vec tensors, inputs, outputs, operators;
-    const char *sg_name;
-    uint32_t sg_name_len;
-    mp_fb_where(fb, "subgraph 0");
-    if (!mp_fb_vec_table(fb, &subgraphs, 0, "table", &sg) ||
-        !mp_fb_vector(fb, &sg, SG_TENSORS, 4, "tensors", &tensors) ||
-        !mp_fb_vector(fb, &sg, SG_INPUTS, 4, "inputs", &inputs) ||
-        !mp_fb_vector(fb, &sg, SG_OUTPUTS, 4, "outputs", &outputs) ||
-        !mp_fb_vector(fb, &sg, SG_OPERATORS, 4, "operators", &operators) ||
-        !mp_fb_string(fb, &sg, SG_NAME, "name", &sg_name, &sg_name_len))
-        return mp_tfl_fb_fault(r);
-    if (tensors.n == 0 && operators.n == 0)
-        return mp_tfl_fail(r, MP_ERR_FORMAT, "empty model: subgraph 0 has no operators and no tensors");
-    /* Each element is a 4-byte offset inside the file, so these counts are bounded by the
-     * file size; the INT32_MAX check only matters for files over 8 GB. */
-    if (tensors.n > INT32_MAX || operators.n > INT32_MAX)
-        return mp_tfl_fail(r, MP_ERR_FORMAT, "subgraph 0 has too many tensors or operators");
-    if (operators.n > MP_MAX_OPS)
-        return mp_tfl_fail(r, MP_ERR_FORMAT, "subgraph 0 has %u operators, above memprof's limit of %d (MP_MAX_OPS)",
-                       operators.n, MP_MAX_OPS);
-    if (tensors.n > MP_MAX_TENSORS)
-        return mp_tfl_fail(r, MP_ERR_FORMAT, "subgraph 0 has %u tensors, above memprof's limit of %d (MP_MAX_TENSORS)",
-                       tensors.n, MP_MAX_TENSORS);
-    m->subgraph_name = mp_tfl_strdup(r->im, sg_name ? sg_name : "", sg_name_len);
-    if (!m->subgraph_name)
-        return mp_tfl_nomem(r);
-
+    if (subgraphs.n > MP_MAX_OPS)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "model has %u subgraphs, above memprof's limit of %d (MP_MAX_OPS)",
+                           subgraphs.n, MP_MAX_OPS);
     r->counted = mp_tfl_array(r->im, (size_t)r->buffers.n / 8 + 1, 1);
-    m->tensors = mp_tfl_array(r->im, tensors.n, sizeof(mp_tensor_info));
-    m->ops = mp_tfl_array(r->im, operators.n, sizeof(mp_op_info));
-    if (!r->counted || !m->tensors || !m->ops)
+    mp_model *views = mp_tfl_array(r->im, subgraphs.n - 1, sizeof(mp_model));
+    if (!r->counted || !views)
         return mp_tfl_nomem(r);
-    m->n_tensors = (int32_t)tensors.n;
-    m->n_ops = (int32_t)operators.n;
-
-    for (int32_t i = 0; i < m->n_tensors; i++)
-        TRY(mp_tfl_read_tensor(r, &tensors, i, &m->tensors[i]));
-    for (int32_t i = 0; i < m->n_ops; i++)
-        TRY(read_operator(r, &operators, i, m->n_tensors, &m->ops[i]));
-    TRY(read_io(r, &inputs, "input", m->n_tensors, &m->n_inputs, &m->inputs));
-    TRY(read_io(r, &outputs, "output", m->n_tensors, &m->n_outputs, &m->outputs));
+    m->n_subgraphs = (int32_t)subgraphs.n;
+    m->sub = views;
+    for (uint32_t k = 0; k < subgraphs.n; k++) {
+        mp_model *g = k == 0 ? m : &views[k - 1];
+        r->sg = (int32_t)k;
+        TRY(read_subgraph(r, &subgraphs, (int32_t)k, g));
+        if (k > 0) {
+            /* a subgraph's messages name it: "model.tflite (subgraph 2): operator #0 ..." */
+            char label[64];
+            int ll = snprintf(label, sizeof label, " (subgraph %u)", k);
+            size_t pl = strlen(m->path);
+            char *path = mp_tfl_alloc(r->im, pl + (size_t)ll + 1);
+            if (!path)
+                return mp_tfl_nomem(r);
+            memcpy(path, m->path, pl);
+            memcpy(path + pl, label, (size_t)ll + 1);
+            g->path = path;
+            g->version = m->version;
+            g->description = m->description;
+        }
+    }
+    r->sg = 0;
+    TRY(check_calls(r));
+    for (int32_t k = 1; k < m->n_subgraphs; k++) { /* sizes known only now */
+        views[k - 1].file_bytes = m->file_bytes;
+        views[k - 1].const_bytes = m->const_bytes;
+    }
     return MP_OK;
 }
 

@@ -99,8 +99,10 @@ typedef struct rd {
     mp_fb_reader fb;
     const char *path;   /* for messages */
     mp_error *err;
-    mp_model *m;
+    mp_model *m;        /* the model (subgraph 0) */
     rd_impl *im;
+    int32_t sg;         /* the subgraph being read: messages name it when it is not 0 */
+    const mp_tensor_info *tensors; /* its tensors (read before its operators) */
     mp_fb_vec opcodes;     /* Model.operator_codes */
     mp_fb_vec buffers;     /* Model.buffers */
     uint8_t *counted;   /* one bit per buffer: already added to const_bytes */

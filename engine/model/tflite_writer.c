@@ -146,7 +146,20 @@ typedef struct tfw_code {
     char *custom;      /* CUSTOM: the custom_code (code is MP_OP_CUSTOM), else NULL */
 } tfw_code;
 
+/* A finished subgraph (the writer collects one at a time: see mp_tfw_subgraph). */
+typedef struct tfw_sub {
+    tfw_tensor *tensors;
+    int n_tensors;
+    tfw_op *ops;
+    int n_ops;
+    int32_t *ins, *outs;
+    int n_ins, n_outs;
+    char *name;
+} tfw_sub;
+
 struct mp_tfw {
+    tfw_sub *done;     /* subgraphs 0 .. n_done - 1; the one being collected is below */
+    int n_done, cap_done;
     tfw_buffer *bufs;
     int n_bufs, cap_bufs;
     tfw_tensor *tensors;
@@ -216,33 +229,68 @@ mp_tfw *mp_tfw_create(void)
     return w;
 }
 
+static void free_sub(tfw_sub *g)
+{
+    for (int i = 0; i < g->n_tensors; i++) {
+        free(g->tensors[i].name);
+        free(g->tensors[i].q_scale);
+        free(g->tensors[i].q_zero_point);
+    }
+    for (int i = 0; i < g->n_ops; i++) {
+        free(g->ops[i].ins);
+        free(g->ops[i].outs);
+        free(g->ops[i].custom_options);
+    }
+    free(g->tensors);
+    free(g->ops);
+    free(g->ins);
+    free(g->outs);
+    free(g->name);
+}
+
+/* The subgraph being collected, as a tfw_sub (a view of the writer's fields). */
+static tfw_sub current_sub(const mp_tfw *w)
+{
+    return (tfw_sub){w->tensors, w->n_tensors, w->ops, w->n_ops, w->ins, w->outs, w->n_ins,
+                     w->n_outs, w->subgraph_name};
+}
+
 void mp_tfw_free(mp_tfw *w)
 {
     if (!w)
         return;
     for (int i = 0; i < w->n_bufs; i++)
         free(w->bufs[i].data);
-    for (int i = 0; i < w->n_tensors; i++) {
-        free(w->tensors[i].name);
-        free(w->tensors[i].q_scale);
-        free(w->tensors[i].q_zero_point);
-    }
-    for (int i = 0; i < w->n_ops; i++) {
-        free(w->ops[i].ins);
-        free(w->ops[i].outs);
-        free(w->ops[i].custom_options);
-    }
+    tfw_sub cur = current_sub(w);
+    free_sub(&cur);
+    for (int i = 0; i < w->n_done; i++)
+        free_sub(&w->done[i]);
+    free(w->done);
     for (int i = 0; i < w->n_codes; i++)
         free(w->codes[i].custom);
     free(w->bufs);
-    free(w->tensors);
-    free(w->ops);
     free(w->codes);
-    free(w->ins);
-    free(w->outs);
     free(w->description);
-    free(w->subgraph_name);
     free(w);
+}
+
+int mp_tfw_subgraph(mp_tfw *w, const char *name)
+{
+    if (w->n_ops == 0 && w->n_tensors == 0)
+        return fail(w, MP_ERR_ARG, "subgraph %d is empty: add its tensors before starting the next",
+                    w->n_done);
+    char *nm = dup_str(name ? name : "");
+    if (!nm || !grow((void **)&w->done, &w->cap_done, w->n_done + 1, sizeof *w->done)) {
+        free(nm);
+        return fail(w, MP_ERR_NOMEM, "out of memory");
+    }
+    w->done[w->n_done++] = current_sub(w);
+    w->tensors = NULL;
+    w->ops = NULL;
+    w->ins = w->outs = NULL;
+    w->n_tensors = w->cap_tensors = w->n_ops = w->cap_ops = w->n_ins = w->n_outs = 0;
+    w->subgraph_name = nm;
+    return w->n_done;
 }
 
 static void set_string(mp_tfw *w, char **dst, const char *text)
@@ -1079,7 +1127,7 @@ static size_t write_operator(fbb *b, const tfw_op *op)
     return at;
 }
 
-static size_t write_subgraph(fbb *b, const mp_tfw *w)
+static size_t write_subgraph(fbb *b, const tfw_sub *w)
 {
     tb t;
     tb_init(&t);
@@ -1103,7 +1151,7 @@ static size_t write_subgraph(fbb *b, const mp_tfw *w)
     for (int i = 0; i < w->n_ops; i++)
         fb_link(b, elem + 4 * (size_t)i, write_operator(b, &w->ops[i]));
 
-    fb_link(b, t.f[SUBGRAPH_NAME].pos, fb_string(b, w->subgraph_name));
+    fb_link(b, t.f[SUBGRAPH_NAME].pos, fb_string(b, w->name));
     return at;
 }
 
@@ -1113,9 +1161,11 @@ mp_status mp_tfw_finish(mp_tfw *w, void **bytes, size_t *size, mp_error *err)
     *size = 0;
     if (w->fault != MP_OK)
         return mp_fail(err, w->fault, "tflite writer: %s", w->fault_msg);
-    if (w->n_ops == 0 || w->n_outs == 0)
+    int ops0 = w->n_done ? w->done[0].n_ops : w->n_ops;
+    int outs0 = w->n_done ? w->done[0].n_outs : w->n_outs;
+    if (ops0 == 0 || outs0 == 0)
         return mp_fail(err, MP_ERR_ARG, "tflite writer: the model has no %s",
-                       w->n_ops == 0 ? "operators" : "outputs (call mp_tfw_io)");
+                       ops0 == 0 ? "operators" : "outputs (call mp_tfw_io)");
 
     fbb b;
     memset(&b, 0, sizeof b);
@@ -1137,9 +1187,12 @@ mp_status mp_tfw_finish(mp_tfw *w, void **bytes, size_t *size, mp_error *err)
     for (int i = 0; i < w->n_codes; i++)
         fb_link(&b, elem + 4 * (size_t)i, write_operator_code(&b, &w->codes[i]));
 
-    elem = fb_offset_vector(&b, 1, &vec);
+    elem = fb_offset_vector(&b, w->n_done + 1, &vec);
     fb_link(&b, m.f[MODEL_SUBGRAPHS].pos, vec);
-    fb_link(&b, elem, write_subgraph(&b, w));
+    for (int k = 0; k <= w->n_done; k++) {
+        tfw_sub cur = current_sub(w);
+        fb_link(&b, elem + 4 * (size_t)k, write_subgraph(&b, k < w->n_done ? &w->done[k] : &cur));
+    }
 
     fb_link(&b, m.f[MODEL_DESCRIPTION].pos, fb_string(&b, w->description));
 

@@ -1,5 +1,5 @@
 /* A small .tflite writer: a FlatBuffers serializer of our own, specialised to the TensorFlow
- * Lite schema (Model version 3, file identifier "TFL3", one subgraph).
+ * Lite schema (Model version 3, file identifier "TFL3"), one subgraph or several.
  *
  * Use: create a writer, add constant buffers, tensors and operators (in execution order),
  * name the subgraph inputs and outputs, then finish to get the file bytes:
@@ -12,6 +12,11 @@
  *     mp_tfw_io(w, 1, &x, 1, &y);
  *     mp_status st = mp_tfw_finish(w, &bytes, &size, &err);   // bytes: free() them
  *     mp_tfw_free(w);
+ *
+ * A model of several subgraphs (WHILE and IF call them by index) is collected one subgraph
+ * at a time: mp_tfw_subgraph ends the one being collected and starts the next; tensors,
+ * operators and io lists are the current subgraph's (tensor indices are its own), buffers
+ * and operator codes are shared.
  *
  * Adding functions return the new index (>= 0), or -1 on a bad argument or out of memory;
  * the first such fault is remembered and reported by mp_tfw_finish, so callers may check
@@ -37,9 +42,14 @@ typedef struct mp_tfw mp_tfw;
 mp_tfw *mp_tfw_create(void);
 void mp_tfw_free(mp_tfw *w);
 
-/* Model description string (default "memprof tflite writer"); subgraph name (default "main"). */
+/* Model description string (default "memprof tflite writer"); the current subgraph's name
+ * (default "main"). */
 void mp_tfw_description(mp_tfw *w, const char *text);
 void mp_tfw_subgraph_name(mp_tfw *w, const char *name);
+
+/* End the subgraph being collected (it must have tensors) and start subgraph k + 1, named
+ * `name`; returns its index (>= 1), or -1. */
+int mp_tfw_subgraph(mp_tfw *w, const char *name);
 
 /* Add a constant buffer holding a copy of `bytes` bytes of `data`; returns its index (>= 1). */
 int mp_tfw_buffer(mp_tfw *w, const void *data, size_t bytes);
