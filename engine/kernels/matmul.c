@@ -28,8 +28,9 @@
  * scratch (lhs [batch][M][K], rhs [batch][N][K], adj_x / adj_y folded into the packing), so
  * each output is one contiguous int16 dot product, four columns at a time sharing the lhs
  * loads (pmaddwd on AVX2 or SSE2, picked at run time); rows of the output run on the
- * session's thread pool. An int32 output (TensorFlow Lite's EvalInt8Int32),
- * uint8 and int16 are refused.
+ * session's thread pool. With an int32 output (EvalInt8Int32) the output is the raw int32
+ * sum of the stored values' products, zero points and scales ignored, as there. uint8 and
+ * int16 are refused.
  * A fused activation is not part of BATCH_MATMUL. */
 #include "engine/kernels/kernel.h"
 
@@ -324,10 +325,13 @@ static mp_status mm_q8_params(mp_node *n, mm_q8 *q)
     if (b->dtype != MP_DT_INT8)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "lhs '%s' is i8 but rhs '%s' is %s (both i8)",
                             mp_tname(a), mp_tname(b), mp_dtype_name(b->dtype));
+    if (out->dtype == MP_DT_INT32) { /* raw products: no zero points, no requantization */
+        *q = (mm_q8){0, 0, 0, 0, 0};
+        return MP_OK;
+    }
     if (out->dtype != MP_DT_INT8)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s (supported with i8 inputs: "
-                            "i8; the int32 output is not)", mp_tname(out),
-                            mp_dtype_name(out->dtype));
+                            "i8, i32)", mp_tname(out), mp_dtype_name(out->dtype));
     float sa, sb, so;
     mp_status st = mp_node_qparams(n, a, &sa, &q->za);
     if (st == MP_OK)
@@ -438,7 +442,8 @@ static mm_dot4_fn mm_pick_dot4(void)
 typedef struct mm_q8_job {
     const mm_geom *g;
     const int16_t *pa, *pb; /* packed lhs [lb][m][k], rhs [rb][n][k] */
-    int8_t *c;
+    void *c;       /* int8, or int32 (raw sums) when wide */
+    bool wide;
     mm_q8 q;
     mm_dot4_fn dot4;
 } mm_q8_job;
@@ -452,7 +457,8 @@ static void mm_q8_row(void *ctx, size_t row)
     size_t lb, rb;
     mm_batch(g, ob, &lb, &rb);
     const int16_t *a = j->pa + (lb * g->m + i) * k;
-    int8_t *c = j->c + row * g->n;
+    int8_t *c = (int8_t *)j->c + row * g->n;
+    int32_t *c32 = (int32_t *)j->c + row * g->n;
     for (size_t col = 0; col < g->n; col += 4) {
         const size_t w = g->n - col < 4 ? g->n - col : 4;
         const int16_t *b = j->pb + (rb * g->n + col) * k;
@@ -465,7 +471,9 @@ static void mm_q8_row(void *ctx, size_t row)
                 j->dot4(a, b + t * k, 0, k, one);
                 acc[t] = one[0];
             }
-        for (size_t t = 0; t < w; t++) {
+        for (size_t t = 0; t < w && j->wide; t++)
+            c32[col + t] = acc[t];
+        for (size_t t = 0; t < w && !j->wide; t++) {
             int32_t v = mp_multiply_by_quantized_multiplier(acc[t], j->q.mult, j->q.shift) +
                         j->q.zo;
             c[col + t] = (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v));
@@ -475,7 +483,8 @@ static void mm_q8_row(void *ctx, size_t row)
 
 static mp_status mm_run_q8(mp_node *n, const mm_geom *g)
 {
-    mm_q8_job j = {.g = g, .c = n->out[0]->data, .dot4 = mm_pick_dot4()};
+    mm_q8_job j = {.g = g, .c = n->out[0]->data, .wide = n->out[0]->dtype == MP_DT_INT32,
+                   .dot4 = mm_pick_dot4()};
     mp_status st = mm_q8_params(n, &j.q);
     if (st != MP_OK)
         return st;

@@ -4,7 +4,8 @@
  * QuantizeMultiplier of lhs_scale * rhs_scale / out_scale in double, plus zp_out, saturated.
  * A hand-derived product, random shapes with adj_x / adj_y, broadcast batches, zero points
  * and scales (constant rhs too, and on a thread pool), saturation, an empty inner dimension,
- * the scratch declared by infer, and the refused dtype combinations. */
+ * the scratch declared by infer; the int32 output (EvalInt8Int32: raw sums, zero points
+ * ignored); the refused dtype combinations. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -196,6 +197,50 @@ static void test_edges(void **state)
     kh_free(&c);
 }
 
+/* An int32 output (TensorFlow Lite's EvalInt8Int32: reference BatchMatMul<int8, int8, int32>):
+ * the raw sums of the stored values' products, zero points ignored. [2,3] x [3,2] (adj_y:
+ * rhs stored [2,3]): {1,2,3}.{4,5,6} = 32, {1,2,3}.{-1,0,1} = 2, {-128,127,0}.{4,5,6} = 123,
+ * {-128,127,0}.{-1,0,1} = 128; then random shapes against the plain triple loop. */
+static void test_int32_output(void **state)
+{
+    (void)state;
+    static const float s = 0.5f;
+    static const int64_t z = 7;
+    kh_case c;
+    kh_init(&c, MP_OP_BATCH_MATMUL, NULL);
+    c.opt.adj_y = true;
+    mp_tensor *a = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){2, 3}, NULL);
+    mp_tensor *b = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){2, 3}, NULL);
+    mp_tensor *out = kh_output(&c, MP_DT_INT32);
+    kh_quant(&c, a, 1, &s, &z, 0);
+    kh_quant(&c, b, 1, &s, &z, 0);
+    memcpy(a->data, (int8_t[]){1, 2, 3, -128, 127, 0}, 6);
+    memcpy(b->data, (int8_t[]){4, 5, 6, -1, 0, 1}, 6);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(out->data, ((int32_t[]){32, 2, 123, 128}), 4 * sizeof(int32_t));
+    kh_free(&c);
+    for (int trial = 0; trial < 40; trial++) {
+        const size_t m = 1 + rnd() % 6, k = 1 + rnd() % 70, n = 1 + rnd() % 7;
+        kh_init(&c, MP_OP_BATCH_MATMUL, NULL);
+        a = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){(int32_t)m, (int32_t)k}, NULL);
+        b = kh_input(&c, MP_DT_INT8, 2, (int32_t[]){(int32_t)k, (int32_t)n}, NULL);
+        out = kh_output(&c, MP_DT_INT32);
+        for (size_t i = 0; i < m * k; i++)
+            ((int8_t *)a->data)[i] = (int8_t)(rnd() % 256);
+        for (size_t i = 0; i < k * n; i++)
+            ((int8_t *)b->data)[i] = (int8_t)(rnd() % 256);
+        kh_expect_ok(&c, kh_run(&c));
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                int32_t want = 0;
+                for (size_t kk = 0; kk < k; kk++)
+                    want += ((int8_t *)a->data)[i * k + kk] * ((int8_t *)b->data)[kk * n + j];
+                assert_int_equal(((int32_t *)out->data)[i * n + j], want);
+            }
+        kh_free(&c);
+    }
+}
+
 /* A case with lhs, rhs and output dtypes, quantized (0.5, 0) unless quant is 0; quant 2
  * gives the rhs two scales along dimension 1. */
 static void expect_refused(mp_dtype da, mp_dtype db, mp_dtype dout, int quant, const char *needle)
@@ -219,8 +264,8 @@ static void expect_refused(mp_dtype da, mp_dtype db, mp_dtype dout, int quant, c
 static void test_errors(void **state)
 {
     (void)state;
-    expect_refused(MP_DT_INT8, MP_DT_INT8, MP_DT_INT32, 1,
-                   "output 't2' is i32 (supported with i8 inputs: i8; the int32 output is not)");
+    expect_refused(MP_DT_INT8, MP_DT_INT8, MP_DT_INT16, 1,
+                   "output 't2' is i16 (supported with i8 inputs: i8, i32)");
     expect_refused(MP_DT_INT8, MP_DT_UINT8, MP_DT_INT8, 1,
                    "lhs 't0' is i8 but rhs 't1' is u8 (both i8)");
     expect_refused(MP_DT_UINT8, MP_DT_UINT8, MP_DT_UINT8, 1, "lhs 't0' is u8 (supported: f32, i8)");
@@ -235,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_hand),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_int32_output),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
