@@ -1,8 +1,10 @@
 /* libFuzzer target for the .tflite reader and shape inference: any bytes must either be
  * refused with an error or produce a model whose every promise holds (indices in range,
- * constant data readable, names NUL-terminated); a model that loads then goes through the
+ * constant data readable, names NUL-terminated; every subgraph's, and the subgraphs WHILE and IF
+ * call exist); a model that loads then goes through the
  * session (shape inference, constant folding, operator creation, one run on zeroed inputs),
- * which must succeed or fail with a one-line error. A broken promise traps, so the fuzzer
+ * which must succeed or fail with a one-line error (a loop stops after 64 iterations). A broken
+ * promise traps, so the fuzzer
  * reports it as a crash.
  * Build and run with scripts/fuzz.sh. */
 #include <stddef.h>
@@ -77,7 +79,7 @@ static void walk(const mp_model *m)
  * make the harness itself run out of memory (the cap is an ordinary, tested refusal). */
 static void infer_and_run(const uint8_t *data, size_t size)
 {
-    mp_session_options so = {.threads = 1, .max_tensor_bytes = 4u << 20};
+    mp_session_options so = {.threads = 1, .max_tensor_bytes = 4u << 20, .max_iterations = 64};
     mp_session *s = NULL;
     mp_error err;
     memset(&err, 0, sizeof err);
@@ -99,8 +101,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&err, 0, sizeof err);
     mp_status st = mp_model_load_memory(data, size, "fuzz.tflite", &m, &err);
     if (st == MP_OK) {
-        CHECK(m != NULL);
-        walk(m);
+        CHECK(m != NULL && m->n_subgraphs >= 1);
+        for (int32_t k = 0; k < m->n_subgraphs; k++) {
+            const mp_model *g = mp_model_subgraph(m, k);
+            CHECK(g != NULL && (k == 0 || (g->n_subgraphs == 0 && !g->impl)));
+            walk(g);
+            for (int32_t i = 0; i < g->n_ops; i++) /* calls verified: indices in range */
+                if (g->ops[i].opcode == MP_OP_WHILE || g->ops[i].opcode == MP_OP_IF)
+                    CHECK(mp_model_subgraph(m, g->ops[i].opt.subgraph_a) &&
+                          mp_model_subgraph(m, g->ops[i].opt.subgraph_b));
+        }
         mp_model_free(m);
         infer_and_run(data, size);
     } else {
