@@ -88,8 +88,50 @@ static int take(void *ctx, int id, const char *v)
     return rc;
 }
 
+/* "(0 1 -1)": an operator's or a subgraph's tensor list. */
+static void print_list(FILE *f, int32_t n, const int32_t *v)
+{
+    fputc('(', f);
+    for (int32_t j = 0; j < n; j++)
+        fprintf(f, "%s%d", j ? " " : "", (int)v[j]);
+    fputc(')', f);
+}
+
+/* A model of several subgraphs: the ones WHILE and IF call (the report above is subgraph
+ * 0's), each with its counts, inputs, outputs and operators (text only). */
+static void print_subgraphs(FILE *f, const mp_model *m)
+{
+    if (m->n_subgraphs <= 1)
+        return;
+    fprintf(f, "\nsubgraphs   %d (subgraph 0 above; WHILE and IF call the others by index)\n",
+            (int)m->n_subgraphs);
+    for (int32_t k = 0; k < m->n_subgraphs; k++) {
+        const mp_model *g = mp_model_subgraph(m, k);
+        fprintf(f, "  %-3d %-20s %d tensors, %d operators, inputs ", (int)k,
+                g->subgraph_name[0] ? g->subgraph_name : "-", (int)g->n_tensors, (int)g->n_ops);
+        print_list(f, g->n_inputs, g->inputs);
+        fputs(" outputs ", f);
+        print_list(f, g->n_outputs, g->outputs);
+        fputc('\n', f);
+        for (int32_t i = 0; k > 0 && i < g->n_ops; i++) {
+            const mp_op_info *op = &g->ops[i];
+            fprintf(f, "      #%-3d %-22s ", (int)i, mp_op_name(op->opcode));
+            print_list(f, op->n_inputs, op->inputs);
+            fputs(" -> ", f);
+            print_list(f, op->n_outputs, op->outputs);
+            if (op->opcode == MP_OP_WHILE)
+                fprintf(f, "  cond %d body %d", (int)op->opt.subgraph_a, (int)op->opt.subgraph_b);
+            else if (op->opcode == MP_OP_IF)
+                fprintf(f, "  then %d else %d", (int)op->opt.subgraph_a, (int)op->opt.subgraph_b);
+            if (!mp_kernel_find(op->opcode))
+                fputs("  (not supported)", f);
+            fputc('\n', f);
+        }
+    }
+}
+
 /* The report in text or JSON to -o or stdout, atomically. */
-static int write_report(const inspect_args *a, const mp_model_report *r)
+static int write_report(const inspect_args *a, const mp_model_report *r, const mp_model *m)
 {
     char why[256];
     mp_out o = {.f = stdout};
@@ -107,6 +149,7 @@ static int write_report(const inspect_args *a, const mp_model_report *r)
         }
     } else {
         mp_report_model_text(o.f, r, !a->no_tensors);
+        print_subgraphs(o.f, m);
     }
     if (!a->out)
         return MP_EXIT_OK;
@@ -148,7 +191,7 @@ int mp_cmd_inspect(int argc, char **argv)
     mp_model_report_tensor *tensors = NULL;
     mp_model_report_op *ops = NULL;
     if (describe(m, &r, &tensors, &ops)) {
-        rc = write_report(&a, &r);
+        rc = write_report(&a, &r, m);
     } else {
         fprintf(stderr, "memprof inspect: out of memory\n");
         rc = MP_EXIT_RUNTIME;

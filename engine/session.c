@@ -123,6 +123,7 @@ mp_status mp_session_create(const mp_session_options *opt, mp_session **out, mp_
     }
     s->opt.planner = NULL; /* the caller's string need not outlive this call */
     s->trace = s->opt.trace;
+    s->root = s;
     s->mem = mp_mem_create();
     if (!s->mem) {
         free(s);
@@ -164,6 +165,7 @@ static void unload(mp_session *s)
 {
     if (!s->model)
         return;
+    mp_ss_children_destroy(s);
     /* attach() may have failed part-way through its tables: then nothing else exists */
     if (s->tensors && s->trt && s->nodes && s->nrt && s->slots) {
         release_nodes(s);
@@ -174,8 +176,10 @@ static void unload(mp_session *s)
     mp_mem_free(s->mem, s->nodes);
     mp_mem_free(s->mem, s->nrt);
     mp_mem_free(s->mem, s->slots);
-    mp_model_free(s->model);
-    mp_mem_note_model_freed(s->mem);
+    if (s->root == s) { /* a child's model is a view of the root's */
+        mp_model_free(s->model);
+        mp_mem_note_model_freed(s->mem);
+    }
     s->model = NULL;
     s->tensors = NULL;
     s->nodes = NULL;
@@ -281,37 +285,66 @@ static mp_status check_dataflow(mp_session *s, const mp_model *m, mp_error *err)
     return st;
 }
 
-/* Names of the model's tensors and operators, so that the trace stands on its own. */
+/* Names of the model's tensors and operators, so that the trace stands on its own: every
+ * subgraph's, one after another (trace.h, mp_trace_set_scope); an operator's tensors by their
+ * numbers in these tables. */
 static bool describe_in_trace(mp_session *s)
 {
     const mp_model *m = s->model;
     mp_trace_meta *tm = mp_trace_meta_mut(s->trace);
-    if (!mp_trace_alloc_tables(s->trace, m->n_tensors, m->n_ops, m->n_inputs, m->n_outputs) ||
+    int32_t n_t = 0, n_ops = 0;
+    mp_ss_trace_bases(m, NULL, NULL, &n_t, &n_ops);
+    if (!mp_trace_alloc_tables(s->trace, n_t, n_ops, m->n_inputs, m->n_outputs) ||
         !mp_trace_set_str(s->trace, &tm->model, m->path) ||
         !mp_trace_set_str(s->trace, &tm->mode, mp_memory_mode_name(s->opt.mode)) ||
         !mp_trace_set_str(s->trace, &tm->planner, s->planner->name))
         return false;
     tm->threads = s->opt.threads;
-    for (int32_t t = 0; t < m->n_tensors; t++) {
-        tm->tensors[t].dtype = m->tensors[t].dtype;
-        tm->tensors[t].is_const = m->tensors[t].data != NULL && !m->tensors[t].is_variable;
-        if (!mp_trace_set_str(s->trace, &tm->tensors[t].name, m->tensors[t].name))
-            return false;
-    }
-    for (int32_t i = 0; i < m->n_ops; i++) {
-        const mp_op_info *op = &m->ops[i];
-        if (!mp_trace_set_op(s->trace, i, mp_op_name(op->opcode), op->n_inputs, op->inputs,
-                             op->n_outputs, op->outputs))
-            return false;
+    int32_t tb = 0, ob = 0;
+    for (int32_t k = 0; k < (m->n_subgraphs > 0 ? m->n_subgraphs : 1); k++) {
+        const mp_model *g = mp_model_subgraph(m, k);
+        for (int32_t t = 0; t < g->n_tensors; t++) {
+            tm->tensors[tb + t].dtype = g->tensors[t].dtype;
+            tm->tensors[tb + t].is_const = g->tensors[t].data != NULL && !g->tensors[t].is_variable;
+            if (!mp_trace_set_str(s->trace, &tm->tensors[tb + t].name, g->tensors[t].name))
+                return false;
+        }
+        for (int32_t i = 0; i < g->n_ops; i++) {
+            const mp_op_info *op = &g->ops[i];
+            size_t n_io = (size_t)op->n_inputs + (size_t)op->n_outputs;
+            int32_t *io = NULL;
+            const int32_t *ins = op->inputs, *outs = op->outputs;
+            if (k > 0) { /* renumbered into the tables */
+                io = mp_mem_alloc(s->mem, sizeof(int32_t) * (n_io + 1), 0, MP_MEM_ENGINE,
+                                  MP_OWNER_NONE);
+                if (!io)
+                    return false;
+                for (size_t j = 0; j < n_io; j++) {
+                    int32_t t = j < (size_t)op->n_inputs ? op->inputs[j]
+                                                         : op->outputs[j - (size_t)op->n_inputs];
+                    io[j] = t >= 0 ? t + tb : -1;
+                }
+                ins = io;
+                outs = io + op->n_inputs;
+            }
+            bool ok = mp_trace_set_op(s->trace, ob + i, mp_op_name(op->opcode), op->n_inputs, ins,
+                                      op->n_outputs, outs);
+            mp_mem_free(s->mem, io);
+            if (!ok)
+                return false;
+        }
+        tb += g->n_tensors;
+        ob += g->n_ops;
     }
     memcpy(tm->inputs, m->inputs, sizeof(int32_t) * (size_t)m->n_inputs);
     memcpy(tm->outputs, m->outputs, sizeof(int32_t) * (size_t)m->n_outputs);
     return true;
 }
 
-/* Build the runtime view of a verified model. */
-static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
+/* Build the runtime view of a verified model (the root's) or subgraph view (a child's). */
+mp_status mp_ss_attach(mp_session *s, mp_model *m, mp_error *err)
 {
+    bool child = s->root != s;
     s->model = m;
     s->n_tensors = m->n_tensors;
     s->n_nodes = m->n_ops;
@@ -341,7 +374,8 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         unload(s);
         return vst;
     }
-    mp_mem_note_model(s->mem, m->const_bytes, m->heap_bytes);
+    if (!child)
+        mp_mem_note_model(s->mem, m->const_bytes, m->heap_bytes);
     for (int32_t t = 0; t < m->n_tensors; t++) {
         const mp_tensor_info *ti = &m->tensors[t];
         mp_tensor *x = &s->tensors[t];
@@ -389,6 +423,7 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
         n->pool = s->pool;
         n->err = &s->node_err;
         n->model_path = m->path;
+        n->session = s;
         for (int32_t j = 0; j < op->n_inputs; j++) {
             int32_t t = op->inputs[j];
             if (t < 0 && !(j < 32 && (k->optional_inputs >> j) & 1u)) {
@@ -410,13 +445,18 @@ static mp_status attach(mp_session *s, mp_model *m, mp_error *err)
     }
     s->shapes_dirty = true;
     s->plan_dirty = true;
+    if (child)
+        return MP_OK;
     if (s->trace && !describe_in_trace(s)) {
         mp_status st = mp_fail(err, MP_ERR_NOMEM, "out of memory describing %s in the trace",
                                m->path);
         unload(s); /* frees m */
         return st;
     }
-    return MP_OK;
+    mp_status st = mp_ss_children_create(s, err);
+    if (st != MP_OK)
+        unload(s); /* frees m and the children made */
+    return st;
 }
 
 mp_status mp_session_load(mp_session *s, const char *path, mp_error *err)
@@ -427,7 +467,7 @@ mp_status mp_session_load(mp_session *s, const char *path, mp_error *err)
     mp_model *m = NULL;
     mp_status st = mp_model_open(path, &m, err);
     if (st == MP_OK)
-        st = attach(s, m, err);
+        st = mp_ss_attach(s, m, err);
     phase_end(s, ph);
     return st;
 }
@@ -441,7 +481,7 @@ mp_status mp_session_load_memory(mp_session *s, const void *bytes, size_t size, 
     mp_model *m = NULL;
     mp_status st = mp_model_load_memory(bytes, size, label, &m, err);
     if (st == MP_OK)
-        st = attach(s, m, err);
+        st = mp_ss_attach(s, m, err);
     phase_end(s, ph);
     return st;
 }
@@ -608,8 +648,8 @@ static bool inputs_known(const mp_session *s, const mp_node *n, bool values)
 static mp_status infer_node(mp_session *s, int32_t i, mp_error *err)
 {
     mp_node *n = &s->nodes[i];
-    int32_t old_rank[8], old_dims[8][MP_MAX_RANK];
-    int32_t no = n->n_out < 8 ? n->n_out : 8;
+    int32_t old_rank[64], old_dims[64][MP_MAX_RANK];
+    int32_t no = n->n_out < 64 ? n->n_out : 64;
     for (int32_t j = 0; j < no; j++) {
         old_rank[j] = n->out[j]->rank;
         memcpy(old_dims[j], n->out[j]->dims, sizeof old_dims[j]);
@@ -1096,4 +1136,38 @@ int mp_session_find_input(const mp_session *s, const char *name_or_index)
 mp_mem *mp_session_mem(mp_session *s)
 {
     return s->mem;
+}
+
+/* ---- for session_subgraph.c: a child runs inside its caller's phase ---- */
+
+mp_status mp_ss_prepare(mp_session *s, mp_error *err)
+{
+    return needs_prepare(s) ? prepare_all(s, false, err) : MP_OK;
+}
+
+mp_status mp_ss_run(mp_session *s, mp_error *err)
+{
+    return run_nodes(s, err);
+}
+
+mp_status mp_ss_set_shape(mp_session *s, int32_t ti, int32_t rank, const int32_t *dims,
+                          mp_error *err)
+{
+    mp_tensor *t = &s->tensors[ti];
+    if (t->rank == rank && memcmp(t->dims, dims, sizeof(int32_t) * (size_t)rank) == 0)
+        return MP_OK;
+    char a[128];
+    if (!mp_tensor_set_shape(t, rank, dims))
+        return mp_fail(err, MP_ERR_SHAPE, "%s: input '%s': shape %s is too large", s->model->path,
+                       t->info->name, mp_shape_str(rank, dims, a, sizeof a));
+    s->shapes_dirty = true;
+    s->trt[ti].version++;
+    mp_sm_invalidate(s, false); /* nothing planned for the old shapes stays allocated */
+    return MP_OK;
+}
+
+void mp_ss_destroy_child(mp_session *c)
+{
+    unload(c);
+    mp_mem_free(c->mem, c);
 }

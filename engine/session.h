@@ -72,7 +72,13 @@ typedef struct mp_session_options {
      * (memprof bench --no-huge-pages). */
     bool no_huge_pages;
     mp_plan_at plan_at;      /* when the static manager first plans (DEFAULT: the mode's) */
+    /* A WHILE loop still running after this many iterations is stopped with an error naming
+     * it (0 = MP_WHILE_MAX_ITERATIONS): TensorFlow Lite has no bound, but a model whose loop
+     * never ends must not hang memprof (docs/memory.md, "Control flow"). */
+    uint64_t max_iterations;
 } mp_session_options;
+
+#define MP_WHILE_MAX_ITERATIONS ((uint64_t)10 * 1000 * 1000)
 
 /* Name of a mode ("auto", ...) and back (-1 when unknown). */
 const char *mp_memory_mode_name(mp_memory_mode m);

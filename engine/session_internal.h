@@ -100,7 +100,37 @@ struct mp_session {
     size_t ext_cap;
     uint64_t *ext_off;     /* per item of mp_sm_plan_items */
     int32_t ext_n;
+    /* a model of several subgraphs (session_subgraph.c): every subgraph a WHILE or IF calls
+     * runs in a session of its own (a "child": the model's view of that subgraph, the root's
+     * options, mp_mem, trace and thread pool, no phases of its own), made at load */
+    mp_session *root;      /* the session of subgraph 0 (itself there) */
+    int32_t subgraph;      /* the subgraph this session runs */
+    mp_session **subs;     /* root: the child of each subgraph (n_subgraphs entries, [0] NULL) */
+    int32_t *tensor_base;  /* root: each subgraph's first tensor in the trace's tables ... */
+    int32_t *op_base;      /* ... and its first operator */
 };
+
+/* ---- session.c, for session_subgraph.c ---- */
+/* Build the runtime view of a verified model (or subgraph view, for a child). */
+mp_status mp_ss_attach(mp_session *s, mp_model *m, mp_error *err);
+/* Infer, place and set up what changed (prepare_all with the plan never deferred). */
+mp_status mp_ss_prepare(mp_session *s, mp_error *err);
+/* Run every operator once (what mp_session_run does inside its phase). */
+mp_status mp_ss_run(mp_session *s, mp_error *err);
+/* Give input tensor t of s the shape rank/dims (a change invalidates the plan). */
+mp_status mp_ss_set_shape(mp_session *s, int32_t t, int32_t rank, const int32_t *dims,
+                          mp_error *err);
+/* Unload a child and free it (its model is the root's view: not freed). */
+void mp_ss_destroy_child(mp_session *c);
+
+/* ---- session_subgraph.c ---- */
+/* Make the children of a model of several subgraphs and its trace bases (at load). */
+mp_status mp_ss_children_create(mp_session *s, mp_error *err);
+/* Destroy them (root teardown). */
+void mp_ss_children_destroy(mp_session *s);
+/* Total tensors and operators of every subgraph, with subgraph k's first at base[k]. */
+void mp_ss_trace_bases(const mp_model *m, int32_t *tensor_base, int32_t *op_base,
+                       int32_t *n_tensors, int32_t *n_ops);
 
 /* ---- session_memory.c ----------------------------------------------------------- */
 /* Lifetimes and roles of every tensor for the current folded/deferred marking. */

@@ -8,8 +8,11 @@
  *            s % 16 with a RELU, and every 8th step of a branch is an ADD of its tensor of
  *            8 steps earlier, so that lifetimes overlap in many ways (short ones of 16
  *            steps, skips of 128). Each branch's last tensor is a model output.
+ *   while N: three subgraphs: a WHILE over an int32 counter i [1] and a float x [1,64]
+ *            (inputs 'i' and 'x'), cond i < N, body i + 1 and x * 2 + 1; outputs x and i.
+ *            From i = 0 (the default input) the loop runs N times.
  *
- * Usage: gen_model chain|wide N FILE   (N >= 1; the file is written whole or not at all) */
+ * Usage: gen_model chain|wide|while N FILE   (N >= 1; the file is written whole or not at all) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,7 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model chain|wide N FILE\n");
+    fprintf(stderr, "usage: gen_model chain|wide|while N FILE\n");
     return 2;
 }
 
@@ -80,6 +83,48 @@ static void wide(mp_tfw *w, long n)
     mp_tfw_io(w, 1, &in, nb, cur);
 }
 
+static int const_scalar(mp_tfw *w, const char *name, mp_dtype dt, const void *v)
+{
+    return mp_tfw_tensor(w, name, dt, 1, (int32_t[]){1}, mp_tfw_buffer(w, v, 4), NULL);
+}
+
+static void loop(mp_tfw *w, long n)
+{
+    const int32_t one = 1, limit = (int32_t)(n > INT32_MAX ? INT32_MAX : n);
+    const float two = 2.0f, onef = 1.0f;
+    int i0 = mp_tfw_tensor(w, "i", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int x0 = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
+    int i1 = mp_tfw_tensor(w, "i_end", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int x1 = mp_tfw_tensor(w, "x_end", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    o.subgraph_a = 1;
+    o.subgraph_b = 2;
+    mp_tfw_op(w, MP_OP_WHILE, 2, (int32_t[]){i0, x0}, 2, (int32_t[]){i1, x1}, &o);
+    mp_tfw_io(w, 2, (int32_t[]){i0, x0}, 2, (int32_t[]){x1, i1});
+
+    mp_tfw_subgraph(w, "cond");
+    int ci = mp_tfw_tensor(w, "ci", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int cx = mp_tfw_tensor(w, "cx", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
+    int cn = const_scalar(w, "n", MP_DT_INT32, &limit);
+    int cb = mp_tfw_tensor(w, "go", MP_DT_BOOL, 1, (int32_t[]){1}, 0, NULL);
+    mp_tfw_op(w, MP_OP_LESS, 2, (int32_t[]){ci, cn}, 1, &cb, NULL);
+    mp_tfw_io(w, 2, (int32_t[]){ci, cx}, 1, &cb);
+
+    mp_tfw_subgraph(w, "body");
+    int bi = mp_tfw_tensor(w, "bi", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int bx = mp_tfw_tensor(w, "bx", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
+    int c1 = const_scalar(w, "one_i", MP_DT_INT32, &one);
+    int c2 = const_scalar(w, "two", MP_DT_FLOAT32, &two);
+    int c3 = const_scalar(w, "one_f", MP_DT_FLOAT32, &onef);
+    int t = mp_tfw_tensor(w, "twice", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
+    int bx2 = mp_tfw_tensor(w, "bx2", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
+    int bi2 = mp_tfw_tensor(w, "bi2", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){bx, c2}, 1, &t, NULL);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){t, c3}, 1, &bx2, NULL);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){bi, c1}, 1, &bi2, NULL);
+    mp_tfw_io(w, 2, (int32_t[]){bi, bx}, 2, (int32_t[]){bi2, bx2});
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4)
@@ -97,6 +142,8 @@ int main(int argc, char **argv)
         chain(w, n);
     else if (strcmp(argv[1], "wide") == 0)
         wide(w, n);
+    else if (strcmp(argv[1], "while") == 0)
+        loop(w, n);
     else
         return usage();
     void *bytes = NULL;

@@ -25,6 +25,7 @@ struct mp_trace {
     uint32_t n_phases;
     size_t meta_heap;    /* bytes requested from malloc for the metadata, live */
     mp_trace_meta meta;
+    mp_trace_scope scope; /* the subgraph recording (mp_trace_set_scope) */
 };
 
 /* The metadata's heap allocations, counted so that a heap measurement of the process can
@@ -298,7 +299,24 @@ bool mp_trace_add(mp_trace *tr, mp_event ev)
     if (ev.t_ns == 0)
         ev.t_ns = now_ns() - tr->t0;
     ev.phase = tr->phase;
+    if (ev.tensor >= 0)
+        ev.tensor += tr->scope.tensor_base;
+    if (ev.op >= 0)
+        ev.op += tr->scope.op_base;
+    if (ev.op_last >= 0)
+        ev.op_last += tr->scope.op_base;
+    if (ev.type == MP_EV_OP_BEGIN || ev.type == MP_EV_OP_END)
+        ev.aux = tr->scope.iteration;
     return mp_trace_append_raw(tr, &ev);
+}
+
+mp_trace_scope mp_trace_set_scope(mp_trace *tr, mp_trace_scope scope)
+{
+    if (!tr)
+        return (mp_trace_scope){0, 0, 0};
+    mp_trace_scope was = tr->scope;
+    tr->scope = scope;
+    return was;
 }
 
 void mp_trace_mark_truncated(mp_trace *tr)

@@ -35,8 +35,8 @@ typedef enum mp_ev_type {
     MP_EV_COPY,        /* tensor, bytes; aux = MP_COPY_IN or MP_COPY_OUT */
     MP_EV_PHASE_BEGIN, /* aux = mp_phase_kind, id = run number (runs, 1-based) */
     MP_EV_PHASE_END,
-    MP_EV_OP_BEGIN,    /* op */
-    MP_EV_OP_END,      /* op */
+    MP_EV_OP_BEGIN,    /* op; aux = loop iteration (1-based) of a subgraph a WHILE runs, else 0 */
+    MP_EV_OP_END,      /* op; aux as OP_BEGIN */
     MP_EV_RSS,         /* a sample of the process: bytes = resident set size (RSS),
                           aux = its high-water mark (VmHWM); format version 2 */
     MP_EV_TYPE_COUNT
@@ -196,6 +196,18 @@ void mp_trace_phase_end(mp_trace *tr);
 /* Index of the current phase instance (UINT32_MAX before the first). */
 uint32_t mp_trace_current_phase(const mp_trace *tr);
 void mp_trace_op_mark(mp_trace *tr, int type, int32_t op);
+/* A model of several subgraphs (WHILE, IF: engine/session_subgraph.c) has one tensor and one
+ * operator table for all of them, subgraph 0's first, then subgraph 1's, ... While a called
+ * subgraph runs, its session records with its own numbers and the scope maps them: every
+ * event added from now on has tensor_base added to its tensor and op_base to its op and
+ * op_last (those that are not -1), and operator marks (OP_BEGIN, OP_END) carry `iteration` in
+ * aux: the 1-based iteration of the innermost WHILE loop running them, 0 outside loops.
+ * Returns the scope before, which the caller restores. */
+typedef struct mp_trace_scope {
+    int32_t tensor_base, op_base;
+    uint64_t iteration;
+} mp_trace_scope;
+mp_trace_scope mp_trace_set_scope(mp_trace *tr, mp_trace_scope scope);
 void mp_trace_plan(mp_trace *tr, uint64_t arena_id, int32_t tensor, uint64_t offset,
                    uint64_t bytes, int32_t first, int32_t last);
 /* Operator op's kernel scratch placed in arena arena_id (a PLAN event of kind SCRATCH). */

@@ -28,7 +28,8 @@
  *   trace it returns (mp_trace_truncated).
  * - dtype is the mp_dtype (TensorFlow Lite TensorType) code, 0..MP_TRACE_DTYPE_COUNT-1.
  * - Tensor indices (op inputs and outputs, events' "tensor") are -1 (none / omitted) or
- *   0..n-1 into "tensors"; the graph's "inputs" and "outputs" are 0..n-1. Operator indices
+ *   0..n-1 into "tensors" (which, like "ops", holds every subgraph's of a model of several:
+ *   trace.h, mp_trace_set_scope); the graph's "inputs" and "outputs" are 0..n-1. Operator indices
  *   (events' "op" and "op_last") are -1 (none) or 0..n-1 into "ops".
  * - Each event is an array of integers, one per name of "event_fields" in that order
  *   (a writer may choose the order; this one always writes the order above):
@@ -38,7 +39,8 @@
  *     kind        MP_KIND_* code, 0..MP_KIND_COUNT-1
  *     tensor, op, op_last   as above
  *     bytes, id, aux        see mp_ev_type in trace.h; aux of a phase_begin event is an
- *                           mp_phase_kind, aux of a copy event is 0 (in) or 1 (out)
+ *                           mp_phase_kind, aux of a copy event is 0 (in) or 1 (out), aux of
+ *                           an op_begin / op_end the WHILE iteration (0 outside loops)
  *     align_log2  log2 of the alignment, 0..63
  *   t_ns, bytes, id and aux are 0..2^63-1 (the range JSON readers such as jansson hold
  *   exactly). The event's reserved "flags" byte is not saved; it reads back as 0.

@@ -16,6 +16,7 @@ static const mp_kernel *const k_tables[] = {
     mp_kernels_binary_math,
     mp_kernels_unary_math,
     mp_kernels_detection,
+    mp_kernels_control_flow,
     mp_kernels_lstm,
     mp_kernels_gather, mp_kernels_movement, mp_kernels_matmul,
 };

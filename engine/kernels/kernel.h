@@ -45,6 +45,8 @@ typedef struct mp_node {
     pthreadpool_t pool;         /* NULL = single-threaded */
     mp_error *err;
     const char *model_path;     /* for messages */
+    struct mp_session *session; /* the session running the node: WHILE and IF run the
+                                   subgraphs they call through it (engine/session_call.h) */
 } mp_node;
 
 typedef struct mp_kernel {
@@ -157,6 +159,7 @@ extern const mp_kernel mp_kernels_binary_math[]; /* MAXIMUM, MINIMUM, SQUARED_DI
 extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG, LEAKY_RELU, GELU */
 extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM */
 extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess (custom) */
+extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif

@@ -481,6 +481,13 @@ static mp_status check_call(rd *r, const mp_model *caller, int32_t i)
             return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d is out of range (%d subgraphs)",
                                i, nm, code == MP_OP_WHILE ? (q ? "body" : "cond") : (q ? "else" : "then"),
                                idx[q], m->n_subgraphs);
+    for (int q = 0; q < 2; q++) { /* a call writes the callee's inputs */
+        const mp_model *g = mp_model_subgraph(m, idx[q]);
+        for (int32_t j = 0; j < g->n_inputs; j++)
+            if (g->tensors[g->inputs[j]].data)
+                return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s) calls subgraph %d, whose input %d is a constant",
+                                   i, nm, (int)idx[q], (int)j);
+    }
     if (code == MP_OP_WHILE) {
         const mp_model *cond = mp_model_subgraph(m, idx[0]), *body = mp_model_subgraph(m, idx[1]);
         int32_t n = op->n_inputs;
