@@ -50,6 +50,13 @@ _memprof_values() {
     --planner)
       _memprof_out "$prog" run --help | sed -n '/^Planners:/,/^$/s/^  \([a-z][a-z0-9_-]*\)  .*/\1/p'
       ;;
+    --max)
+      # check's figures as FIGURE=, from its refusal of an unknown one: "no figure 'X' (a, b)"
+      if [[ $cmd == check ]]; then
+        "$prog" check zoo:_ --max _=1 2>&1 >/dev/null |
+          sed -nE "s/.*no figure '_' \((.*)\)$/\1/p" | tr -d ' ' | tr ',' '\n' | sed 's/$/=/'
+      fi
+      return ;;
   esac
   if [[ $arg == *'|'* ]]; then
     local IFS='|' v
@@ -152,6 +159,8 @@ _memprof() {
   fi
 
   mapfile -t COMPREPLY < <(compgen -W "${cand[*]}" -- "$cur")
+  # FIGURE= (check --max): the size follows without a space
+  [[ ${COMPREPLY[0]-} == *= ]] && compopt -o nospace 2>/dev/null
   if [[ -n $files ]]; then
     compopt -o filenames 2>/dev/null
     mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur")

@@ -110,6 +110,11 @@ includes trace_a.json run --trace tr
 includes small.tflite zoo mobilenet_v2 -o sm
 offers "" run -r ''
 offers "" check --max-peak ''
+offers "" check --max-tensors ''
+# check --max FIGURE=SIZE: every figure, followed by '='
+offers "tensors= static= dynamic= scratch= io= const= kernel= engine= heap= variable= activation=
+        trainable= backprop= gradient= optimizer= disposable= extra= rss=" check --max ''
+offers "backprop=" check --max back
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all completion tests passed ($checked value sets compared with memprof's own)"
