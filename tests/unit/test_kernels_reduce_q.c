@@ -121,6 +121,33 @@ static void test_hand(void **state)
     kh_free(&c);
 }
 
+/* A random shape of rank 1 to max_rank, extents 1 to ext (1 to ext_high above rank 3), and
+ * 1 to rank axes on it (none when no_axes; negative or not, repeats allowed), the reduced
+ * dimensions marked in red. Returns the element count. */
+typedef struct reduction {
+    int32_t rank, dims[MP_MAX_RANK], naxes, axes[8];
+    bool red[MP_MAX_RANK];
+} reduction;
+
+static size_t random_reduction(reduction *r, int32_t max_rank, uint32_t ext, uint32_t ext_high,
+                               bool no_axes)
+{
+    r->rank = 1 + (int32_t)(rnd() % (uint32_t)max_rank);
+    size_t n = 1;
+    for (int32_t i = 0; i < r->rank; i++) {
+        r->dims[i] = 1 + (int32_t)(rnd() % (r->rank > 3 ? ext_high : ext));
+        n *= (size_t)r->dims[i];
+    }
+    r->naxes = no_axes ? 0 : 1 + (int32_t)(rnd() % (uint32_t)r->rank);
+    memset(r->red, 0, sizeof r->red);
+    for (int32_t k = 0; k < r->naxes; k++) {
+        int32_t a = (int32_t)(rnd() % (uint32_t)r->rank);
+        r->red[a] = true;
+        r->axes[k] = rnd() % 2 ? a - r->rank : a;
+    }
+    return n;
+}
+
 /* Random shapes (rank 1-5), axis sets (negative, repeated), keep_dims, dtypes, parameters. */
 static void test_random(void **state)
 {
@@ -130,19 +157,10 @@ static void test_random(void **state)
         mp_dtype dt = types[trial % 3];
         int32_t lo, hi;
         qref_range(dt, &lo, &hi);
-        int32_t rank = 1 + (int32_t)(rnd() % 5), dims[MP_MAX_RANK];
-        size_t n = 1;
-        for (int32_t i = 0; i < rank; i++) {
-            dims[i] = 1 + (int32_t)(rnd() % (rank > 3 ? 4 : 9));
-            n *= (size_t)dims[i];
-        }
-        int32_t naxes = 1 + (int32_t)(rnd() % (uint32_t)rank), axes[8];
-        bool red[MP_MAX_RANK] = {false};
-        for (int32_t k = 0; k < naxes; k++) {
-            int32_t a = (int32_t)(rnd() % (uint32_t)rank);
-            red[a] = true;
-            axes[k] = rnd() % 2 ? a - rank : a;
-        }
+        reduction r;
+        const size_t n = random_reduction(&r, 5, 9, 4, false);
+        const int32_t rank = r.rank, *dims = r.dims, naxes = r.naxes, *axes = r.axes;
+        const bool *red = r.red;
         bool keep = rnd() % 2;
         float is = ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 8));
         float os = trial % 7 == 0 ? is : ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 8));
@@ -294,19 +312,10 @@ static void test_sum(void **state)
         mp_dtype dt = trial % 2 ? MP_DT_INT8 : MP_DT_UINT8;
         int32_t lo, hi;
         qref_range(dt, &lo, &hi);
-        int32_t rank = 1 + (int32_t)(rnd() % 4), dims[MP_MAX_RANK];
-        size_t n = 1;
-        for (int32_t i = 0; i < rank; i++) {
-            dims[i] = 1 + (int32_t)(rnd() % 7);
-            n *= (size_t)dims[i];
-        }
-        int32_t naxes = trial % 13 == 0 ? 0 : 1 + (int32_t)(rnd() % (uint32_t)rank), axes[8];
-        bool red[MP_MAX_RANK] = {false};
-        for (int32_t k = 0; k < naxes; k++) {
-            int32_t a = (int32_t)(rnd() % (uint32_t)rank);
-            red[a] = true;
-            axes[k] = rnd() % 2 ? a - rank : a;
-        }
+        reduction r;
+        const size_t n = random_reduction(&r, 4, 7, 7, trial % 13 == 0);
+        const int32_t rank = r.rank, *dims = r.dims, naxes = r.naxes, *axes = r.axes;
+        const bool *red = r.red;
         float is = ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 8));
         float os = trial % 5 == 0 ? is : ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 4));
         int64_t iz = lo + (int64_t)(rnd() % 256), oz = trial % 5 == 0 ? iz : lo + (int64_t)(rnd() % 256);
@@ -353,15 +362,17 @@ static void test_errors(void **state)
     kh_quant(&c, out, 1, &s1, &z0, 0);
     kh_expect_error(&c, MP_ERR_UNSUPPORTED, "zero point 0");
     kh_free(&c);
-    /* dtypes differ */
-    kh_init(&c, MP_OP_MEAN, NULL);
-    in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){4}, NULL);
-    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
-    out = kh_output(&c, MP_DT_UINT8);
-    kh_quant(&c, in, 1, &s1, &z0, 0);
-    kh_quant(&c, out, 1, &s1, &z0, 0);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "output 't2' is u8 but input 't0' is i8");
-    kh_free(&c);
+    /* dtypes differ (MEAN, SUM) */
+    for (int op = 0; op < 2; op++) {
+        kh_init(&c, op ? MP_OP_SUM : MP_OP_MEAN, NULL);
+        in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){4}, NULL);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+        out = kh_output(&c, MP_DT_UINT8);
+        kh_quant(&c, in, 1, &s1, &z0, 0);
+        kh_quant(&c, out, 1, &s1, &z0, 0);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, "output 't2' is u8 but input 't0' is i8");
+        kh_free(&c);
+    }
     /* no quantization */
     kh_init(&c, MP_OP_MEAN, NULL);
     kh_input(&c, MP_DT_UINT8, 1, (int32_t[]){4}, NULL);
@@ -376,18 +387,9 @@ static void test_errors(void **state)
     kh_output(&c, MP_DT_INT32);
     kh_expect_error(&c, MP_ERR_UNSUPPORTED, "input 't0' has dtype i32");
     kh_free(&c);
-    /* int16 SUM and int8 REDUCE_PROD are not supported */
+    /* int16 SUM is not supported */
     sum_case(&c, MP_DT_INT16, 1, (int32_t[]){4}, ax0, 1, 0.5f, 0, 0.5f, 0, false);
     kh_expect_error(&c, MP_ERR_UNSUPPORTED, "has dtype i16 (supported: f32, i32, i64, i8, u8)");
-    kh_free(&c);
-    /* SUM int8 with differing dtypes */
-    kh_init(&c, MP_OP_SUM, NULL);
-    in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){4}, NULL);
-    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
-    out = kh_output(&c, MP_DT_UINT8);
-    kh_quant(&c, in, 1, &s1, &z0, 0);
-    kh_quant(&c, out, 1, &s1, &z0, 0);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "output 't2' is u8 but input 't0' is i8");
     kh_free(&c);
 }
 
