@@ -156,9 +156,7 @@ static int32_t q_sqrt(const um_q8 *q, int32_t v)
 
 static int32_t q_gelu(const um_q8 *q, int32_t v)
 {
-    const float x = q->si * (float)(v - q->zi);
-    const float r = roundf(f_gelu(x, q->opt) * (1.0f / q->so));
-    return r >= 1e9f ? 1000000000 : (r <= -1e9f ? -1000000000 : (int32_t)r + q->zo);
+    return lut_quantize(q, f_gelu(q->si * (float)(v - q->zi), q->opt));
 }
 
 static enum xnn_status um_create_leaky(const mp_node *n, xnn_operator_t *op)
