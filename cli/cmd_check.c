@@ -58,7 +58,7 @@ static void help(void)
            "  --max-peak SIZE      deprecated: the same as --max-tensors (tensor memory,\n"
            "                       not the heap peak: that is --max-heap)\n"
            "  --baseline FILE      compare with a baseline: tensors, static, dynamic,\n"
-           "                       scratch, io (and the training categories a side has)\n"
+           "                       scratch, io (and the training categories it holds)\n"
            "                       may not exceed it by more than the tolerance\n"
            "  --tolerance T        a percentage (5%%) or a size (64KiB); default 0\n"
            "  --save-baseline FILE write the figures as a baseline (JSON, sorted keys, one\n"
