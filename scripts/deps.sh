@@ -26,6 +26,7 @@ test_pkgs=(
   chromium-driver            # ... driven through WebDriver
   python3-selenium           # ... from Python
   dpkg-dev                   # dpkg-shlibdeps: the .deb's Depends (scripts/package.sh, test_install)
+  heaptrack                  # test_heaptrack: the process heap peak against heaptrack's
 )
 check=0 with_tests=0
 for a in "$@"; do
