@@ -124,7 +124,7 @@ static void print_subgraphs(FILE *f, const mp_model *m)
             else if (op->opcode == MP_OP_IF)
                 fprintf(f, "  then %d else %d", (int)op->opt.subgraph_a, (int)op->opt.subgraph_b);
             if (!mp_kernel_find(op->opcode))
-                fputs("  (not supported)", f);
+                fputs("   [not supported by memprof]", f);
             fputc('\n', f);
         }
     }

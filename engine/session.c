@@ -793,6 +793,7 @@ mp_status mp_session_prepare(mp_session *s, mp_error *err)
     if (!s->model)
         return mp_fail(err, MP_ERR_ARG, "no model loaded");
     bool ph = phase_begin(s, MP_PHASE_PREPARE, 0);
+    s->iterations = 0;
     mp_status st = prepare_all(s, true, err);
     phase_end(s, ph);
     return st;
@@ -989,6 +990,9 @@ mp_status mp_session_reset_variables(mp_session *s, mp_error *err)
     for (int32_t t = 0; t < s->n_tensors; t++)
         if (s->trt[t].persistent)
             mp_sm_reset_variable(s, t); /* one without a block yet gets its value when placed */
+    for (int32_t k = 1; s->subs && k < s->model->n_subgraphs; k++) /* called subgraphs' state */
+        if (s->subs[k])
+            mp_session_reset_variables(s->subs[k], err);
     return MP_OK;
 }
 
@@ -998,6 +1002,7 @@ mp_status mp_session_run(mp_session *s, mp_error *err)
         return mp_fail(err, MP_ERR_ARG, "no model loaded");
     uint64_t t0 = now_ns();
     bool ph = phase_begin(s, MP_PHASE_RUN, ++s->runs);
+    s->iterations = 0;
     mp_status st = run_nodes(s, err);
     phase_end(s, ph);
     s->last_run_ns = now_ns() - t0 + s->pre_run_ns;

@@ -72,9 +72,10 @@ typedef struct mp_session_options {
      * (memprof bench --no-huge-pages). */
     bool no_huge_pages;
     mp_plan_at plan_at;      /* when the static manager first plans (DEFAULT: the mode's) */
-    /* A WHILE loop still running after this many iterations is stopped with an error naming
-     * it (0 = MP_WHILE_MAX_ITERATIONS): TensorFlow Lite has no bound, but a model whose loop
-     * never ends must not hang memprof (docs/memory.md, "Control flow"). */
+    /* WHILE iterations one run (or prepare) may make, all loops together, nested ones
+     * included: the loop that would make one more is stopped with an error naming it (0 =
+     * MP_WHILE_MAX_ITERATIONS). TensorFlow Lite has no bound, but a model whose loop never
+     * ends, or whose nested loops multiply, must not hang memprof (docs/memory.md). */
     uint64_t max_iterations;
 } mp_session_options;
 
@@ -131,7 +132,8 @@ mp_status mp_session_run(mp_session *s, mp_error *err);
 uint64_t mp_session_last_run_ns(const mp_session *s);
 /* Variable tensors (is_variable in the model: the hidden and cell state of LSTM and other
  * recurrent operators) keep their values from one run to the next, in blocks of their own
- * (memory kind variable), never in the arena. This sets every one back to its initial value:
+ * (memory kind variable), never in the arena. This sets every one (those of the subgraphs a
+ * WHILE or IF calls included) back to its initial value:
  * the model's constant for it, else zeros (int8: its zero point), as TensorFlow Lite's
  * ResetVariableTensors. Before the first prepare there is nothing to reset (prepare gives
  * them their initial value). */

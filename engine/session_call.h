@@ -29,8 +29,9 @@ mp_status mp_call_prepare(mp_node *n, int32_t subgraph, int32_t n_in, mp_tensor 
  * caller's. */
 mp_status mp_call_run(mp_node *n, int32_t subgraph, int32_t n_in, mp_tensor *const *in,
                       uint64_t iteration, mp_error *err);
-/* The most iterations a WHILE may run (mp_session_options.max_iterations). */
-uint64_t mp_call_max_iterations(const mp_node *n);
+/* Count one more WHILE iteration of the current run (or prepare), all loops together: false
+ * when that goes past mp_session_options.max_iterations, whose value is then *cap. */
+bool mp_call_next_iteration(const mp_node *n, uint64_t *cap);
 /* Output i of the subgraph after its last prepare (shape) or run (data). */
 const mp_tensor *mp_call_output(const mp_node *n, int32_t subgraph, int32_t i);
 /* Output i's shape is known only while the subgraph runs. */

@@ -108,6 +108,7 @@ struct mp_session {
     mp_session **subs;     /* root: the child of each subgraph (n_subgraphs entries, [0] NULL) */
     int32_t *tensor_base;  /* root: each subgraph's first tensor in the trace's tables ... */
     int32_t *op_base;      /* ... and its first operator */
+    uint64_t iterations;   /* root: WHILE iterations since the current run or prepare began */
 };
 
 /* ---- session.c, for session_subgraph.c ---- */

@@ -191,10 +191,11 @@ mp_status mp_call_run(mp_node *n, int32_t subgraph, int32_t n_in, mp_tensor *con
     return st;
 }
 
-uint64_t mp_call_max_iterations(const mp_node *n)
+bool mp_call_next_iteration(const mp_node *n, uint64_t *cap)
 {
-    uint64_t m = n->session->opt.max_iterations;
-    return m ? m : MP_WHILE_MAX_ITERATIONS;
+    mp_session *root = n->session->root;
+    *cap = root->opt.max_iterations ? root->opt.max_iterations : MP_WHILE_MAX_ITERATIONS;
+    return ++root->iterations <= *cap;
 }
 
 const mp_tensor *mp_call_output(const mp_node *n, int32_t subgraph, int32_t i)

@@ -11,8 +11,12 @@
  *   while N: three subgraphs: a WHILE over an int32 counter i [1] and a float x [1,64]
  *            (inputs 'i' and 'x'), cond i < N, body i + 1 and x * 2 + 1; outputs x and i.
  *            From i = 0 (the default input) the loop runs N times.
+ *   grow N:  as while, but the body makes x one element longer: CONCATENATION(x + 1, [1])
+ *            along axis 1, so x ends [1, 64 + N] and the WHILE's outputs are known only
+ *            after the loop (deferred: dynamic tensors in every mode).
  *
- * Usage: gen_model chain|wide|while N FILE   (N >= 1; the file is written whole or not at all) */
+ * Usage: gen_model chain|wide|while|grow N FILE   (N >= 1; the file is written whole or not at all) */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +29,7 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model chain|wide|while N FILE\n");
+    fprintf(stderr, "usage: gen_model chain|wide|while|grow N FILE\n");
     return 2;
 }
 
@@ -88,7 +92,7 @@ static int const_scalar(mp_tfw *w, const char *name, mp_dtype dt, const void *v)
     return mp_tfw_tensor(w, name, dt, 1, (int32_t[]){1}, mp_tfw_buffer(w, v, 4), NULL);
 }
 
-static void loop(mp_tfw *w, long n)
+static void loop(mp_tfw *w, long n, bool grow)
 {
     const int32_t one = 1, limit = (int32_t)(n > INT32_MAX ? INT32_MAX : n);
     const float two = 2.0f, onef = 1.0f;
@@ -117,10 +121,19 @@ static void loop(mp_tfw *w, long n)
     int c2 = const_scalar(w, "two", MP_DT_FLOAT32, &two);
     int c3 = const_scalar(w, "one_f", MP_DT_FLOAT32, &onef);
     int t = mp_tfw_tensor(w, "twice", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
-    int bx2 = mp_tfw_tensor(w, "bx2", MP_DT_FLOAT32, 2, (int32_t[]){1, 64}, 0, NULL);
+    int bx2 = mp_tfw_tensor(w, "bx2", MP_DT_FLOAT32, 2, (int32_t[]){1, grow ? 65 : 64}, 0, NULL);
     int bi2 = mp_tfw_tensor(w, "bi2", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
-    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){bx, c2}, 1, &t, NULL);
-    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){t, c3}, 1, &bx2, NULL);
+    if (grow) {
+        int tail = mp_tfw_tensor(w, "tail", MP_DT_FLOAT32, 2, (int32_t[]){1, 1},
+                                 mp_tfw_buffer(w, &onef, sizeof onef), NULL);
+        mp_op_options c = mp_tfw_options_default();
+        c.axis = 1;
+        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){bx, c3}, 1, &t, NULL);
+        mp_tfw_op(w, MP_OP_CONCATENATION, 2, (int32_t[]){t, tail}, 1, &bx2, &c);
+    } else {
+        mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){bx, c2}, 1, &t, NULL);
+        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){t, c3}, 1, &bx2, NULL);
+    }
     mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){bi, c1}, 1, &bi2, NULL);
     mp_tfw_io(w, 2, (int32_t[]){bi, bx}, 2, (int32_t[]){bi2, bx2});
 }
@@ -142,8 +155,8 @@ int main(int argc, char **argv)
         chain(w, n);
     else if (strcmp(argv[1], "wide") == 0)
         wide(w, n);
-    else if (strcmp(argv[1], "while") == 0)
-        loop(w, n);
+    else if (strcmp(argv[1], "while") == 0 || strcmp(argv[1], "grow") == 0)
+        loop(w, n, argv[1][0] == 'g');
     else
         return usage();
     void *bytes = NULL;

@@ -9,9 +9,9 @@
  * are planned like any tensor, and hold the variables while the loop runs. Otherwise shapes
  * may change from one iteration to the next: the outputs' shapes are known only after the
  * loop, so the operator is deferred (MP_ERR_DEFERRED) and runs its loop while the session
- * infers it during the run; the variables then live in blocks of their own (kind dynamic,
- * owned by the output tensor and this operator), sized again whenever a shape changes, and
- * freed once the run has copied them into the outputs.
+ * infers it during the run; the variables then live in blocks of the operator's (kind
+ * dynamic, owner this operator: no tensor's home, as a kernel's temporaries), sized again
+ * whenever a shape changes, and freed once the run has copied them into the outputs.
  *
  * IF: input 0 is the condition (a bool, one element), the others the chosen branch's inputs;
  * its outputs are the branch's outputs. When both branches give outputs of the same shapes at
@@ -19,9 +19,9 @@
  * the outputs' shapes; otherwise the operator is deferred and runs the branch while inferred.
  *
  * The trace shows every iteration: the cond and body operators' marks carry the iteration.
- * TensorFlow Lite has no bound on a loop; memprof stops one after the session's
- * max_iterations (default MP_WHILE_MAX_ITERATIONS, engine/session.h) with an error naming the
- * operator (docs/memory.md, "Control flow"). */
+ * TensorFlow Lite has no bound on a loop; memprof stops a run whose loops, all together, would
+ * go past the session's max_iterations (default MP_WHILE_MAX_ITERATIONS, engine/session.h) with
+ * an error naming the operator (docs/memory.md, "Control flow"). */
 #include <string.h>
 
 #include "engine/kernels/kernel.h"
@@ -85,15 +85,14 @@ static void cf_release(mp_node *n)
 }
 
 /* Give value v (the loop variable k) the shape and bytes of src: its block sized again when
- * the size changed (a block of its own: kind dynamic, owned by output k and this operator). */
+ * the size changed (kind dynamic, owned by this operator). */
 static mp_status store_val(mp_node *n, int32_t k, mp_tensor *v, const mp_tensor *src)
 {
     if (!mp_tensor_set_shape(v, src->rank, src->dims))
         return mp_node_fail(n, MP_ERR_SHAPE, "loop variable %d: shape too large", (int)k);
     if (!v->data || mp_mem_size(v->data) != v->bytes) {
         mp_mem_free(n->mem, v->data);
-        mp_owner own = {n->out[k]->index, n->index};
-        v->data = mp_mem_alloc(n->mem, v->bytes, 0, MP_MEM_DYNAMIC, own);
+        v->data = mp_mem_alloc(n->mem, v->bytes, 0, MP_MEM_DYNAMIC, MP_OWNER_OP(n->index));
         if (!v->data)
             return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for loop variable %d (%zu bytes)",
                                 (int)k, v->bytes);
@@ -112,12 +111,13 @@ static mp_status while_loop(mp_node *n, mp_tensor **v, bool fixed)
     int32_t cond = n->opt->subgraph_a, body = n->opt->subgraph_b, nv = n->n_in;
     mp_error e;
     mp_status st;
-    uint64_t cap = mp_call_max_iterations(n);
+    uint64_t cap;
     for (uint64_t it = 1;; it++) {
-        if (it > cap)
+        if (!mp_call_next_iteration(n, &cap))
             return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "the loop did not end after %llu iterations (memprof's cap)",
-                                (unsigned long long)cap);
+                                "iteration %llu would make the run's loops go past %llu "
+                                "iterations (memprof's cap)",
+                                (unsigned long long)it, (unsigned long long)cap);
         st = mp_call_run(n, cond, nv, v, it, &e);
         if (st != MP_OK)
             return call_failed(n, st, &e);

@@ -40,6 +40,17 @@ assert seen == {1: [1, 2, 3, 4, 5], 2: [1, 2, 3, 4, 5]}, seen
 PY
 done
 
+# a loop whose variable grows (gen_model grow): its outputs known only after the loop, so in
+# the default mode one run holds planned tensors (the subgraphs' arenas) and dynamic ones (the
+# WHILE's outputs, the loop variables, re-planned arenas), none held twice, nothing left
+"$gen" grow 5 "$tmp/grow.tflite" || fail "gen_model grow"
+expect 0 "$mp" run "$tmp/grow.tflite" --runs 2
+has out "output 0  x_end  f32 \[1,69\]"
+grep -q '^Static bytes  *0 B' "$tmp/out" && fail "grow: no static tensor in auto mode"
+grep -q '^Dynamic bytes  *0 B' "$tmp/out" && fail "grow: no dynamic tensor in auto mode"
+has out "Duplicated bytes      0 B"
+has out "every byte allocated has been freed"
+
 expect 5 "$mp" split "$tmp/loop.tflite" --at 1 -o "$tmp/part"
 has err "the model has 3 subgraphs (WHILE / IF); memprof splits single-subgraph models"
 [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "split: message over several lines"

@@ -3,7 +3,8 @@
  * constant data readable, names NUL-terminated; every subgraph's, and the subgraphs WHILE and IF
  * call exist); a model that loads then goes through the
  * session (shape inference, constant folding, operator creation, one run on zeroed inputs),
- * which must succeed or fail with a one-line error (a loop stops after 64 iterations). A broken
+ * which must succeed or fail with a one-line error (a run's loops stop after 64 iterations in
+ * all). A broken
  * promise traps, so the fuzzer
  * reports it as a crash.
  * Build and run with scripts/fuzz.sh. */

@@ -577,11 +577,21 @@ static void test_nested(void **state)
         assert_balanced(tr);
         mp_trace_destroy(tr);
     }
+    /* the cap counts the outer and inner loops together: 1 + 3 iterations do not fit in 3 */
+    mp_session *s = open_session(&b, MP_MEMORY_AUTO, NULL, 3);
+    const float x[X] = {0};
+    set_loop_inputs(s, 0, x);
+    mp_error err = {0};
+    assert_int_equal(mp_session_run(s, &err), MP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "cf.tflite (subgraph 2): operator #0 WHILE: iteration 3 would "
+                                    "make the run's loops go past 3 iterations"));
+    mp_session_destroy(s);
     free(b.bytes);
 }
 
-/* A loop that does not end within the session's cap fails naming the operator, and the
- * session holds nothing afterwards that teardown does not free. */
+/* A loop that does not end within the session's cap (a run's iterations, all loops together)
+ * fails naming the operator, and the session holds nothing afterwards that teardown does not
+ * free. */
 static void test_cap(void **state)
 {
     (void)state;
@@ -592,9 +602,12 @@ static void test_cap(void **state)
     set_loop_inputs(s, 0, x0);
     mp_error err = {0};
     assert_int_equal(mp_session_run(s, &err), MP_ERR_UNSUPPORTED);
-    assert_string_equal(err.msg, "cf.tflite: operator #0 WHILE: the loop did not end after 50 "
-                                 "iterations (memprof's cap)");
+    assert_string_equal(err.msg, "cf.tflite: operator #0 WHILE: iteration 51 would make the run's "
+                                 "loops go past 50 iterations (memprof's cap)");
     assert_int_equal(iterations_in_run(tr, 2, 1), 50);
+    /* the budget is per run: the next run gets it whole again */
+    assert_int_equal(mp_session_run(s, &err), MP_ERR_UNSUPPORTED);
+    assert_int_equal(iterations_in_run(tr, 2, 2), 50);
     mp_session_destroy(s);
     assert_balanced(tr);
     mp_trace_destroy(tr);
