@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzers/summary.h"
 #include "cli/bench_stats.h"
 #include "cli/cli.h"
 #include "trace/files.h"
@@ -257,7 +258,9 @@ mp_status mp_train_drive(const mp_train_args *a, mp_train_run *r, mp_error *err)
     mp_status st = mp_model_open(a->model, &m, err);
     if (st != MP_OK)
         return st;
-    if (a->trace && !(tr = mp_trace_create())) {
+    /* always recorded: the categories' measured peaks are read from the trace (a planned
+     * arena's slots count as their categories while their steps run, analyzers/replay.h) */
+    if (!(tr = mp_trace_create())) {
         mp_model_free(m);
         return mp_fail(err, MP_ERR_NOMEM, "out of memory");
     }
@@ -315,14 +318,19 @@ mp_status mp_train_drive(const mp_train_args *a, mp_train_run *r, mp_error *err)
             st = mp_fail(err, MP_ERR_IO, "%s", why);
         free(bytes);
     }
-    if (t) {
-        const mp_mem_stats *ms = mp_mem_get_stats(mp_trainer_mem(t));
-        r->heap_peak = ms->peak_total;
-        for (int c = 0; c < MP_TCAT_COUNT; c++)
-            r->kind_peak[c] = ms->peak[mp_train_cat_kind(c)];
-    }
+    if (t)
+        r->heap_peak = mp_mem_get_stats(mp_trainer_mem(t))->peak_total;
     mp_trainer_destroy(t);
-    if (st == MP_OK && tr)
+    if (st == MP_OK) {
+        mp_summary *sum = calloc(1, sizeof *sum);
+        st = sum ? mp_summary_compute(tr, sum, err) : mp_fail(err, MP_ERR_NOMEM, "out of memory");
+        for (int c = 0; st == MP_OK && c < MP_TCAT_COUNT; c++)
+            r->kind_peak[c] = sum->kind_peak[mp_train_cat_kind(c)];
+        if (sum)
+            mp_summary_free(sum);
+        free(sum);
+    }
+    if (st == MP_OK && a->trace)
         st = mp_trace_save(tr, a->trace, err);
     mp_trace_destroy(tr);
     dataset_free(&d);

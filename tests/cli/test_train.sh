@@ -26,6 +26,16 @@ bound=$(awk '/^  lower bound /{for(i=1;i<=NF;i++) if($i=="bytes" && $(i-1) ~ /,/
 [ "$planned" -ge "$bound" ] 2>/dev/null || fail "planned $planned below the lower bound $bound"
 [ "$planned" -le "$held" ] 2>/dev/null || fail "planned $planned above held $held"
 
+# a category's measured peak (read from the recorded trace, the planned arena's slots counted
+# as their categories) lies between its bytes at the lower bound's step and its plan alone
+expect 0 "$mp" train zoo:mnist_mlp --batch 16 --steps 2
+for cat in activation backprop gradient disposable; do
+  row=$(awk -v c="$cat" '$1 == c {gsub(",", ""); print $3, $4, $5}' "$tmp/out")
+  set -- $row
+  [ $# -eq 3 ] && [ "$3" -gt 0 ] && [ "$2" -le "$3" ] && [ "$3" -le "$1" ] ||
+    fail "$cat: measured peak ${3:-?} not within [at bound ${2:-?}, planned alone ${1:-?}]"
+done
+
 # MobileNet v2, batch 1, SGD: the loss falls in 2 steps
 expect 0 "$mp" train zoo:mobilenet_v2 --batch 1 --steps 2 --samples 1 --optimizer sgd --learning-rate 0.001
 has out "after (fell)"
