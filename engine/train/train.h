@@ -36,7 +36,8 @@ typedef enum mp_train_cat {
     MP_TCAT_GRADIENT,       /* dL/d weight */
     MP_TCAT_OPTIMIZER,      /* optimizer variables (Adam's m and v) */
     MP_TCAT_DISPOSABLE,     /* temporaries within one operator's step (im2col, packed operands) */
-    MP_TCAT_EXTRA,          /* per-layer auxiliaries of the backward (transposed operands) */
+    MP_TCAT_EXTRA,          /* per-layer auxiliaries of the backward (ONE: transposed operands;
+                               none here: the weight gradient reads its operands in place) */
     MP_TCAT_COUNT
 } mp_train_cat;
 

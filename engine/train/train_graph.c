@@ -146,7 +146,7 @@ static mp_status make_node(mp_trainer *t, int32_t op, tr_node *n, mp_error *err)
     n->opt = &o->opt;
     n->x = n->x2 = n->w = n->b = n->y = -1;
     n->dx = n->dx2 = n->dy = n->dw = n->db = -1;
-    n->cols = n->colsb = n->dcols = n->tmp = n->tr = n->packf = n->packb = -1;
+    n->cols = n->colsb = n->dcols = n->tmp = n->packf = n->packb = -1;
     n->fwd_step = op;
     n->bwd_step = -1;
     if (o->n_outputs != 1 || !is_float_act(t, o->outputs[0]))
@@ -506,8 +506,8 @@ mp_status mp_tr_build(mp_trainer *t, mp_error *err)
         }
         /* temporaries */
         if (n->opcode == MP_OP_FULLY_CONNECTED || n->opcode == MP_OP_CONV_2D) {
-            n->tr = flat(t, "extra", i, "dZ^T", n->N, n->M, MP_TCAT_EXTRA);
-            mp_tr_use(t, n->tr, s);
+            /* dW = dZ^T A reads both in place (mp_tr_gemm_tn); dX = dZ W on XNNPACK, which
+             * packs W into a pool */
             if (n->dx >= 0 && !n->direct && n->opcode == MP_OP_CONV_2D) {
                 n->dcols = flat(t, "disposable", i, "dcols", n->M, n->K, MP_TCAT_DISPOSABLE);
                 mp_tr_use(t, n->dcols, s);
@@ -515,11 +515,11 @@ mp_status mp_tr_build(mp_trainer *t, mp_error *err)
                 n->tmp = flat(t, "disposable", i, "dX", n->M, n->K, MP_TCAT_DISPOSABLE);
                 mp_tr_use(t, n->tmp, s);
             }
-            size_t pb = mp_tr_gemm_pool_bytes(n->M, n->K); /* dW packs X (or the columns) */
-            if (n->dx >= 0 && mp_tr_gemm_pool_bytes(n->N, n->K) > pb)
-                pb = mp_tr_gemm_pool_bytes(n->N, n->K);
-            n->packb = flat(t, "disposable", i, "packed", 1, (pb + 3) / 4, MP_TCAT_DISPOSABLE);
-            mp_tr_use(t, n->packb, s);
+            if (n->dx >= 0) {
+                n->packb = flat(t, "disposable", i, "packed", 1,
+                                (mp_tr_gemm_pool_bytes(n->N, n->K) + 3) / 4, MP_TCAT_DISPOSABLE);
+                mp_tr_use(t, n->packb, s);
+            }
             t->flops_step += 2 * n->M * n->K * n->N * (n->dx >= 0 ? 2 : 1);
         } else if (n->opcode == MP_OP_DEPTHWISE_CONV_2D) {
             t->flops_step += 2 * n->M * n->N * (size_t)n->kh * n->kw * (n->dx >= 0 ? 2 : 1);

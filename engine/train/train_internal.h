@@ -36,7 +36,6 @@ typedef struct tr_node {
     bool dx_acc, dx2_acc;     /* add into dx (another consumer wrote it first) */
     int32_t cols, colsb;      /* disposable: im2col in the forward, again in the backward */
     int32_t dcols, tmp;       /* disposable: the columns' gradient, a GEMM result to add */
-    int32_t tr;               /* extra: dZ transposed for the weight gradient */
     int32_t packf, packb;     /* disposable: XNNPACK's packed operands (forward, backward) */
     bool trainable;
     bool skip_bwd;            /* SOFTMAX fused into the CCE loss */
@@ -106,6 +105,14 @@ size_t mp_tr_gemm_pool_bytes(size_t in_ch, size_t out_ch);
 mp_status mp_tr_gemm(mp_trainer *t, float *pool, size_t pool_bytes, size_t M, size_t N, size_t K,
                   const float *A, size_t lda, const float *B, bool b_kn, const float *bias,
                   float *C, size_t ldc, float lo, float hi, mp_error *err);
+
+/* dW[N,K] (row stride ldw) = dZ^T A, dZ [M,N] (stride ldz), A [M,K] (stride lda): a blocked
+ * C product reading both in place, tasks on the thread pool (NULL: the caller's thread). */
+void mp_tr_gemm_tn(pthreadpool_t pool, size_t M, size_t N, size_t K, const float *dz,
+                   size_t ldz, const float *a, size_t lda, float *dw, size_t ldw);
+/* Tests: cap the kernel mp_tr_gemm_tn picks (0 plain C, 1 AVX2, 2 AVX-512, the widest the
+ * processor has at most); returns the previous cap. */
+int mp_tr_gemm_tn_limit(int level);
 
 /* Kernels (train_kernels.c): forward and backward of node n. */
 mp_status mp_tr_forward(mp_trainer *t, tr_node *n, mp_error *err);

@@ -1,14 +1,19 @@
 /* Forward and backward kernels of the training step: matrix products (fully connected, and
- * convolutions as im2col products) on XNNPACK through mp_tr_gemm, everything else in plain C
- * (hot loops compiled for AVX-512, AVX2 and baseline x86-64, chosen at load time). Each
- * backward writes its input's back-prop (or adds to it when another consumer wrote it first)
- * and its weights' gradients; a fused activation's derivative is applied to dY in place. */
+ * convolutions as im2col products) on XNNPACK through mp_tr_gemm, weight gradients through
+ * the blocked C product mp_tr_gemm_tn, everything else in plain C (hot loops compiled for
+ * AVX-512, AVX2 and baseline x86-64, chosen at load time; depthwise convolutions sixteen
+ * channels at a time in a register). Each backward writes its input's back-prop (or adds to
+ * it when another consumer wrote it first) and its weights' gradients; a fused activation's
+ * derivative is applied to dY in place. */
 #include <math.h>
 #include <string.h>
 
 #include "engine/train/train_internal.h"
 
 #if defined(__x86_64__) && !defined(__clang__)
+/* products and sums fused into one instruction where the processor has it (ISO C mode turns
+ * GCC's contraction off) */
+#pragma GCC optimize("fp-contract=fast")
 #define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HOT
@@ -44,22 +49,28 @@ HOT static void act_mask(float *restrict dy, const float *restrict y, size_t n, 
         dy[i] = y[i] > lo && y[i] < hi ? dy[i] : 0.0f;
 }
 
-static void transpose(float *restrict dst, const float *restrict src, size_t rows, size_t cols)
+/* One row of dY: the fused activation's derivative applied in place (from Y's row), and the
+ * row added to db when there is one. */
+HOT static void mask_row(float *restrict dy, const float *restrict y, float *restrict db,
+                         size_t n, float lo, float hi)
 {
-    const size_t T = 32;
-    for (size_t i0 = 0; i0 < rows; i0 += T)
-        for (size_t j0 = 0; j0 < cols; j0 += T)
-            for (size_t i = i0; i < rows && i < i0 + T; i++)
-                for (size_t j = j0; j < cols && j < j0 + T; j++)
-                    dst[j * rows + i] = src[i * cols + j];
+    if (lo != -INFINITY || hi != INFINITY)
+        for (size_t j = 0; j < n; j++)
+            dy[j] = y[j] > lo && y[j] < hi ? dy[j] : 0.0f;
+    if (db)
+        for (size_t j = 0; j < n; j++)
+            db[j] += dy[j];
 }
 
-HOT static void col_sums(float *restrict db, const float *restrict dy, size_t rows, size_t cols)
+/* dY [rows, cols] masked by the fused activation, and its column sums in db (when not NULL):
+ * one pass. */
+static void mask_sums(float *dy, const float *y, float *db, size_t rows, size_t cols, float lo,
+                      float hi)
 {
-    memset(db, 0, cols * sizeof *db);
+    if (db)
+        memset(db, 0, cols * sizeof *db);
     for (size_t i = 0; i < rows; i++)
-        for (size_t j = 0; j < cols; j++)
-            db[j] += dy[i * cols + j];
+        mask_row(dy + i * cols, y + i * cols, db, cols, lo, hi);
 }
 
 static void im2col(const tr_node *n, const float *x, float *cols)
@@ -104,80 +115,253 @@ HOT static void col2im_add(const tr_node *n, const float *restrict cols, float *
             }
 }
 
-HOT static void dw_forward(const tr_node *n, const float *restrict x, const float *restrict w,
-                           const float *restrict bias, float *restrict y)
+/* Depthwise convolutions. The forward and the input gradient are sums over a pixel's taps of
+ * products of two rows (input and weights; weights and dY): the taps are listed, DW_TAPS at a
+ * time, and dw_dot sums them sixteen channels at a time in one vector accumulator, four such
+ * at once where the channels allow (GCC's generic vectors, loaded and stored through memcpy:
+ * no alignment assumed); channels past a multiple of sixteen, and depth multipliers above 1,
+ * go one at a time. The forward clamps each output pixel to the fused activation's range
+ * while it is in cache. */
+typedef float v16 __attribute__((vector_size(64)));
+#define V16 16
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(v16))
+#define VSTORE(p, v) memcpy((p), &(v), sizeof(v16))
+#define DW_TAPS 32 /* taps listed at a time */
+
+/* out[c] = init[c] (0 when init is NULL; init may be out) + sum over k < nt of p[k][c] q[k][c],
+ * for c < n. */
+HOT static void dw_dot(float *out, const float *init, int nt, const float *const *p,
+                       const float *const *q, size_t n)
 {
-    size_t OC = (size_t)n->OC, C = (size_t)n->C, mult = (size_t)n->mult;
+    size_t c = 0;
+    for (; c + 4 * V16 <= n; c += 4 * V16) {
+        v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, p0, p1, p2, p3, q0, q1, q2, q3;
+        if (init) {
+            VLOAD(a0, init + c), VLOAD(a1, init + c + 16);
+            VLOAD(a2, init + c + 32), VLOAD(a3, init + c + 48);
+        }
+        for (int k = 0; k < nt; k++) {
+            const float *pk = p[k] + c, *qk = q[k] + c;
+            VLOAD(p0, pk), VLOAD(p1, pk + 16), VLOAD(p2, pk + 32), VLOAD(p3, pk + 48);
+            VLOAD(q0, qk), VLOAD(q1, qk + 16), VLOAD(q2, qk + 32), VLOAD(q3, qk + 48);
+            a0 += p0 * q0, a1 += p1 * q1, a2 += p2 * q2, a3 += p3 * q3;
+        }
+        VSTORE(out + c, a0), VSTORE(out + c + 16, a1);
+        VSTORE(out + c + 32, a2), VSTORE(out + c + 48, a3);
+    }
+    for (; c + V16 <= n; c += V16) {
+        v16 acc = {0}, pv, qv;
+        if (init)
+            VLOAD(acc, init + c);
+        for (int k = 0; k < nt; k++) {
+            VLOAD(pv, p[k] + c);
+            VLOAD(qv, q[k] + c);
+            acc += pv * qv;
+        }
+        VSTORE(out + c, acc);
+    }
+    for (; c < n; c++) {
+        float acc = init ? init[c] : 0.0f;
+        for (int k = 0; k < nt; k++)
+            acc += p[k][c] * q[k][c];
+        out[c] = acc;
+    }
+}
+
+/* A pixel's listed taps: the row each reads of the first operand and of the second. */
+typedef struct dw_list {
+    int nt;
+    bool first;      /* nothing summed into the output yet */
+    const float *p[DW_TAPS], *q[DW_TAPS];
+} dw_list;
+
+/* Forward: out (OC channels) += the listed taps (x row, weight row), from the bias at first. */
+static void dw_fwd_flush(const tr_node *n, dw_list *l, float *out, const float *bias)
+{
+    size_t OC = (size_t)n->OC, mult = (size_t)n->mult;
+    const float *init = l->first ? bias : out;
+    if (mult == 1) {
+        dw_dot(out, init, l->nt, l->p, l->q, OC);
+    } else {
+        for (size_t oc = 0; oc < OC; oc++) {
+            float acc = init ? init[oc] : 0.0f;
+            for (int k = 0; k < l->nt; k++)
+                acc += l->p[k][oc / mult] * l->q[k][oc];
+            out[oc] = acc;
+        }
+    }
+    l->nt = 0;
+    l->first = false;
+}
+
+/* Input gradient: d (C channels) += the listed taps (weight row, dY row), over d's old value
+ * when acc_into or after the first list. */
+static void dw_dx_flush(const tr_node *n, dw_list *l, float *d, bool acc_into)
+{
+    size_t C = (size_t)n->C, mult = (size_t)n->mult;
+    const float *init = acc_into || !l->first ? d : NULL;
+    if (mult == 1) {
+        dw_dot(d, init, l->nt, l->p, l->q, C);
+    } else {
+        for (size_t c = 0; c < C; c++) {
+            float acc = init ? init[c] : 0.0f;
+            for (int k = 0; k < l->nt; k++)
+                for (size_t j = 0; j < mult; j++)
+                    acc += l->p[k][c * mult + j] * l->q[k][c * mult + j];
+            d[c] = acc;
+        }
+    }
+    l->nt = 0;
+    l->first = false;
+}
+
+HOT static void dw_forward(const tr_node *n, const float *x, const float *w, const float *bias,
+                           float *y)
+{
+    size_t OC = (size_t)n->OC, C = (size_t)n->C;
+    dw_list l;
     for (int32_t b = 0; b < n->B; b++)
         for (int32_t oh = 0; oh < n->OH; oh++)
             for (int32_t ow = 0; ow < n->OW; ow++) {
                 float *out = y + (((size_t)b * n->OH + oh) * n->OW + ow) * OC;
-                for (size_t oc = 0; oc < OC; oc++)
-                    out[oc] = bias ? bias[oc] : 0.0f;
+                l.nt = 0;
+                l.first = true;
                 for (int32_t ki = 0; ki < n->kh; ki++) {
                     int32_t ih = oh * n->sh - n->pt + ki * n->dh;
-                    if (ih < 0 || ih >= n->H)
-                        continue;
-                    for (int32_t kj = 0; kj < n->kw; kj++) {
+                    for (int32_t kj = 0; ih >= 0 && ih < n->H && kj < n->kw; kj++) {
                         int32_t iw = ow * n->sw - n->pl + kj * n->dw_;
                         if (iw < 0 || iw >= n->W)
                             continue;
-                        const float *in = x + (((size_t)b * n->H + ih) * n->W + iw) * C;
-                        const float *wk = w + ((size_t)ki * n->kw + kj) * OC;
-                        if (mult == 1)
-                            for (size_t c = 0; c < OC; c++)
-                                out[c] += in[c] * wk[c];
-                        else
-                            for (size_t oc = 0; oc < OC; oc++)
-                                out[oc] += in[oc / mult] * wk[oc];
+                        l.p[l.nt] = x + (((size_t)b * n->H + ih) * n->W + iw) * C;
+                        l.q[l.nt] = w + ((size_t)ki * n->kw + kj) * OC;
+                        if (++l.nt == DW_TAPS)
+                            dw_fwd_flush(n, &l, out, bias);
                     }
                 }
+                if (l.nt || l.first)
+                    dw_fwd_flush(n, &l, out, bias);
+                clamp(out, OC, n->lo, n->hi);
             }
 }
 
-HOT static void dw_backward(const tr_node *n, const float *restrict x, const float *restrict w,
-                            const float *restrict dy, float *restrict dx, float *restrict dw,
-                            float *restrict db)
+/* dW[tap][oc] = sum over output pixels of x(tap's input pixel) dY; row by row of the output
+ * (first masked by the fused activation and added to db), tap by tap, the output pixels
+ * whose tap lies inside the input in one accumulator per sixteen channels, four at once. */
+HOT static void dw_weight_grad(const tr_node *n, const float *restrict x, const float *y,
+                               float *dy, float *restrict dw, float *db)
 {
     size_t OC = (size_t)n->OC, C = (size_t)n->C, mult = (size_t)n->mult;
     memset(dw, 0, (size_t)n->kh * n->kw * OC * sizeof *dw);
     if (db)
         memset(db, 0, OC * sizeof *db);
     for (int32_t b = 0; b < n->B; b++)
-        for (int32_t oh = 0; oh < n->OH; oh++)
-            for (int32_t ow = 0; ow < n->OW; ow++) {
-                const float *g = dy + (((size_t)b * n->OH + oh) * n->OW + ow) * OC;
-                if (db)
-                    for (size_t oc = 0; oc < OC; oc++)
-                        db[oc] += g[oc];
-                for (int32_t ki = 0; ki < n->kh; ki++) {
-                    int32_t ih = oh * n->sh - n->pt + ki * n->dh;
-                    if (ih < 0 || ih >= n->H)
-                        continue;
-                    for (int32_t kj = 0; kj < n->kw; kj++) {
-                        int32_t iw = ow * n->sw - n->pl + kj * n->dw_;
-                        if (iw < 0 || iw >= n->W)
-                            continue;
-                        size_t at = (((size_t)b * n->H + ih) * n->W + iw) * C;
-                        const float *in = x + at;
-                        const float *wk = w + ((size_t)ki * n->kw + kj) * OC;
-                        float *dwk = dw + ((size_t)ki * n->kw + kj) * OC;
-                        if (mult == 1) {
-                            for (size_t c = 0; c < OC; c++)
-                                dwk[c] += in[c] * g[c];
-                            if (dx)
-                                for (size_t c = 0; c < OC; c++)
-                                    dx[at + c] += wk[c] * g[c];
-                        } else {
-                            for (size_t oc = 0; oc < OC; oc++) {
-                                dwk[oc] += in[oc / mult] * g[oc];
-                                if (dx)
-                                    dx[at + oc / mult] += wk[oc] * g[oc];
-                            }
+        for (int32_t oh = 0; oh < n->OH; oh++) {
+            size_t row = ((size_t)b * n->OH + oh) * n->OW * OC;
+            float *g = dy + row;
+            for (int32_t ow = 0; ow < n->OW; ow++) /* the row masked and summed, then read hot */
+                mask_row(g + (size_t)ow * OC, y + row + (size_t)ow * OC, db, OC, n->lo, n->hi);
+            for (int32_t ki = 0; ki < n->kh; ki++) {
+                int32_t ih = oh * n->sh - n->pt + ki * n->dh;
+                if (ih < 0 || ih >= n->H)
+                    continue;
+                const float *xr = x + ((size_t)b * n->H + ih) * n->W * C;
+                for (int32_t kj = 0; kj < n->kw; kj++) {
+                    /* output columns whose input column iw = ow sw - pl + kj dw lies inside */
+                    int32_t off = kj * n->dw_ - n->pl, o0 = 0, o1 = n->OW;
+                    while (o0 < o1 && o0 * n->sw + off < 0)
+                        o0++;
+                    while (o1 > o0 && (o1 - 1) * n->sw + off >= n->W)
+                        o1--;
+                    float *dwk = dw + ((size_t)ki * n->kw + kj) * OC;
+                    size_t c = 0;
+                    for (; mult == 1 && c + 4 * V16 <= C; c += 4 * V16) {
+                        v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, x0, x1, x2, x3, g0, g1, g2, g3;
+                        for (int32_t ow = o0; ow < o1; ow++) {
+                            const float *xp = xr + (size_t)(ow * n->sw + off) * C + c;
+                            const float *gp = g + (size_t)ow * OC + c;
+                            VLOAD(x0, xp), VLOAD(x1, xp + 16), VLOAD(x2, xp + 32);
+                            VLOAD(x3, xp + 48);
+                            VLOAD(g0, gp), VLOAD(g1, gp + 16), VLOAD(g2, gp + 32);
+                            VLOAD(g3, gp + 48);
+                            a0 += x0 * g0, a1 += x1 * g1, a2 += x2 * g2, a3 += x3 * g3;
                         }
+                        VLOAD(x0, dwk + c), VLOAD(x1, dwk + c + 16);
+                        VLOAD(x2, dwk + c + 32), VLOAD(x3, dwk + c + 48);
+                        x0 += a0, x1 += a1, x2 += a2, x3 += a3;
+                        VSTORE(dwk + c, x0), VSTORE(dwk + c + 16, x1);
+                        VSTORE(dwk + c + 32, x2), VSTORE(dwk + c + 48, x3);
+                    }
+                    for (; mult == 1 && c + V16 <= C; c += V16) {
+                        v16 acc = {0}, xv, gv, dv;
+                        for (int32_t ow = o0; ow < o1; ow++) {
+                            VLOAD(xv, xr + (size_t)(ow * n->sw + off) * C + c);
+                            VLOAD(gv, g + (size_t)ow * OC + c);
+                            acc += xv * gv;
+                        }
+                        VLOAD(dv, dwk + c);
+                        dv += acc;
+                        VSTORE(dwk + c, dv);
+                    }
+                    for (; c < OC; c++) {
+                        float acc = 0.0f;
+                        for (int32_t ow = o0; ow < o1; ow++)
+                            acc += xr[(size_t)(ow * n->sw + off) * C + c / mult] *
+                                   g[(size_t)ow * OC + c];
+                        dwk[c] += acc;
                     }
                 }
             }
+        }
+}
+
+/* r / s into q when s divides r (r >= 0); strides 1 and 2 without a division. */
+static inline bool dw_div(int32_t r, int32_t s, int32_t *q)
+{
+    if (s == 1) {
+        *q = r;
+        return true;
+    }
+    if (s == 2) {
+        *q = r >> 1;
+        return !(r & 1);
+    }
+    *q = r / s;
+    return r % s == 0;
+}
+
+/* dX[input pixel][c] = sum over the output pixels whose window holds it of w(tap) dY: each
+ * input pixel gathers its taps (the transposed convolution: ih = oh sh - pt + ki dh,
+ * iw = ow sw - pl + kj dw), added to dX when acc_into. */
+HOT static void dw_input_grad(const tr_node *n, const float *w, const float *dy, float *dx,
+                              bool acc_into)
+{
+    size_t OC = (size_t)n->OC, C = (size_t)n->C;
+    dw_list l;
+    for (int32_t b = 0; b < n->B; b++) {
+        const float *gb = dy + (size_t)b * n->OH * n->OW * OC;
+        for (int32_t ih = 0; ih < n->H; ih++)
+            for (int32_t iw = 0; iw < n->W; iw++) {
+                float *d = dx + (((size_t)b * n->H + ih) * n->W + iw) * C;
+                l.nt = 0;
+                l.first = true;
+                for (int32_t ki = 0; ki < n->kh; ki++) {
+                    int32_t r = ih + n->pt - ki * n->dh, oh;
+                    if (r < 0 || !dw_div(r, n->sh, &oh) || oh >= n->OH)
+                        continue;
+                    for (int32_t kj = 0; kj < n->kw; kj++) {
+                        int32_t q = iw + n->pl - kj * n->dw_, ow;
+                        if (q < 0 || !dw_div(q, n->sw, &ow) || ow >= n->OW)
+                            continue;
+                        l.p[l.nt] = w + ((size_t)ki * n->kw + kj) * OC;
+                        l.q[l.nt] = gb + ((size_t)oh * n->OW + ow) * OC;
+                        if (++l.nt == DW_TAPS)
+                            dw_dx_flush(n, &l, d, acc_into);
+                    }
+                }
+                if (l.nt || l.first)
+                    dw_dx_flush(n, &l, d, acc_into);
+            }
+    }
 }
 
 /* Pools: for each output, its window; max remembers the first largest input. */
@@ -298,7 +482,6 @@ mp_status mp_tr_forward(mp_trainer *t, tr_node *n, mp_error *err)
     }
     case MP_OP_DEPTHWISE_CONV_2D:
         dw_forward(n, x, w, b, y);
-        clamp(y, ny, n->lo, n->hi);
         return MP_OK;
     case MP_OP_MAX_POOL_2D:
     case MP_OP_AVERAGE_POOL_2D:
@@ -367,22 +550,14 @@ mp_status mp_tr_backward(mp_trainer *t, tr_node *n, mp_error *err)
     switch (n->opcode) {
     case MP_OP_FULLY_CONNECTED:
     case MP_OP_CONV_2D: {
-        act_mask(dy, y, ny, n->lo, n->hi);
+        mask_sums(dy, y, db, n->M, n->N, n->lo, n->hi);
         const float *a = x;
         if (n->opcode == MP_OP_CONV_2D && !n->direct) {
             im2col(n, x, TD(t, n->colsb));
             a = TD(t, n->colsb);
         }
-        if (dw) {
-            /* dW[N,K] = dZ^T[N,M] . A[M,K] */
-            transpose(TD(t, n->tr), dy, n->M, n->N);
-            st = mp_tr_gemm(t, TD(t, n->packb), pool_bytes(t, n->packb), n->N, n->K, n->M,
-                         TD(t, n->tr), n->M, a, true, NULL, dw, n->K, -INFINITY, INFINITY, err);
-            if (st != MP_OK)
-                return st;
-        }
-        if (db)
-            col_sums(db, dy, n->M, n->N);
+        if (dw) /* dW[N,K] = dZ^T[N,M] . A[M,K] */
+            mp_tr_gemm_tn(t->pool, n->M, n->N, n->K, dy, n->N, a, n->K, dw, n->K);
         if (!dx)
             return MP_OK;
         if (n->dcols >= 0) {
@@ -400,10 +575,12 @@ mp_status mp_tr_backward(mp_trainer *t, tr_node *n, mp_error *err)
         return st;
     }
     case MP_OP_DEPTHWISE_CONV_2D:
-        act_mask(dy, y, ny, n->lo, n->hi);
-        if (dx && !n->dx_acc)
-            memset(dx, 0, nx * sizeof *dx);
-        dw_backward(n, x, w, dy, dx, dw, db);
+        if (dw)
+            dw_weight_grad(n, x, y, dy, dw, db);
+        else
+            mask_sums(dy, y, db, n->M, n->N, n->lo, n->hi);
+        if (dx)
+            dw_input_grad(n, w, dy, dx, n->dx_acc);
         return MP_OK;
     case MP_OP_MAX_POOL_2D:
     case MP_OP_AVERAGE_POOL_2D:

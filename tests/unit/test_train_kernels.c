@@ -2,7 +2,11 @@
  * trainable operator, a one-operator model (written with the .tflite writer) is trained for
  * one step with gradients kept (MSE loss against random labels); the gradients of the input(s)
  * and of the weights must match the finite differences of the loss computed here in float64
- * by a forward written independently in this file. Also checks the loss value itself. */
+ * by a forward written independently in this file. Also checks the loss value itself. A
+ * "residual" case adds the operator's input to its output (ADD), so that the input's
+ * back-prop is written by the ADD and then added to by the operator. The weight-gradient
+ * product (dW = dZ^T A) is checked on its own against float64 sums, with every kernel the
+ * processor has, partial tiles, row strides and a thread pool. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -12,6 +16,7 @@
 
 #include "engine/model/tflite_writer.h"
 #include "engine/train/train.h"
+#include "engine/train/train_internal.h"
 
 #define MAXN 4096
 
@@ -27,6 +32,8 @@ typedef struct tcase {
     int32_t ints[8];          /* MEAN axes / PAD paddings */
     int n_ints;
 } tcase;
+
+static bool g_residual; /* the case's model outputs op(x) + x */
 
 /* ---- float64 reference forwards ------------------------------------------------------- */
 
@@ -194,6 +201,8 @@ static double loss_ref(const tcase *c, int B, const double *x, const double *x2,
 {
     static double y[MAXN];
     ref(c, B, x, x2, w, b, y);
+    for (size_t i = 0; g_residual && i < ny; i++)
+        y[i] += x[i];
     double L = 0;
     for (size_t i = 0; i < ny; i++)
         L += (y[i] - T[i]) * (y[i] - T[i]);
@@ -264,7 +273,14 @@ static void run_case(const tcase *c)
         n_in = 2;
     }
     int yi = mp_tfw_tensor(wr, "y", MP_DT_FLOAT32, c->yr, c->yd, 0, NULL);
-    mp_tfw_op(wr, c->opcode, n_in, ins, 1, &yi, &c->opt);
+    if (g_residual) { /* z = op(x); y = z + x */
+        int zi = mp_tfw_tensor(wr, "z", MP_DT_FLOAT32, c->yr, c->yd, 0, NULL);
+        mp_tfw_op(wr, c->opcode, n_in, ins, 1, &zi, &c->opt);
+        mp_op_options add = mp_tfw_options_default();
+        mp_tfw_op(wr, MP_OP_ADD, 2, (int32_t[]){zi, xi}, 1, &yi, &add);
+    } else {
+        mp_tfw_op(wr, c->opcode, n_in, ins, 1, &yi, &c->opt);
+    }
     int model_in[2] = {xi, x2i};
     mp_tfw_io(wr, c->two ? 2 : 1, model_in, 1, &yi);
     void *bytes;
@@ -361,6 +377,83 @@ static void test_depthwise(void **state)
     d.opt.depth_multiplier = 2;
     d.opt.stride_h = d.opt.stride_w = 2;
     run_case(&d);
+    /* 88 channels: four vectors of sixteen, one, and eight one at a time */
+    tcase e = {"depthwise 3x3 same, 88 channels", MP_OP_DEPTHWISE_CONV_2D, opts(MP_ACT_RELU6), 4,
+               {1, 4, 4, 88}, false, 4, {1, 3, 3, 88}, true, 4, {1, 4, 4, 88}, {0}, 0};
+    e.opt.padding = MP_PAD_SAME;
+    e.opt.depth_multiplier = 1;
+    run_case(&e);
+    tcase f = {"depthwise 3x3 valid s2, 80 channels", MP_OP_DEPTHWISE_CONV_2D,
+               opts(MP_ACT_NONE), 4, {1, 5, 5, 80}, false, 4, {1, 3, 3, 80}, false, 4,
+               {1, 2, 2, 80}, {0}, 0};
+    f.opt.padding = MP_PAD_VALID;
+    f.opt.depth_multiplier = 1;
+    f.opt.stride_h = f.opt.stride_w = 2;
+    run_case(&f);
+    tcase g = {"depthwise 3x3 same + residual, 72 channels", MP_OP_DEPTHWISE_CONV_2D,
+               opts(MP_ACT_RELU), 4, {1, 3, 3, 72}, false, 4, {1, 3, 3, 72}, true, 4,
+               {1, 3, 3, 72}, {0}, 0};
+    g.opt.padding = MP_PAD_SAME;
+    g.opt.depth_multiplier = 1;
+    g_residual = true;
+    run_case(&g);
+    tcase h = {"conv 1x1 + residual", MP_OP_CONV_2D, opts(MP_ACT_NONE), 4, {1, 3, 3, 5}, false, 4,
+               {5, 1, 1, 5}, true, 4, {1, 3, 3, 5}, {0}, 0};
+    run_case(&h);
+    g_residual = false;
+}
+
+/* dW = dZ^T A against float64 sums: every kernel the processor has, on the caller's thread
+ * and on a pool of 3, for sizes with partial tiles and blocks, and row strides past the
+ * widths; the product overwrites whatever dW held. */
+static void test_weight_grad_product(void **state)
+{
+    (void)state;
+    static const size_t sizes[][6] = {
+        /* M, N, K, extra columns of dZ, A, dW */
+        {300, 70, 45, 3, 5, 2}, {1, 1, 1, 0, 0, 0}, {129, 8, 32, 0, 0, 0},
+        {257, 130, 100, 1, 0, 7}, {5, 3, 17, 2, 1, 1},
+    };
+    pthreadpool_t pool = pthreadpool_create(3);
+    assert_non_null(pool);
+    int widest = mp_tr_gemm_tn_limit(2);
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+        size_t ldz = N + sizes[s][3], lda = K + sizes[s][4], ldw = K + sizes[s][5];
+        float *z = malloc(M * ldz * sizeof *z), *a = malloc(M * lda * sizeof *a);
+        float *w = malloc(N * ldw * sizeof *w);
+        assert_true(z && a && w);
+        for (size_t i = 0; i < M * ldz; i++)
+            z[i] = (float)rnd();
+        for (size_t i = 0; i < M * lda; i++)
+            a[i] = (float)rnd();
+        for (int level = 0; level <= 2; level++)
+            for (int threaded = 0; threaded < 2; threaded++) {
+                mp_tr_gemm_tn_limit(level);
+                for (size_t i = 0; i < N * ldw; i++)
+                    w[i] = 1e6f; /* overwritten in dW, kept past it */
+                mp_tr_gemm_tn(threaded ? pool : NULL, M, N, K, z, ldz, a, lda, w, ldw);
+                for (size_t n = 0; n < N; n++)
+                    for (size_t k = 0; k < ldw; k++) {
+                        if (k >= K) {
+                            assert_true(w[n * ldw + k] == 1e6f);
+                            continue;
+                        }
+                        double sum = 0, mag = 0;
+                        for (size_t m = 0; m < M; m++) {
+                            sum += (double)z[m * ldz + n] * a[m * lda + k];
+                            mag += fabs((double)z[m * ldz + n] * a[m * lda + k]);
+                        }
+                        if (fabs(w[n * ldw + k] - sum) > 1e-5 * mag + 1e-6)
+                            fail_msg("dW %zux%zux%zu kernel %d%s: [%zu,%zu] %.7g, float64 %.7g",
+                                     M, N, K, level, threaded ? " threaded" : "", n, k,
+                                     (double)w[n * ldw + k], sum);
+                    }
+            }
+        free(z), free(a), free(w);
+    }
+    mp_tr_gemm_tn_limit(widest);
+    pthreadpool_destroy(pool);
 }
 
 static void test_pools(void **state)
@@ -425,7 +518,7 @@ int main(void)
         cmocka_unit_test(test_fully_connected), cmocka_unit_test(test_conv),
         cmocka_unit_test(test_depthwise),       cmocka_unit_test(test_pools),
         cmocka_unit_test(test_shape_ops),       cmocka_unit_test(test_activations),
-        cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_binary),          cmocka_unit_test(test_weight_grad_product),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
