@@ -35,6 +35,8 @@ HOT static void put(float *restrict dst, const float *restrict src, size_t n, bo
 
 HOT static void clamp(float *restrict y, size_t n, float lo, float hi)
 {
+    if (lo == -INFINITY && hi == INFINITY)
+        return;
     for (size_t i = 0; i < n; i++)
         y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
 }
@@ -150,15 +152,25 @@ HOT static void dw_dot(float *out, const float *init, int nt, const float *const
         VSTORE(out + c + 32, a2), VSTORE(out + c + 48, a3);
     }
     for (; c + V16 <= n; c += V16) {
-        v16 acc = {0}, pv, qv;
+        v16 a0 = {0}, a1 = {0}, pv, qv; /* even and odd taps: two chains of sums */
         if (init)
-            VLOAD(acc, init + c);
-        for (int k = 0; k < nt; k++) {
+            VLOAD(a0, init + c);
+        int k = 0;
+        for (; k + 2 <= nt; k += 2) {
             VLOAD(pv, p[k] + c);
             VLOAD(qv, q[k] + c);
-            acc += pv * qv;
+            a0 += pv * qv;
+            VLOAD(pv, p[k + 1] + c);
+            VLOAD(qv, q[k + 1] + c);
+            a1 += pv * qv;
         }
-        VSTORE(out + c, acc);
+        if (k < nt) {
+            VLOAD(pv, p[k] + c);
+            VLOAD(qv, q[k] + c);
+            a0 += pv * qv;
+        }
+        a0 += a1;
+        VSTORE(out + c, a0);
     }
     for (; c < n; c++) {
         float acc = init ? init[c] : 0.0f;
@@ -215,14 +227,106 @@ static void dw_dx_flush(const tr_node *n, dw_list *l, float *d, bool acc_into)
     l->first = false;
 }
 
+/* The common depthwise filter, 3 x 3 undilated, one output channel per input channel, and
+ * channels a multiple of sixteen, has row runs of its own: where all nine taps lie inside, a
+ * run of pixels is done sixteen channels at a time with the nine weight vectors held in
+ * registers (one load per product instead of two). */
+static bool dw3(const tr_node *n)
+{
+    return n->kh == 3 && n->kw == 3 && n->dh == 1 && n->dw_ == 1 && n->mult == 1 &&
+           n->C % V16 == 0;
+}
+
+/* The nine weight vectors of channels c.. (w [9][C]). */
+#define DW3_WEIGHTS(w, C, c)                                                                   \
+    v16 w0, w1, w2, w3, w4, w5, w6, w7, w8;                                                    \
+    VLOAD(w0, (w) + 0 * (C) + (c)), VLOAD(w1, (w) + 1 * (C) + (c));                            \
+    VLOAD(w2, (w) + 2 * (C) + (c)), VLOAD(w3, (w) + 3 * (C) + (c));                            \
+    VLOAD(w4, (w) + 4 * (C) + (c)), VLOAD(w5, (w) + 5 * (C) + (c));                            \
+    VLOAD(w6, (w) + 6 * (C) + (c)), VLOAD(w7, (w) + 7 * (C) + (c));                            \
+    VLOAD(w8, (w) + 8 * (C) + (c))
+
+/* acc += the row of three vectors at p, p + step, p + 2 step times wa, wb, wc. */
+#define DW3_ROW(acc, p, step, wa, wb, wc)                                                      \
+    {                                                                                          \
+        v16 t_;                                                                                \
+        VLOAD(t_, (p)), acc += t_ * (wa);                                                      \
+        VLOAD(t_, (p) + (step)), acc += t_ * (wb);                                             \
+        VLOAD(t_, (p) + 2 * (step)), acc += t_ * (wc);                                         \
+    }
+
+/* Forward, output row (b, oh) whose three input rows lie inside, columns [f0, f1) whose
+ * three input columns do. */
+HOT static void dw3_fwd_run(const tr_node *n, const float *x, const float *w,
+                            const float *bias, float *y, int32_t b, int32_t oh, int32_t f0,
+                            int32_t f1)
+{
+    size_t C = (size_t)n->C, row = (size_t)n->W * C;
+    const float *r0 = x + ((size_t)b * n->H + (size_t)(oh * n->sh - n->pt)) * row;
+    float *out = y + ((size_t)b * n->OH + oh) * n->OW * C;
+    for (size_t c = 0; c < C; c += V16) {
+        DW3_WEIGHTS(w, C, c);
+        v16 bv = {0};
+        if (bias)
+            VLOAD(bv, bias + c);
+        for (int32_t ow = f0; ow < f1; ow++) {
+            const float *p = r0 + (size_t)(ow * n->sw - n->pl) * C + c;
+            v16 acc = bv;
+            DW3_ROW(acc, p, C, w0, w1, w2);
+            DW3_ROW(acc, p + row, C, w3, w4, w5);
+            DW3_ROW(acc, p + 2 * row, C, w6, w7, w8);
+            VSTORE(out + (size_t)ow * C + c, acc);
+        }
+    }
+    if (f1 > f0)
+        clamp(out + (size_t)f0 * C, (size_t)(f1 - f0) * C, n->lo, n->hi);
+}
+
+/* Input gradient at stride 1, input row (b, ih) whose three dY rows lie inside, columns
+ * [f0, f1) whose three dY columns do: dX = sum over the taps of w(ki, kj) dY(ih + pt - ki,
+ * iw + pl - kj). */
+HOT static void dw3_dx_run(const tr_node *n, const float *w, const float *dy, float *dx,
+                           bool acc_into, int32_t b, int32_t ih, int32_t f0, int32_t f1)
+{
+    size_t C = (size_t)n->C, row = (size_t)n->OW * C;
+    /* g points at dY(ih + pt, iw + pl): tap (ki, kj) reads g - ki row - kj C */
+    const float *g0 = dy + ((size_t)b * n->OH + (size_t)(ih + n->pt)) * row;
+    float *d = dx + ((size_t)b * n->H + ih) * n->W * C;
+    for (size_t c = 0; c < C; c += V16) {
+        DW3_WEIGHTS(w, C, c);
+        for (int32_t iw = f0; iw < f1; iw++) {
+            const float *g = g0 + (size_t)(iw + n->pl) * C + c;
+            v16 acc = {0};
+            if (acc_into)
+                VLOAD(acc, d + (size_t)iw * C + c);
+            DW3_ROW(acc, g - 2 * C, C, w2, w1, w0);
+            DW3_ROW(acc, g - row - 2 * C, C, w5, w4, w3);
+            DW3_ROW(acc, g - 2 * row - 2 * C, C, w8, w7, w6);
+            VSTORE(d + (size_t)iw * C + c, acc);
+        }
+    }
+}
+
 HOT static void dw_forward(const tr_node *n, const float *x, const float *w, const float *bias,
                            float *y)
 {
     size_t OC = (size_t)n->OC, C = (size_t)n->C;
     dw_list l;
+    /* the columns whose three input columns lie inside, for dw3 rows */
+    int32_t f0 = (n->pl + n->sw - 1) / n->sw, f1 = n->W - 3 + n->pl < 0 ? 0 : (n->W - 3 + n->pl) / n->sw + 1;
+    f1 = f1 > n->OW ? n->OW : f1;
+    f0 = f0 > f1 ? f1 : f0;
     for (int32_t b = 0; b < n->B; b++)
-        for (int32_t oh = 0; oh < n->OH; oh++)
+        for (int32_t oh = 0; oh < n->OH; oh++) {
+            int32_t ih0 = oh * n->sh - n->pt;
+            bool run = dw3(n) && ih0 >= 0 && ih0 + 2 < n->H && f1 > f0;
+            if (run)
+                dw3_fwd_run(n, x, w, bias, y, b, oh, f0, f1);
             for (int32_t ow = 0; ow < n->OW; ow++) {
+                if (run && ow == f0)
+                    ow = f1;
+                if (ow >= n->OW)
+                    break;
                 float *out = y + (((size_t)b * n->OH + oh) * n->OW + ow) * OC;
                 l.nt = 0;
                 l.first = true;
@@ -242,6 +346,7 @@ HOT static void dw_forward(const tr_node *n, const float *x, const float *w, con
                     dw_fwd_flush(n, &l, out, bias);
                 clamp(out, OC, n->lo, n->hi);
             }
+        }
 }
 
 /* dW[tap][oc] = sum over output pixels of x(tap's input pixel) dY; row by row of the output
@@ -292,14 +397,22 @@ HOT static void dw_weight_grad(const tr_node *n, const float *restrict x, const 
                         VSTORE(dwk + c + 32, x2), VSTORE(dwk + c + 48, x3);
                     }
                     for (; mult == 1 && c + V16 <= C; c += V16) {
-                        v16 acc = {0}, xv, gv, dv;
-                        for (int32_t ow = o0; ow < o1; ow++) {
+                        /* four accumulators over the columns: the sums' latency overlaps */
+                        v16 a[4] = {{0}, {0}, {0}, {0}}, xv, gv, dv;
+                        int32_t ow = o0;
+                        for (; ow + 4 <= o1; ow += 4)
+                            for (int u = 0; u < 4; u++) {
+                                VLOAD(xv, xr + (size_t)((ow + u) * n->sw + off) * C + c);
+                                VLOAD(gv, g + (size_t)(ow + u) * OC + c);
+                                a[u] += xv * gv;
+                            }
+                        for (; ow < o1; ow++) {
                             VLOAD(xv, xr + (size_t)(ow * n->sw + off) * C + c);
                             VLOAD(gv, g + (size_t)ow * OC + c);
-                            acc += xv * gv;
+                            a[0] += xv * gv;
                         }
                         VLOAD(dv, dwk + c);
-                        dv += acc;
+                        dv += (a[0] + a[1]) + (a[2] + a[3]);
                         VSTORE(dwk + c, dv);
                     }
                     for (; c < OC; c++) {
@@ -337,10 +450,21 @@ HOT static void dw_input_grad(const tr_node *n, const float *w, const float *dy,
 {
     size_t OC = (size_t)n->OC, C = (size_t)n->C;
     dw_list l;
+    /* stride 1: the columns whose three dY columns lie inside, for dw3 rows */
+    bool fast = dw3(n) && n->sh == 1 && n->sw == 1;
+    int32_t f0 = 2 - n->pl < 0 ? 0 : 2 - n->pl, f1 = n->OW - n->pl < n->W ? n->OW - n->pl : n->W;
+    f0 = f0 > f1 ? f1 : f0;
     for (int32_t b = 0; b < n->B; b++) {
         const float *gb = dy + (size_t)b * n->OH * n->OW * OC;
-        for (int32_t ih = 0; ih < n->H; ih++)
+        for (int32_t ih = 0; ih < n->H; ih++) {
+            bool run = fast && ih + n->pt - 2 >= 0 && ih + n->pt < n->OH && f1 > f0;
+            if (run)
+                dw3_dx_run(n, w, dy, dx, acc_into, b, ih, f0, f1);
             for (int32_t iw = 0; iw < n->W; iw++) {
+                if (run && iw == f0)
+                    iw = f1;
+                if (iw >= n->W)
+                    break;
                 float *d = dx + (((size_t)b * n->H + ih) * n->W + iw) * C;
                 l.nt = 0;
                 l.first = true;
@@ -361,6 +485,7 @@ HOT static void dw_input_grad(const tr_node *n, const float *w, const float *dy,
                 if (l.nt || l.first)
                     dw_dx_flush(n, &l, d, acc_into);
             }
+        }
     }
 }
 

@@ -390,9 +390,16 @@ static void test_depthwise(void **state)
     f.opt.depth_multiplier = 1;
     f.opt.stride_h = f.opt.stride_w = 2;
     run_case(&f);
-    tcase g = {"depthwise 3x3 same + residual, 72 channels", MP_OP_DEPTHWISE_CONV_2D,
-               opts(MP_ACT_RELU), 4, {1, 3, 3, 72}, false, 4, {1, 3, 3, 72}, true, 4,
-               {1, 3, 3, 72}, {0}, 0};
+    /* 32 and 48 channels (multiples of sixteen): the 3 x 3 runs inside, the others at the
+     * edges */
+    tcase e2 = {"depthwise 3x3 same, 32 channels", MP_OP_DEPTHWISE_CONV_2D, opts(MP_ACT_RELU6),
+                4, {1, 5, 5, 32}, false, 4, {1, 3, 3, 32}, true, 4, {1, 5, 5, 32}, {0}, 0};
+    e2.opt.padding = MP_PAD_SAME;
+    e2.opt.depth_multiplier = 1;
+    run_case(&e2);
+    tcase g = {"depthwise 3x3 same + residual, 48 channels", MP_OP_DEPTHWISE_CONV_2D,
+               opts(MP_ACT_RELU), 4, {1, 4, 4, 48}, false, 4, {1, 3, 3, 48}, true, 4,
+               {1, 4, 4, 48}, {0}, 0};
     g.opt.padding = MP_PAD_SAME;
     g.opt.depth_multiplier = 1;
     g_residual = true;
