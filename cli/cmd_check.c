@@ -135,10 +135,7 @@ static int take(void *ctx, int id, const char *v)
     if (id == O_MAX_RSS)
         return add_limit(a, MP_FIG_RSS, v, "--max-rss");
     if (id == O_FORMAT) {
-        static const char *const words[] = {"text", "json", NULL};
-        int f = 0, rc = mp_opt_choice("check", "--format", v, words, &f);
-        a->json = f == 1;
-        return rc;
+        return mp_opt_text_or_json("check", v, &a->json);
     }
     if (id == O_TOLERANCE) {
         if (!mp_parse_tolerance(v, &a->tol))

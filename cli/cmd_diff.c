@@ -27,7 +27,7 @@ static void help(void)
            "  two traces    the heap peak, every kind of memory at the peak and at its own\n"
            "                peak, the reference arena, and every tensor whose bytes or\n"
            "                manager changed, largest change first (as 'memprof report A B')\n"
-           "  a baseline    the figures 'memprof check' compares (peak, static, dynamic,\n"
+           "  a baseline    the figures 'memprof check' compares (tensors, static, dynamic,\n"
            "  on a side     scratch, io, const; kernel, engine and heap between traces) and\n"
            "                every tensor whose bytes changed, largest change first\n"
            "In 80 columns; a model or its options that differ are noted.\n\n"
@@ -154,10 +154,7 @@ static int write_diff(side *s, const diff_args *a)
 static int take(void *ctx, int id, const char *v)
 {
     (void)id;
-    static const char *const words[] = {"text", "json", NULL};
-    int f = 0, rc = mp_opt_choice("diff", "--format", v, words, &f);
-    ((diff_args *)ctx)->json = f == 1;
-    return rc;
+    return mp_opt_text_or_json("diff", v, &((diff_args *)ctx)->json);
 }
 
 int mp_cmd_diff(int argc, char **argv)

@@ -82,10 +82,7 @@ typedef struct inspect_args {
 static int take(void *ctx, int id, const char *v)
 {
     (void)id;
-    static const char *const words[] = {"text", "json", NULL};
-    int f = 0, rc = mp_opt_choice("inspect", "--format", v, words, &f);
-    ((inspect_args *)ctx)->json = f == 1;
-    return rc;
+    return mp_opt_text_or_json("inspect", v, &((inspect_args *)ctx)->json);
 }
 
 /* "(0 1 -1)": an operator's or a subgraph's tensor list. */

@@ -73,7 +73,6 @@ static int take(void *ctx, int id, const char *v)
     static const char *const optims[] = {"sgd", "adam", NULL};
     static const char *const losses[] = {"mse", "cce", NULL};
     static const char *const pols[] = {"planned", "held", "dynamic", NULL};
-    static const char *const formats[] = {"text", "json", NULL};
     long *num[] = {[O_BATCH] = &a->batch, [O_EPOCHS] = &a->epochs, [O_STEPS] = &a->steps,
                    [O_SAMPLES] = &a->samples, [O_K] = &a->trainable_ops};
     static const char *const flags[] = {[O_BATCH] = "--batch", [O_EPOCHS] = "--epochs",
@@ -86,11 +85,8 @@ static int take(void *ctx, int id, const char *v)
         return mp_opt_choice("train", "--loss", v, losses, &a->loss);
     case O_MEMORY:
         return mp_opt_choice("train", "--memory", v, pols, &a->policy);
-    case O_FORMAT: {
-        int f = 0, rc = mp_opt_choice("train", "--format", v, formats, &f);
-        a->json = f == 1;
-        return rc;
-    }
+    case O_FORMAT:
+        return mp_opt_text_or_json("train", v, &a->json);
     case O_LR: {
         char *end;
         a->learning_rate = strtod(v, &end);

@@ -37,11 +37,8 @@ static int take(void *ctx, int id, const char *v)
 {
     (void)id;
     zoo_args *a = ctx;
-    static const char *const words[] = {"text", "json", NULL};
-    int f = 0, rc = mp_opt_choice("zoo", "--format", v, words, &f);
-    a->json = f == 1;
     a->format_given = true;
-    return rc;
+    return mp_opt_text_or_json("zoo", v, &a->json);
 }
 
 /* The built-in models as text or JSON (format memprof-zoo), to out or stdout, atomically. */

@@ -231,3 +231,11 @@ int mp_opts_parse(const mp_cmd_spec *spec, int argc, char **argv, int *n_pos)
         return mp_usage_error(spec->cmd, "%s", spec->missing);
     return rc;
 }
+
+int mp_opt_text_or_json(const char *cmd, const char *v, bool *json)
+{
+    static const char *const words[] = {"text", "json", NULL};
+    int f = 0, rc = mp_opt_choice(cmd, "--format", v, words, &f);
+    *json = f == 1;
+    return rc;
+}

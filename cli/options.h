@@ -83,5 +83,8 @@ int mp_opts_parse(const mp_cmd_spec *spec, int argc, char **argv, int *n_pos);
  * "FLAG takes A, B or C, got 'V'" of cmd. */
 int mp_opt_choice(const char *cmd, const char *flag, const char *v, const char *const *words,
                   int *out);
+/* --format of a command that writes text or JSON: *json set when v is "json"; else the usage
+ * error "--format takes text or json, got 'V'". */
+int mp_opt_text_or_json(const char *cmd, const char *v, bool *json);
 
 #endif
