@@ -219,7 +219,7 @@ static tn_variant tn_pick(int *level)
 typedef struct tn_job {
     size_t M, N, K, ldz, lda, ldw;
     const float *z, *a;
-    float *w;
+    float *w, *db;
     tn_variant v;
 } tn_job;
 
@@ -239,6 +239,15 @@ static const float *tn_operand(float *pad, size_t width, const float *src, size_
     return pad;
 }
 
+#if defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void tn_add_row(float *restrict d, const float *restrict z, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        d[i] += z[i];
+}
+
 /* Task (k strip ks, group ng of dW rows): zero its part of dW, then add every block of the
  * reduction. A partial strip of A or group of dZ columns is copied, zero-padded, to a local
  * buffer, and a partial tile is computed into a local tile and its valid part added. */
@@ -249,10 +258,15 @@ static void tn_task(void *ctx, size_t ks, size_t ng)
     size_t k0 = ks * KC, kr = j->K - k0 < KC ? j->K - k0 : KC;
     size_t n_lo = ng * TN_NG, n_hi = n_lo + TN_NG < j->N ? n_lo + TN_NG : j->N;
     float apad[TN_MB * TN_KMAX], zpad[TN_MB * TN_RMAX], tile[TN_RMAX * TN_KMAX];
+    float *db = ks == 0 ? j->db : NULL; /* the first strip's tasks sum dZ's columns */
     for (size_t n = n_lo; n < n_hi; n++)
         memset(j->w + n * j->ldw + k0, 0, kr * sizeof(float));
+    if (db)
+        memset(db + n_lo, 0, (n_hi - n_lo) * sizeof(float));
     for (size_t m0 = 0; m0 < j->M; m0 += TN_MB) {
         size_t mb = j->M - m0 < TN_MB ? j->M - m0 : TN_MB;
+        for (size_t m = 0; db && m < mb; m++) /* the block is in cache for the tiles */
+            tn_add_row(db + n_lo, j->z + (m0 + m) * j->ldz + n_lo, n_hi - n_lo);
         size_t las = j->lda;
         const float *as = tn_operand(apad, KC, j->a + m0 * j->lda + k0, &las, mb, kr);
         for (size_t n0 = n_lo; n0 < n_hi; n0 += R) {
@@ -273,12 +287,19 @@ static void tn_task(void *ctx, size_t ks, size_t ng)
 }
 
 void mp_tr_gemm_tn(pthreadpool_t pool, size_t M, size_t N, size_t K, const float *dz,
-                   size_t ldz, const float *a, size_t lda, float *dw, size_t ldw)
+                   size_t ldz, const float *a, size_t lda, float *dw, size_t ldw, float *db)
 {
-    if (N == 0 || K == 0)
+    if (N == 0)
         return;
+    if (K == 0) { /* no weight gradient to make; the column sums still */
+        for (size_t n = 0; db && n < N; n++)
+            db[n] = 0.0f;
+        for (size_t m = 0; db && m < M; m++)
+            tn_add_row(db, dz + m * ldz, N);
+        return;
+    }
     int level;
-    tn_job j = {M, N, K, ldz, lda, ldw, dz, a, dw, tn_pick(&level)};
+    tn_job j = {M, N, K, ldz, lda, ldw, dz, a, dw, db, tn_pick(&level)};
     size_t strips = (K + j.v.kc - 1) / j.v.kc, groups = (N + TN_NG - 1) / TN_NG;
     pthreadpool_parallelize_2d(pool, tn_task, &j, strips, groups, 0);
 }

@@ -107,9 +107,10 @@ mp_status mp_tr_gemm(mp_trainer *t, float *pool, size_t pool_bytes, size_t M, si
                   float *C, size_t ldc, float lo, float hi, mp_error *err);
 
 /* dW[N,K] (row stride ldw) = dZ^T A, dZ [M,N] (stride ldz), A [M,K] (stride lda): a blocked
- * C product reading both in place, tasks on the thread pool (NULL: the caller's thread). */
+ * C product reading both in place, tasks on the thread pool (NULL: the caller's thread);
+ * db[N] (when not NULL) = dZ's column sums, the bias gradient, made while dZ is in cache. */
 void mp_tr_gemm_tn(pthreadpool_t pool, size_t M, size_t N, size_t K, const float *dz,
-                   size_t ldz, const float *a, size_t lda, float *dw, size_t ldw);
+                   size_t ldz, const float *a, size_t lda, float *dw, size_t ldw, float *db);
 /* Tests: cap the kernel mp_tr_gemm_tn picks (0 plain C, 1 AVX2, 2 AVX-512, the widest the
  * processor has at most); returns the previous cap. */
 int mp_tr_gemm_tn_limit(int level);

@@ -64,6 +64,34 @@ HOT static void mask_row(float *restrict dy, const float *restrict y, float *res
             db[j] += dy[j];
 }
 
+typedef struct mask_job {
+    float *dy;
+    const float *y;
+    size_t rows, cols;
+    float lo, hi;
+} mask_job;
+
+#define MASK_ROWS 64 /* rows per task */
+
+static void mask_task(void *ctx, size_t k)
+{
+    const mask_job *j = ctx;
+    size_t r1 = (k + 1) * MASK_ROWS < j->rows ? (k + 1) * MASK_ROWS : j->rows;
+    for (size_t r = k * MASK_ROWS; r < r1; r++)
+        mask_row(j->dy + r * j->cols, j->y + r * j->cols, NULL, j->cols, j->lo, j->hi);
+}
+
+/* dY [rows, cols] masked by the fused activation (nothing to do without one), rows in tasks
+ * on the pool. */
+static void mask_rows(pthreadpool_t pool, float *dy, const float *y, size_t rows, size_t cols,
+                      float lo, float hi)
+{
+    if (lo == -INFINITY && hi == INFINITY)
+        return;
+    mask_job j = {dy, y, rows, cols, lo, hi};
+    pthreadpool_parallelize_1d(pool, mask_task, &j, (rows + MASK_ROWS - 1) / MASK_ROWS, 0);
+}
+
 /* dY [rows, cols] masked by the fused activation, and its column sums in db (when not NULL):
  * one pass. */
 static void mask_sums(float *dy, const float *y, float *db, size_t rows, size_t cols, float lo,
@@ -307,64 +335,89 @@ HOT static void dw3_dx_run(const tr_node *n, const float *w, const float *dy, fl
     }
 }
 
-HOT static void dw_forward(const tr_node *n, const float *x, const float *w, const float *bias,
-                           float *y)
+/* The operands of a depthwise kernel's tasks (rows or channel ranges, on the pool). */
+typedef struct dw_job {
+    const tr_node *n;
+    const float *x, *w, *bias, *y;
+    float *out, *dy, *dw, *db;
+    bool acc_into;
+    int32_t f0, f1; /* the dw3 columns */
+    size_t chunk;   /* weight gradient: channels per task */
+} dw_job;
+
+/* Forward of output row r (image r / OH, row r % OH). */
+HOT static void dw_fwd_row(void *ctx, size_t r)
 {
+    const dw_job *j = ctx;
+    const tr_node *n = j->n;
+    const float *x = j->x, *w = j->w, *bias = j->bias;
     size_t OC = (size_t)n->OC, C = (size_t)n->C;
+    int32_t b = (int32_t)(r / (size_t)n->OH), oh = (int32_t)(r % (size_t)n->OH);
+    int32_t ih0 = oh * n->sh - n->pt;
+    bool run = dw3(n) && ih0 >= 0 && ih0 + 2 < n->H && j->f1 > j->f0;
     dw_list l;
-    /* the columns whose three input columns lie inside, for dw3 rows */
-    int32_t f0 = (n->pl + n->sw - 1) / n->sw, f1 = n->W - 3 + n->pl < 0 ? 0 : (n->W - 3 + n->pl) / n->sw + 1;
-    f1 = f1 > n->OW ? n->OW : f1;
-    f0 = f0 > f1 ? f1 : f0;
-    for (int32_t b = 0; b < n->B; b++)
-        for (int32_t oh = 0; oh < n->OH; oh++) {
-            int32_t ih0 = oh * n->sh - n->pt;
-            bool run = dw3(n) && ih0 >= 0 && ih0 + 2 < n->H && f1 > f0;
-            if (run)
-                dw3_fwd_run(n, x, w, bias, y, b, oh, f0, f1);
-            for (int32_t ow = 0; ow < n->OW; ow++) {
-                if (run && ow == f0)
-                    ow = f1;
-                if (ow >= n->OW)
-                    break;
-                float *out = y + (((size_t)b * n->OH + oh) * n->OW + ow) * OC;
-                l.nt = 0;
-                l.first = true;
-                for (int32_t ki = 0; ki < n->kh; ki++) {
-                    int32_t ih = oh * n->sh - n->pt + ki * n->dh;
-                    for (int32_t kj = 0; ih >= 0 && ih < n->H && kj < n->kw; kj++) {
-                        int32_t iw = ow * n->sw - n->pl + kj * n->dw_;
-                        if (iw < 0 || iw >= n->W)
-                            continue;
-                        l.p[l.nt] = x + (((size_t)b * n->H + ih) * n->W + iw) * C;
-                        l.q[l.nt] = w + ((size_t)ki * n->kw + kj) * OC;
-                        if (++l.nt == DW_TAPS)
-                            dw_fwd_flush(n, &l, out, bias);
-                    }
-                }
-                if (l.nt || l.first)
+    if (run)
+        dw3_fwd_run(n, x, w, bias, j->out, b, oh, j->f0, j->f1);
+    for (int32_t ow = 0; ow < n->OW; ow++) {
+        if (run && ow == j->f0)
+            ow = j->f1;
+        if (ow >= n->OW)
+            break;
+        float *out = j->out + (((size_t)b * n->OH + oh) * n->OW + ow) * OC;
+        l.nt = 0;
+        l.first = true;
+        for (int32_t ki = 0; ki < n->kh; ki++) {
+            int32_t ih = ih0 + ki * n->dh;
+            for (int32_t kj = 0; ih >= 0 && ih < n->H && kj < n->kw; kj++) {
+                int32_t iw = ow * n->sw - n->pl + kj * n->dw_;
+                if (iw < 0 || iw >= n->W)
+                    continue;
+                l.p[l.nt] = x + (((size_t)b * n->H + ih) * n->W + iw) * C;
+                l.q[l.nt] = w + ((size_t)ki * n->kw + kj) * OC;
+                if (++l.nt == DW_TAPS)
                     dw_fwd_flush(n, &l, out, bias);
-                clamp(out, OC, n->lo, n->hi);
             }
         }
+        if (l.nt || l.first)
+            dw_fwd_flush(n, &l, out, bias);
+        clamp(out, OC, n->lo, n->hi);
+    }
+}
+
+static void dw_forward(pthreadpool_t pool, const tr_node *n, const float *x, const float *w,
+                       const float *bias, float *y)
+{
+    /* the columns whose three input columns lie inside, for dw3 rows */
+    int32_t f0 = (n->pl + n->sw - 1) / n->sw;
+    int32_t f1 = n->W - 3 + n->pl < 0 ? 0 : (n->W - 3 + n->pl) / n->sw + 1;
+    f1 = f1 > n->OW ? n->OW : f1;
+    f0 = f0 > f1 ? f1 : f0;
+    dw_job j = {.n = n, .x = x, .w = w, .bias = bias, .out = y, .f0 = f0, .f1 = f1};
+    pthreadpool_parallelize_1d(pool, dw_fwd_row, &j, (size_t)n->B * n->OH, 0);
 }
 
 /* dW[tap][oc] = sum over output pixels of x(tap's input pixel) dY; row by row of the output
  * (first masked by the fused activation and added to db), tap by tap, the output pixels
  * whose tap lies inside the input in one accumulator per sixteen channels, four at once. */
-HOT static void dw_weight_grad(const tr_node *n, const float *restrict x, const float *y,
-                               float *dy, float *restrict dw, float *db)
+HOT static void dw_wg_task(void *ctx, size_t k)
 {
+    const dw_job *j = ctx;
+    const tr_node *n = j->n;
+    const float *x = j->x, *y = j->y;
+    float *dy = j->dy, *dw = j->dw, *db = j->db;
     size_t OC = (size_t)n->OC, C = (size_t)n->C, mult = (size_t)n->mult;
-    memset(dw, 0, (size_t)n->kh * n->kw * OC * sizeof *dw);
+    size_t c0 = k * j->chunk, c1 = c0 + j->chunk < OC ? c0 + j->chunk : OC;
+    for (size_t t = 0; t < (size_t)n->kh * n->kw; t++)
+        memset(dw + t * OC + c0, 0, (c1 - c0) * sizeof *dw);
     if (db)
-        memset(db, 0, OC * sizeof *db);
+        memset(db + c0, 0, (c1 - c0) * sizeof *db);
     for (int32_t b = 0; b < n->B; b++)
         for (int32_t oh = 0; oh < n->OH; oh++) {
             size_t row = ((size_t)b * n->OH + oh) * n->OW * OC;
             float *g = dy + row;
             for (int32_t ow = 0; ow < n->OW; ow++) /* the row masked and summed, then read hot */
-                mask_row(g + (size_t)ow * OC, y + row + (size_t)ow * OC, db, OC, n->lo, n->hi);
+                mask_row(g + (size_t)ow * OC + c0, y + row + (size_t)ow * OC + c0,
+                         db ? db + c0 : NULL, c1 - c0, n->lo, n->hi);
             for (int32_t ki = 0; ki < n->kh; ki++) {
                 int32_t ih = oh * n->sh - n->pt + ki * n->dh;
                 if (ih < 0 || ih >= n->H)
@@ -378,8 +431,8 @@ HOT static void dw_weight_grad(const tr_node *n, const float *restrict x, const 
                     while (o1 > o0 && (o1 - 1) * n->sw + off >= n->W)
                         o1--;
                     float *dwk = dw + ((size_t)ki * n->kw + kj) * OC;
-                    size_t c = 0;
-                    for (; mult == 1 && c + 4 * V16 <= C; c += 4 * V16) {
+                    size_t c = c0;
+                    for (; mult == 1 && c + 4 * V16 <= c1; c += 4 * V16) {
                         v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, x0, x1, x2, x3, g0, g1, g2, g3;
                         for (int32_t ow = o0; ow < o1; ow++) {
                             const float *xp = xr + (size_t)(ow * n->sw + off) * C + c;
@@ -396,7 +449,7 @@ HOT static void dw_weight_grad(const tr_node *n, const float *restrict x, const 
                         VSTORE(dwk + c, x0), VSTORE(dwk + c + 16, x1);
                         VSTORE(dwk + c + 32, x2), VSTORE(dwk + c + 48, x3);
                     }
-                    for (; mult == 1 && c + V16 <= C; c += V16) {
+                    for (; mult == 1 && c + V16 <= c1; c += V16) {
                         /* four accumulators over the columns: the sums' latency overlaps */
                         v16 a[4] = {{0}, {0}, {0}, {0}}, xv, gv, dv;
                         int32_t ow = o0;
@@ -415,7 +468,7 @@ HOT static void dw_weight_grad(const tr_node *n, const float *restrict x, const 
                         dv += (a[0] + a[1]) + (a[2] + a[3]);
                         VSTORE(dwk + c, dv);
                     }
-                    for (; c < OC; c++) {
+                    for (; c < c1; c++) {
                         float acc = 0.0f;
                         for (int32_t ow = o0; ow < o1; ow++)
                             acc += xr[(size_t)(ow * n->sw + off) * C + c / mult] *
@@ -425,6 +478,19 @@ HOT static void dw_weight_grad(const tr_node *n, const float *restrict x, const 
                 }
             }
         }
+}
+
+/* The weight gradient in tasks of channel ranges (each masks, sums and reduces its own
+ * channels over every row): 64 channels a task, fewer when the pool has threads to feed. */
+static void dw_weight_grad(pthreadpool_t pool, const tr_node *n, const float *x, const float *y,
+                           float *dy, float *dw, float *db)
+{
+    size_t OC = (size_t)n->OC, threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    size_t chunk = 4 * V16;
+    while (threads > 1 && chunk > V16 && (OC + chunk - 1) / chunk < 2 * threads)
+        chunk /= 2;
+    dw_job j = {.n = n, .x = x, .y = y, .dy = dy, .dw = dw, .db = db, .chunk = chunk};
+    pthreadpool_parallelize_1d(pool, dw_wg_task, &j, (OC + chunk - 1) / chunk, 0);
 }
 
 /* r / s into q when s divides r (r >= 0); strides 1 and 2 without a division. */
@@ -444,49 +510,56 @@ static inline bool dw_div(int32_t r, int32_t s, int32_t *q)
 
 /* dX[input pixel][c] = sum over the output pixels whose window holds it of w(tap) dY: each
  * input pixel gathers its taps (the transposed convolution: ih = oh sh - pt + ki dh,
- * iw = ow sw - pl + kj dw), added to dX when acc_into. */
-HOT static void dw_input_grad(const tr_node *n, const float *w, const float *dy, float *dx,
-                              bool acc_into)
+ * iw = ow sw - pl + kj dw), added to dX when acc_into. Input row r (image r / H, row r % H). */
+HOT static void dw_dx_row(void *ctx, size_t r)
 {
+    const dw_job *j = ctx;
+    const tr_node *n = j->n;
+    const float *w = j->w;
     size_t OC = (size_t)n->OC, C = (size_t)n->C;
+    int32_t b = (int32_t)(r / (size_t)n->H), ih = (int32_t)(r % (size_t)n->H);
+    const float *gb = j->dy + (size_t)b * n->OH * n->OW * OC;
+    bool run = dw3(n) && n->sh == 1 && n->sw == 1 && ih + n->pt - 2 >= 0 &&
+               ih + n->pt < n->OH && j->f1 > j->f0;
     dw_list l;
-    /* stride 1: the columns whose three dY columns lie inside, for dw3 rows */
-    bool fast = dw3(n) && n->sh == 1 && n->sw == 1;
-    int32_t f0 = 2 - n->pl < 0 ? 0 : 2 - n->pl, f1 = n->OW - n->pl < n->W ? n->OW - n->pl : n->W;
-    f0 = f0 > f1 ? f1 : f0;
-    for (int32_t b = 0; b < n->B; b++) {
-        const float *gb = dy + (size_t)b * n->OH * n->OW * OC;
-        for (int32_t ih = 0; ih < n->H; ih++) {
-            bool run = fast && ih + n->pt - 2 >= 0 && ih + n->pt < n->OH && f1 > f0;
-            if (run)
-                dw3_dx_run(n, w, dy, dx, acc_into, b, ih, f0, f1);
-            for (int32_t iw = 0; iw < n->W; iw++) {
-                if (run && iw == f0)
-                    iw = f1;
-                if (iw >= n->W)
-                    break;
-                float *d = dx + (((size_t)b * n->H + ih) * n->W + iw) * C;
-                l.nt = 0;
-                l.first = true;
-                for (int32_t ki = 0; ki < n->kh; ki++) {
-                    int32_t r = ih + n->pt - ki * n->dh, oh;
-                    if (r < 0 || !dw_div(r, n->sh, &oh) || oh >= n->OH)
-                        continue;
-                    for (int32_t kj = 0; kj < n->kw; kj++) {
-                        int32_t q = iw + n->pl - kj * n->dw_, ow;
-                        if (q < 0 || !dw_div(q, n->sw, &ow) || ow >= n->OW)
-                            continue;
-                        l.p[l.nt] = w + ((size_t)ki * n->kw + kj) * OC;
-                        l.q[l.nt] = gb + ((size_t)oh * n->OW + ow) * OC;
-                        if (++l.nt == DW_TAPS)
-                            dw_dx_flush(n, &l, d, acc_into);
-                    }
-                }
-                if (l.nt || l.first)
-                    dw_dx_flush(n, &l, d, acc_into);
+    if (run)
+        dw3_dx_run(n, w, j->dy, j->out, j->acc_into, b, ih, j->f0, j->f1);
+    for (int32_t iw = 0; iw < n->W; iw++) {
+        if (run && iw == j->f0)
+            iw = j->f1;
+        if (iw >= n->W)
+            break;
+        float *d = j->out + (((size_t)b * n->H + ih) * n->W + iw) * C;
+        l.nt = 0;
+        l.first = true;
+        for (int32_t ki = 0; ki < n->kh; ki++) {
+            int32_t rr = ih + n->pt - ki * n->dh, oh;
+            if (rr < 0 || !dw_div(rr, n->sh, &oh) || oh >= n->OH)
+                continue;
+            for (int32_t kj = 0; kj < n->kw; kj++) {
+                int32_t q = iw + n->pl - kj * n->dw_, ow;
+                if (q < 0 || !dw_div(q, n->sw, &ow) || ow >= n->OW)
+                    continue;
+                l.p[l.nt] = w + ((size_t)ki * n->kw + kj) * OC;
+                l.q[l.nt] = gb + ((size_t)oh * n->OW + ow) * OC;
+                if (++l.nt == DW_TAPS)
+                    dw_dx_flush(n, &l, d, j->acc_into);
             }
         }
+        if (l.nt || l.first)
+            dw_dx_flush(n, &l, d, j->acc_into);
     }
+}
+
+static void dw_input_grad(pthreadpool_t pool, const tr_node *n, const float *w,
+                          const float *dy, float *dx, bool acc_into)
+{
+    /* stride 1: the columns whose three dY columns lie inside, for dw3 rows */
+    int32_t f0 = 2 - n->pl < 0 ? 0 : 2 - n->pl, f1 = n->OW - n->pl < n->W ? n->OW - n->pl : n->W;
+    f0 = f0 > f1 ? f1 : f0;
+    dw_job j = {.n = n, .w = w, .dy = (float *)dy, .out = dx, .acc_into = acc_into,
+                .f0 = f0, .f1 = f1};
+    pthreadpool_parallelize_1d(pool, dw_dx_row, &j, (size_t)n->B * n->H, 0);
 }
 
 /* Pools: for each output, its window; max remembers the first largest input. */
@@ -606,7 +679,7 @@ mp_status mp_tr_forward(mp_trainer *t, tr_node *n, mp_error *err)
                        false, b, y, n->N, n->lo, n->hi, err);
     }
     case MP_OP_DEPTHWISE_CONV_2D:
-        dw_forward(n, x, w, b, y);
+        dw_forward(t->pool, n, x, w, b, y);
         return MP_OK;
     case MP_OP_MAX_POOL_2D:
     case MP_OP_AVERAGE_POOL_2D:
@@ -675,14 +748,16 @@ mp_status mp_tr_backward(mp_trainer *t, tr_node *n, mp_error *err)
     switch (n->opcode) {
     case MP_OP_FULLY_CONNECTED:
     case MP_OP_CONV_2D: {
-        mask_sums(dy, y, db, n->M, n->N, n->lo, n->hi);
+        mask_rows(t->pool, dy, y, n->M, n->N, n->lo, n->hi);
         const float *a = x;
         if (n->opcode == MP_OP_CONV_2D && !n->direct) {
             im2col(n, x, TD(t, n->colsb));
             a = TD(t, n->colsb);
         }
-        if (dw) /* dW[N,K] = dZ^T[N,M] . A[M,K] */
-            mp_tr_gemm_tn(t->pool, n->M, n->N, n->K, dy, n->N, a, n->K, dw, n->K);
+        if (dw) /* dW[N,K] = dZ^T[N,M] . A[M,K], db the column sums of dZ */
+            mp_tr_gemm_tn(t->pool, n->M, n->N, n->K, dy, n->N, a, n->K, dw, n->K, db);
+        else if (db)
+            mask_sums(dy, y, db, n->M, n->N, -INFINITY, INFINITY);
         if (!dx)
             return MP_OK;
         if (n->dcols >= 0) {
@@ -701,11 +776,11 @@ mp_status mp_tr_backward(mp_trainer *t, tr_node *n, mp_error *err)
     }
     case MP_OP_DEPTHWISE_CONV_2D:
         if (dw)
-            dw_weight_grad(n, x, y, dy, dw, db);
+            dw_weight_grad(t->pool, n, x, y, dy, dw, db);
         else
             mask_sums(dy, y, db, n->M, n->N, n->lo, n->hi);
         if (dx)
-            dw_input_grad(n, w, dy, dx, n->dx_acc);
+            dw_input_grad(t->pool, n, w, dy, dx, n->dx_acc);
         return MP_OK;
     case MP_OP_MAX_POOL_2D:
     case MP_OP_AVERAGE_POOL_2D:

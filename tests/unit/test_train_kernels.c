@@ -6,7 +6,9 @@
  * "residual" case adds the operator's input to its output (ADD), so that the input's
  * back-prop is written by the ADD and then added to by the operator. The weight-gradient
  * product (dW = dZ^T A) is checked on its own against float64 sums, with every kernel the
- * processor has, partial tiles, row strides and a thread pool. */
+ * processor has, partial tiles, row strides and a thread pool. The convolution, depthwise
+ * and fully connected cases run again on a trainer of 3 threads (products, depthwise rows and
+ * channel ranges, masks in tasks). */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -34,6 +36,7 @@ typedef struct tcase {
 } tcase;
 
 static bool g_residual; /* the case's model outputs op(x) + x */
+static int g_threads = 1; /* the trainer's threads */
 
 /* ---- float64 reference forwards ------------------------------------------------------- */
 
@@ -292,7 +295,7 @@ static void run_case(const tcase *c)
     assert_int_equal(mp_model_load_memory(bytes, size, c->name, &m, &err), MP_OK);
     free(bytes);
     mp_train_options o = {.batch = B, .loss = MP_LOSS_MSE, .optimizer = MP_OPTIM_SGD,
-                          .learning_rate = 0.1f, .threads = 1, .keep_grads = true};
+                          .learning_rate = 0.1f, .threads = g_threads, .keep_grads = true};
     mp_trainer *t;
     mp_status st = mp_trainer_create(m, c->name, &o, &t, &err);
     if (st != MP_OK)
@@ -410,9 +413,9 @@ static void test_depthwise(void **state)
     g_residual = false;
 }
 
-/* dW = dZ^T A against float64 sums: every kernel the processor has, on the caller's thread
- * and on a pool of 3, for sizes with partial tiles and blocks, and row strides past the
- * widths; the product overwrites whatever dW held. */
+/* dW = dZ^T A and db = dZ's column sums against float64 sums: every kernel the processor
+ * has, on the caller's thread and on a pool of 3, for sizes with partial tiles and blocks,
+ * and row strides past the widths; the product overwrites whatever dW and db held. */
 static void test_weight_grad_product(void **state)
 {
     (void)state;
@@ -428,8 +431,8 @@ static void test_weight_grad_product(void **state)
         size_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
         size_t ldz = N + sizes[s][3], lda = K + sizes[s][4], ldw = K + sizes[s][5];
         float *z = malloc(M * ldz * sizeof *z), *a = malloc(M * lda * sizeof *a);
-        float *w = malloc(N * ldw * sizeof *w);
-        assert_true(z && a && w);
+        float *w = malloc(N * ldw * sizeof *w), *db = malloc(N * sizeof *db);
+        assert_true(z && a && w && db);
         for (size_t i = 0; i < M * ldz; i++)
             z[i] = (float)rnd();
         for (size_t i = 0; i < M * lda; i++)
@@ -439,7 +442,17 @@ static void test_weight_grad_product(void **state)
                 mp_tr_gemm_tn_limit(level);
                 for (size_t i = 0; i < N * ldw; i++)
                     w[i] = 1e6f; /* overwritten in dW, kept past it */
-                mp_tr_gemm_tn(threaded ? pool : NULL, M, N, K, z, ldz, a, lda, w, ldw);
+                for (size_t n = 0; n < N; n++)
+                    db[n] = 1e6f;
+                mp_tr_gemm_tn(threaded ? pool : NULL, M, N, K, z, ldz, a, lda, w, ldw, db);
+                for (size_t n = 0; n < N; n++) {
+                    double sum = 0, mag = 0;
+                    for (size_t m = 0; m < M; m++)
+                        sum += z[m * ldz + n], mag += fabs(z[m * ldz + n]);
+                    if (fabs(db[n] - sum) > 1e-5 * mag + 1e-6)
+                        fail_msg("db %zux%zu kernel %d%s: [%zu] %.7g, float64 %.7g", M, N, level,
+                                 threaded ? " threaded" : "", n, (double)db[n], sum);
+                }
                 for (size_t n = 0; n < N; n++)
                     for (size_t k = 0; k < ldw; k++) {
                         if (k >= K) {
@@ -457,7 +470,7 @@ static void test_weight_grad_product(void **state)
                                      (double)w[n * ldw + k], sum);
                     }
             }
-        free(z), free(a), free(w);
+        free(z), free(a), free(w), free(db);
     }
     mp_tr_gemm_tn_limit(widest);
     pthreadpool_destroy(pool);
@@ -519,6 +532,16 @@ static void test_binary(void **state)
     }
 }
 
+/* The products, the depthwise kernels and the masks split into tasks on a pool of 3. */
+static void test_threaded(void **state)
+{
+    g_threads = 3;
+    test_fully_connected(state);
+    test_conv(state);
+    test_depthwise(state);
+    g_threads = 1;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_depthwise),       cmocka_unit_test(test_pools),
         cmocka_unit_test(test_shape_ops),       cmocka_unit_test(test_activations),
         cmocka_unit_test(test_binary),          cmocka_unit_test(test_weight_grad_product),
+        cmocka_unit_test(test_threaded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
