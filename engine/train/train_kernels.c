@@ -103,22 +103,38 @@ static void mask_sums(float *dy, const float *y, float *db, size_t rows, size_t 
         mask_row(dy + i * cols, y + i * cols, db, cols, lo, hi);
 }
 
-static void im2col(const tr_node *n, const float *x, float *cols)
+/* The columns of the convolution's product: for each output pixel, its window's rows of kw
+ * taps of C channels (zeros outside the input). Without dilation a filter row is one run of
+ * the input row, copied by a loop (a few floats for a first layer of 3 channels, where a
+ * call per tap cost more than the copy). */
+HOT static void im2col(const tr_node *n, const float *restrict x, float *restrict cols)
 {
-    size_t C = (size_t)n->C;
+    size_t C = (size_t)n->C, run = (size_t)n->kw * C;
     for (int32_t b = 0; b < n->B; b++)
         for (int32_t oh = 0; oh < n->OH; oh++)
             for (int32_t ow = 0; ow < n->OW; ow++) {
                 float *row = cols + (((size_t)b * n->OH + oh) * n->OW + ow) * n->K;
-                for (int32_t ki = 0; ki < n->kh; ki++) {
+                int32_t iw0 = ow * n->sw - n->pl;
+                for (int32_t ki = 0; ki < n->kh; ki++, row += run) {
                     int32_t ih = oh * n->sh - n->pt + ki * n->dh;
-                    for (int32_t kj = 0; kj < n->kw; kj++, row += C) {
-                        int32_t iw = ow * n->sw - n->pl + kj * n->dw_;
-                        if (ih < 0 || ih >= n->H || iw < 0 || iw >= n->W)
-                            memset(row, 0, C * sizeof *row);
-                        else
-                            memcpy(row, x + (((size_t)b * n->H + ih) * n->W + iw) * C,
-                                   C * sizeof *row);
+                    const float *xr = x + ((size_t)b * n->H + ih) * n->W * C;
+                    for (int32_t kj = 0; kj < n->kw;) {
+                        int32_t iw = iw0 + kj * n->dw_;
+                        size_t at = (size_t)kj * C, len = C;
+                        if (ih < 0 || ih >= n->H || iw < 0 || iw >= n->W) {
+                            for (size_t i = 0; i < C; i++)
+                                row[at + i] = 0.0f;
+                            kj++;
+                            continue;
+                        }
+                        int32_t k1 = kj + 1; /* taps up to k1 lie inside and, undilated, next */
+                        while (n->dw_ == 1 && k1 < n->kw && iw0 + k1 < n->W)
+                            k1++;
+                        len = (size_t)(k1 - kj) * C;
+                        const float *src = xr + (size_t)iw * C;
+                        for (size_t i = 0; i < len; i++)
+                            row[at + i] = src[i];
+                        kj = k1;
                     }
                 }
             }
