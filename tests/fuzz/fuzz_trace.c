@@ -87,13 +87,20 @@ static mp_status write_diff_json(FILE *f, const void *ctx, mp_error *err)
     return mp_report_diff_json(f, c->p, c->p, c->d, err);
 }
 
-/* Two baselines with the same content. */
+/* Two baselines with the same content. An optional kind (variable, the training categories)
+ * is written only when not 0 and a 0 reads as absent: absent and 0 are the same content. */
 static bool same_baseline(const mp_baseline *a, const mp_baseline *b)
 {
-    for (int f = 0; f < MP_FIG_COUNT; f++)
-        if (!mp_figure_machine_dependent(f) &&
-            (a->has[f] != b->has[f] || (a->has[f] && a->fig[f] != b->fig[f])))
+    for (int f = 0; f < MP_FIG_COUNT; f++) {
+        if (mp_figure_machine_dependent(f))
+            continue;
+        if (mp_figure_optional(f)) {
+            if ((a->has[f] ? a->fig[f] : 0) != (b->has[f] ? b->fig[f] : 0))
+                return false;
+        } else if (a->has[f] != b->has[f] || (a->has[f] && a->fig[f] != b->fig[f])) {
             return false;
+        }
+    }
     if (a->n_tensors != b->n_tensors || a->truncated != b->truncated)
         return false;
     for (size_t i = 0; i < a->n_tensors; i++)
