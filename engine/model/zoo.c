@@ -487,13 +487,14 @@ static feat global_pool(zoo_ctx *z, feat in, bool dynamic, const char *scope)
     return out;
 }
 
-/* RESHAPE to [1, n] (shape given both as an input tensor and as new_shape, as TF does).
- * Int8: the input's quantization. */
+/* RESHAPE to [batch, n]: the shape [-1, n] given both as an input tensor and as new_shape,
+ * as TensorFlow's converter writes a flatten, so that a batch set on the input carries
+ * through; the output is [1, n] at the model's own batch. Int8: the input's quantization. */
 static int reshape_2d(zoo_ctx *z, const feat *in, int n, const char *shape_name,
                       const char *out_name, const int32_t *signature)
 {
     int32_t shape[2] = {1, n};
-    int st = const_i32(z, shape_name, 2, shape);
+    int st = const_i32(z, shape_name, 2, (const int32_t[]){-1, n});
     feat out = {-1, 1, 1, n, NULL, 0.0f, 0};
     out.t = mp_tfw_tensor(z->w, out_name, z->int8 ? MP_DT_INT8 : MP_DT_FLOAT32, 2, shape, 0,
                           signature);
@@ -502,7 +503,7 @@ static int reshape_2d(zoo_ctx *z, const feat *in, int n, const char *shape_name,
     mp_op_options o = mp_tfw_options_default();
     o.has_new_shape = true;
     o.n_new_shape = 2;
-    o.new_shape[0] = 1;
+    o.new_shape[0] = -1;
     o.new_shape[1] = n;
     mp_tfw_op(z->w, MP_OP_RESHAPE, 2, (int32_t[]){in->t, st}, 1, &out.t, &o);
     return out.t;

@@ -123,5 +123,18 @@ else
   echo "note: ../shared absent, skipping the shared-model CLI checks"
 fi
 
+# a built-in model takes a batch (its flatten is [-1, n]): three copies of one image give
+# three rows equal to that image's batch-1 output
+head -c 3136 /dev/zero | tr '\0' '\077' >"$tmp/one.bin"   # 0x3f3f3f3f = 0.747 in every pixel
+cat "$tmp/one.bin" "$tmp/one.bin" "$tmp/one.bin" >"$tmp/three.bin"
+expect 0 "$mp" run zoo:mnist_mlp --input "input=$tmp/one.bin" --output-dir "$tmp/b1"
+expect 0 "$mp" run zoo:mnist_mlp --shape input=3,28,28,1 --input "input=$tmp/three.bin" --output-dir "$tmp/b3"
+has out "\[3,10\]"
+[ "$(stat -c %s "$tmp/b3/output_0.bin" 2>/dev/null)" = 120 ] || fail "batch 3 output is not 3 x 10 floats"
+cat "$tmp/b1/output_0.bin" "$tmp/b1/output_0.bin" "$tmp/b1/output_0.bin" >"$tmp/b1x3.bin"
+paste <(od -An -v -tf4 -w4 "$tmp/b3/output_0.bin") <(od -An -v -tf4 -w4 "$tmp/b1x3.bin") |
+  awk '{d=$1-$2; if (d<0) d=-d; s=($2<0?-$2:$2); if (s<1e-6) s=1e-6; if (d/s>1e-5) bad++}
+       END {exit bad>0}' || fail "a batch of three copies differs from three batch-1 outputs"
+
 [ "$fails" -eq 0 ] && echo "cli: all checks passed"
 exit $((fails > 0))
