@@ -5,13 +5,13 @@
 #   bind / whole   goal <= 1.02 (zero copy: the chain costs what the model costs)
 #   copy / whole   the cost of the copies at every boundary (and their bytes per run)
 # Usage: scripts/bench_pipeline.sh [MEMPROF] [MODEL] [CUTS] [ROUNDS] [RUNS]
-#   defaults: build-h18/memprof zoo:mobilenet_v2 "22 44" 5 30
+#   defaults: build/memprof zoo:mobilenet_v2 "22 44" 15 50
 set -euo pipefail
-mp=${1:-build-h18/memprof}
+mp=${1:-build/memprof}
 model=${2:-zoo:mobilenet_v2}
 cuts=${3:-"22 44"}
-rounds=${4:-5}
-runs=${5:-30}
+rounds=${4:-15}
+runs=${5:-50}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 at=()
