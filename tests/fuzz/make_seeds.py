@@ -5,6 +5,9 @@ Each seed is a small valid (or deliberately almost valid) TensorFlow Lite FlatBu
 reaches a different part of the reader: constants, quantization, signatures, options of
 several operators, a string constant, an omitted optional input, intermediates. The
 files are committed; rerun this only to change them: python3 tests/fuzz/make_seeds.py
+Two more seeds come from tools/gen_model, which writes them with memprof's own writer:
+while_loop.tflite (`gen_model while 3`: a WHILE calling a cond and a body subgraph) and
+while_grow.tflite (`gen_model grow 2`: the loop variable grows each iteration).
 
 The builder writes objects front to back: a table's reference fields are patched when
 the child is appended after it (FlatBuffers uoffsets only need to point forward)."""
