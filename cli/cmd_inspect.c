@@ -16,7 +16,9 @@ static void help(void)
            "Shows the inputs and outputs (shape, shape signature with -1 for dynamic\n"
            "dimensions), every operator in execution order (flagging operators memprof cannot\n"
            "run), and every tensor with dtype, shape and bytes, plus the constant bytes that\n"
-           "are used in place from the file. MODEL is a .tflite file or zoo:NAME.\n\n"
+           "are used in place from the file; for a model of several subgraphs, each one\n"
+           "with its operators (the ones WHILE and IF call). MODEL is a .tflite file or\n"
+           "zoo:NAME.\n\n"
            "Options:\n"
            "  --no-tensors      omit the per-tensor table\n"
            "  --format F        text (default) or json (format memprof-model, docs/json.md)\n"
@@ -39,17 +41,40 @@ static size_t info_bytes(const mp_tensor_info *t)
 
 _Static_assert(MP_MAX_RANK <= MP_MODEL_REPORT_RANK, "a model's rank fits the report's shapes");
 
-/* The report's plain description of the model (its arrays malloc'd; NULL when out of memory). */
-static bool describe(const mp_model *m, mp_model_report *r, mp_model_report_tensor **tensors,
-                     mp_model_report_op **ops)
+/* What describe() allocates for the report. */
+typedef struct described {
+    mp_model_report_tensor *tensors;
+    mp_model_report_op *ops;             /* every subgraph's operators, one after another */
+    mp_model_report_subgraph *subgraphs;
+} described;
+
+static mp_model_report_op op_of(const mp_op_info *op)
 {
-    *tensors = calloc((size_t)m->n_tensors + 1, sizeof **tensors);
-    *ops = calloc((size_t)m->n_ops + 1, sizeof **ops);
-    if (!*tensors || !*ops)
+    bool calls = op->opcode == MP_OP_WHILE || op->opcode == MP_OP_IF;
+    return (mp_model_report_op){.name = mp_op_name(op->opcode), .n_inputs = op->n_inputs,
+                                .n_outputs = op->n_outputs, .inputs = op->inputs,
+                                .outputs = op->outputs,
+                                .supported = mp_kernel_find(op->opcode) != NULL,
+                                .calls = {calls ? op->opt.subgraph_a : -1,
+                                          calls ? op->opt.subgraph_b : -1}};
+}
+
+/* The report's plain description of the model (its arrays in *d, malloc'd; false when out
+ * of memory). */
+static bool describe(const mp_model *m, mp_model_report *r, described *d)
+{
+    int32_t n_sub = m->n_subgraphs > 1 ? m->n_subgraphs : 1;
+    size_t n_ops = 0;
+    for (int32_t k = 0; k < n_sub; k++)
+        n_ops += (size_t)(k ? mp_model_subgraph(m, k) : m)->n_ops;
+    d->tensors = calloc((size_t)m->n_tensors + 1, sizeof *d->tensors);
+    d->ops = calloc(n_ops + 1, sizeof *d->ops);
+    d->subgraphs = calloc((size_t)n_sub, sizeof *d->subgraphs);
+    if (!d->tensors || !d->ops || !d->subgraphs)
         return false;
     for (int32_t i = 0; i < m->n_tensors; i++) {
         const mp_tensor_info *t = &m->tensors[i];
-        mp_model_report_tensor *x = &(*tensors)[i];
+        mp_model_report_tensor *x = &d->tensors[i];
         *x = (mp_model_report_tensor){.name = t->name, .dtype = mp_dtype_name(t->dtype),
                                       .rank = t->rank, .has_signature = t->has_signature,
                                       .bytes = info_bytes(t), .is_const = t->data != NULL,
@@ -62,15 +87,23 @@ static bool describe(const mp_model *m, mp_model_report *r, mp_model_report_tens
             x->q_zero_point = (long long)(t->quant.zero_point ? t->quant.zero_point[0] : 0);
         }
     }
-    for (int32_t i = 0; i < m->n_ops; i++) {
-        const mp_op_info *op = &m->ops[i];
-        (*ops)[i] = (mp_model_report_op){mp_op_name(op->opcode), op->n_inputs, op->n_outputs,
-                                         op->inputs, op->outputs,
-                                         mp_kernel_find(op->opcode) != NULL};
+    mp_model_report_op *next = d->ops;
+    for (int32_t k = 0; k < n_sub; k++) {
+        const mp_model *g = k ? mp_model_subgraph(m, k) : m;
+        d->subgraphs[k] = (mp_model_report_subgraph){
+            .name = g->subgraph_name ? g->subgraph_name : "", .n_tensors = g->n_tensors,
+            .n_inputs = g->n_inputs, .n_outputs = g->n_outputs, .n_ops = g->n_ops,
+            .inputs = g->inputs, .outputs = g->outputs, .ops = next};
+        for (int32_t i = 0; i < g->n_ops; i++)
+            *next++ = op_of(&g->ops[i]);
     }
-    *r = (mp_model_report){m->path, m->description, m->file_bytes, m->const_bytes, m->version,
-                           m->n_tensors, m->n_inputs, m->n_outputs, m->n_ops, *tensors,
-                           m->inputs, m->outputs, *ops};
+    *r = (mp_model_report){.path = m->path, .description = m->description,
+                           .file_bytes = m->file_bytes, .const_bytes = m->const_bytes,
+                           .version = m->version, .n_tensors = m->n_tensors,
+                           .n_inputs = m->n_inputs, .n_outputs = m->n_outputs,
+                           .n_ops = m->n_ops, .tensors = d->tensors, .inputs = m->inputs,
+                           .outputs = m->outputs, .ops = d->ops, .n_subgraphs = n_sub,
+                           .subgraphs = d->subgraphs};
     return true;
 }
 
@@ -85,50 +118,8 @@ static int take(void *ctx, int id, const char *v)
     return mp_opt_text_or_json("inspect", v, &((inspect_args *)ctx)->json);
 }
 
-/* "(0 1 -1)": an operator's or a subgraph's tensor list. */
-static void print_list(FILE *f, int32_t n, const int32_t *v)
-{
-    fputc('(', f);
-    for (int32_t j = 0; j < n; j++)
-        fprintf(f, "%s%d", j ? " " : "", (int)v[j]);
-    fputc(')', f);
-}
-
-/* A model of several subgraphs: the ones WHILE and IF call (the report above is subgraph
- * 0's), each with its counts, inputs, outputs and operators (text only). */
-static void print_subgraphs(FILE *f, const mp_model *m)
-{
-    if (m->n_subgraphs <= 1)
-        return;
-    fprintf(f, "\nsubgraphs   %d (subgraph 0 above; WHILE and IF call the others by index)\n",
-            (int)m->n_subgraphs);
-    for (int32_t k = 0; k < m->n_subgraphs; k++) {
-        const mp_model *g = mp_model_subgraph(m, k);
-        fprintf(f, "  %-3d %-20s %d tensors, %d operators, inputs ", (int)k,
-                g->subgraph_name[0] ? g->subgraph_name : "-", (int)g->n_tensors, (int)g->n_ops);
-        print_list(f, g->n_inputs, g->inputs);
-        fputs(" outputs ", f);
-        print_list(f, g->n_outputs, g->outputs);
-        fputc('\n', f);
-        for (int32_t i = 0; k > 0 && i < g->n_ops; i++) {
-            const mp_op_info *op = &g->ops[i];
-            fprintf(f, "      #%-3d %-22s ", (int)i, mp_op_name(op->opcode));
-            print_list(f, op->n_inputs, op->inputs);
-            fputs(" -> ", f);
-            print_list(f, op->n_outputs, op->outputs);
-            if (op->opcode == MP_OP_WHILE)
-                fprintf(f, "  cond %d body %d", (int)op->opt.subgraph_a, (int)op->opt.subgraph_b);
-            else if (op->opcode == MP_OP_IF)
-                fprintf(f, "  then %d else %d", (int)op->opt.subgraph_a, (int)op->opt.subgraph_b);
-            if (!mp_kernel_find(op->opcode))
-                fputs("   [not supported by memprof]", f);
-            fputc('\n', f);
-        }
-    }
-}
-
 /* The report in text or JSON to -o or stdout, atomically. */
-static int write_report(const inspect_args *a, const mp_model_report *r, const mp_model *m)
+static int write_report(const inspect_args *a, const mp_model_report *r)
 {
     char why[256];
     mp_out o = {.f = stdout};
@@ -146,7 +137,6 @@ static int write_report(const inspect_args *a, const mp_model_report *r, const m
         }
     } else {
         mp_report_model_text(o.f, r, !a->no_tensors);
-        print_subgraphs(o.f, m);
     }
     if (!a->out)
         return MP_EXIT_OK;
@@ -185,16 +175,16 @@ int mp_cmd_inspect(int argc, char **argv)
     if (st != MP_OK)
         return mp_report_error(&err);
     mp_model_report r;
-    mp_model_report_tensor *tensors = NULL;
-    mp_model_report_op *ops = NULL;
-    if (describe(m, &r, &tensors, &ops)) {
-        rc = write_report(&a, &r, m);
+    described d = {0};
+    if (describe(m, &r, &d)) {
+        rc = write_report(&a, &r);
     } else {
         fprintf(stderr, "memprof inspect: out of memory\n");
         rc = MP_EXIT_RUNTIME;
     }
-    free(tensors);
-    free(ops);
+    free(d.tensors);
+    free(d.ops);
+    free(d.subgraphs);
     mp_model_free(m);
     return rc;
 }

@@ -1,9 +1,10 @@
-/* `memprof inspect`'s text report of a model (see model_report.h). */
+/* `memprof inspect`'s report of a model, text and JSON (see model_report.h). */
 #include "reports/model_report.h"
 
 #include "reports/units.h"
 
 #include <jansson.h>
+#include <string.h>
 
 static void tensor_line(FILE *f, const mp_model_report *m, int32_t idx, const char *indent)
 {
@@ -44,6 +45,50 @@ static void op_counts(FILE *f, const mp_model_report *m)
     fprintf(f, "\n");
 }
 
+/* "(0 1 -1)": an operator's or a subgraph's tensor list. */
+static void index_list(FILE *f, int32_t n, const int32_t *v)
+{
+    fputc('(', f);
+    for (int32_t j = 0; j < n; j++)
+        fprintf(f, j ? " %d" : "%d", (int)v[j]);
+    fputc(')', f);
+}
+
+/* One operator: "#3   WHILE (0 1) -> (2 3)  cond 1 body 2". */
+static void op_line(FILE *f, const mp_model_report_op *op, int32_t i, const char *indent)
+{
+    fprintf(f, "%s#%-3d %-22s ", indent, (int)i, op->name);
+    index_list(f, op->n_inputs, op->inputs);
+    fputs(" -> ", f);
+    index_list(f, op->n_outputs, op->outputs);
+    if (op->calls[0] >= 0 && strcmp(op->name, "WHILE") == 0)
+        fprintf(f, "  cond %d body %d", (int)op->calls[0], (int)op->calls[1]);
+    else if (op->calls[0] >= 0)
+        fprintf(f, "  then %d else %d", (int)op->calls[0], (int)op->calls[1]);
+    fprintf(f, "%s\n", op->supported ? "" : "   [not supported by memprof]");
+}
+
+/* A model of several subgraphs: each with its counts, inputs and outputs, and the operators
+ * of the ones WHILE and IF call (subgraph 0's are listed above). */
+static void subgraphs_text(FILE *f, const mp_model_report *m)
+{
+    if (m->n_subgraphs <= 1)
+        return;
+    fprintf(f, "\nsubgraphs   %d (subgraph 0 above; WHILE and IF call the others by index)\n",
+            (int)m->n_subgraphs);
+    for (int32_t k = 0; k < m->n_subgraphs; k++) {
+        const mp_model_report_subgraph *g = &m->subgraphs[k];
+        fprintf(f, "  %-3d %-20s %d tensors, %d operators, inputs ", (int)k,
+                g->name && g->name[0] ? g->name : "-", (int)g->n_tensors, (int)g->n_ops);
+        index_list(f, g->n_inputs, g->inputs);
+        fputs(" outputs ", f);
+        index_list(f, g->n_outputs, g->outputs);
+        fputc('\n', f);
+        for (int32_t i = 0; k > 0 && i < g->n_ops; i++)
+            op_line(f, &g->ops[i], i, "      ");
+    }
+}
+
 void mp_report_model_text(FILE *f, const mp_model_report *m, bool with_tensors)
 {
     size_t act = 0;
@@ -68,18 +113,12 @@ void mp_report_model_text(FILE *f, const mp_model_report *m, bool with_tensors)
     op_counts(f, m);
     int unsupported = 0;
     for (int32_t i = 0; i < m->n_ops; i++) {
-        const mp_model_report_op *op = &m->ops[i];
-        fprintf(f, "  #%-3d %-22s (", i, op->name);
-        for (int32_t j = 0; j < op->n_inputs; j++)
-            fprintf(f, j ? " %d" : "%d", op->inputs[j]);
-        fprintf(f, ") -> (");
-        for (int32_t j = 0; j < op->n_outputs; j++)
-            fprintf(f, j ? " %d" : "%d", op->outputs[j]);
-        fprintf(f, ")%s\n", op->supported ? "" : "   [not supported by memprof]");
-        unsupported += !op->supported;
+        op_line(f, &m->ops[i], i, "  ");
+        unsupported += !m->ops[i].supported;
     }
     if (unsupported)
         fprintf(f, "  %d operator(s) memprof cannot run yet\n", unsupported);
+    subgraphs_text(f, m);
     if (with_tensors) {
         fprintf(f, "\ntensors (index, name, dtype, shape, bytes; * = constant)\n");
         for (int32_t i = 0; i < m->n_tensors; i++)
@@ -126,6 +165,17 @@ static json_t *tensor_json(const mp_model_report *m, int32_t i)
     return o;
 }
 
+/* An operator; "calls" (the subgraphs a WHILE or IF calls) only on those. */
+static json_t *op_json(const mp_model_report_op *op, int32_t i)
+{
+    json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:b}", "index", (int)i, "name", jstr(op->name),
+                          "inputs", dims(op->n_inputs, op->inputs), "outputs",
+                          dims(op->n_outputs, op->outputs), "supported", op->supported);
+    if (o && op->calls[0] >= 0)
+        json_object_set_new(o, "calls", dims(2, op->calls));
+    return o;
+}
+
 bool mp_report_model_json(FILE *f, const mp_model_report *m, bool with_tensors)
 {
     json_t *root = json_object(), *ins = json_array(), *outs = json_array(),
@@ -149,16 +199,26 @@ bool mp_report_model_json(FILE *f, const mp_model_report *m, bool with_tensors)
     json_object_set_new(root, "inputs", ins);
     json_object_set_new(root, "outputs", outs);
     for (int32_t i = 0; i < m->n_ops; i++) {
-        const mp_model_report_op *op = &m->ops[i];
-        unsupported += !op->supported;
-        json_array_append_new(ops, json_pack("{s:i, s:o, s:o, s:o, s:b}", "index", (int)i,
-                                             "name", jstr(op->name), "inputs",
-                                             dims(op->n_inputs, op->inputs), "outputs",
-                                             dims(op->n_outputs, op->outputs), "supported",
-                                             op->supported));
+        unsupported += !m->ops[i].supported;
+        json_array_append_new(ops, op_json(&m->ops[i], i));
     }
     json_object_set_new(root, "ops", ops);
     json_object_set_new(root, "n_unsupported_ops", json_integer(unsupported));
+    if (m->n_subgraphs > 1) {
+        json_t *subs = json_array();
+        for (int32_t k = 0; k < m->n_subgraphs; k++) {
+            const mp_model_report_subgraph *g = &m->subgraphs[k];
+            json_t *gops = json_array();
+            for (int32_t i = 0; i < g->n_ops; i++)
+                json_array_append_new(gops, op_json(&g->ops[i], i));
+            json_array_append_new(subs, json_pack("{s:i, s:o, s:i, s:o, s:o, s:o}", "index",
+                                                  (int)k, "name", jstr(g->name), "n_tensors",
+                                                  (int)g->n_tensors, "inputs",
+                                                  dims(g->n_inputs, g->inputs), "outputs",
+                                                  dims(g->n_outputs, g->outputs), "ops", gops));
+        }
+        json_object_set_new(root, "subgraphs", subs);
+    }
     if (with_tensors) {
         json_t *ts = json_array();
         for (int32_t i = 0; i < m->n_tensors; i++)

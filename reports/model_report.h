@@ -1,4 +1,5 @@
-/* `memprof inspect`'s report: a model's inputs, outputs, operators and tensors as text. The
+/* `memprof inspect`'s report: a model's inputs, outputs, operators, tensors and subgraphs
+ * (WHILE / IF), as text or JSON. The
  * command fills the plain description below from the model (reports never read models). */
 #ifndef MP_MODEL_REPORT_H
 #define MP_MODEL_REPORT_H
@@ -30,7 +31,16 @@ typedef struct mp_model_report_op {
     int32_t n_inputs, n_outputs;
     const int32_t *inputs, *outputs; /* tensor indices, -1 = omitted */
     bool supported;            /* memprof has a kernel for it */
+    int32_t calls[2];          /* subgraphs it calls: WHILE cond, body; IF then, else; -1 none */
 } mp_model_report_op;
+
+/* One subgraph of a model of several (the ones WHILE and IF call). */
+typedef struct mp_model_report_subgraph {
+    const char *name;          /* "" when unnamed */
+    int32_t n_tensors, n_inputs, n_outputs, n_ops;
+    const int32_t *inputs, *outputs; /* tensor indices within the subgraph */
+    const mp_model_report_op *ops;
+} mp_model_report_subgraph;
 
 typedef struct mp_model_report {
     const char *path, *description;
@@ -40,6 +50,8 @@ typedef struct mp_model_report {
     const mp_model_report_tensor *tensors;
     const int32_t *inputs, *outputs; /* tensor indices */
     const mp_model_report_op *ops;
+    int32_t n_subgraphs;       /* 1 for most models; subgraph 0 is the one described above */
+    const mp_model_report_subgraph *subgraphs; /* n_subgraphs entries, 0 included */
 } mp_model_report;
 
 /* The report as `memprof inspect` prints it; with_tensors adds every tensor's line. */

@@ -83,6 +83,24 @@ same zoo.json zoo-o.json
 same inspect.json inspect-o.json
 "$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit("tensors" in j)' inspect-nt.json ||
   fail "inspect --no-tensors: tensors listed"
+# a model of several subgraphs (tools/gen_model while: main calls cond 1 and body 2 from one
+# WHILE): every subgraph listed with its operators, the WHILE's calls named
+gen="$(dirname "$mp")/gen_model"
+if [ -x "$gen" ]; then
+  "$gen" while 3 loop.tflite || fail "gen_model while failed"
+  json_cmd inspect-while inspect loop.tflite --no-tensors
+  "$py" -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+subs = j["subgraphs"]
+assert [s["name"] for s in subs] == ["main", "cond", "body"], subs
+assert [o["name"] for o in subs[1]["ops"]] == ["LESS"], subs[1]
+assert j["ops"][0]["name"] == "WHILE" and j["ops"][0]["calls"] == [1, 2], j["ops"]
+assert "calls" not in subs[2]["ops"][0]' inspect-while.json || fail "inspect of a WHILE model: $(head -c 300 inspect-while.json)"
+  "$py" -c 'import json,sys; sys.exit("subgraphs" in json.load(open(sys.argv[1])))' inspect-nt.json ||
+    fail "inspect of a one-subgraph model lists subgraphs"
+else
+  echo "note: $gen absent, the subgraph inspection is skipped"
+fi
 
 # run: the document on stdout is the report of the run, and nothing else is there
 expect 0 "$mp" run $mn --runs 2 --trace t3.json --format json
