@@ -163,8 +163,10 @@ static mp_status call_run(mp_session *c, int32_t n_in, mp_tensor *const *in, mp_
     for (int32_t i = 0; i < n_in && st == MP_OK; i++) {
         int32_t ti = g->inputs[i];
         mp_tensor *t = &c->tensors[ti];
-        if (!t->data)
-            st = mp_sm_give_own(c, ti, MP_MEM_DYNAMIC, -1, err); /* dynamic mode */
+        /* dynamic mode: the input's own block, sized again when this call's shape differs
+         * from the last one's (a block kept from a smaller shape would be written past) */
+        if (!t->data || c->trt[ti].home == HOME_OWN)
+            st = mp_sm_give_own(c, ti, MP_MEM_DYNAMIC, -1, err);
         if (st != MP_OK)
             break;
         if (t->bytes != in[i]->bytes || (t->bytes && !in[i]->data))

@@ -51,6 +51,15 @@ grep -q '^Dynamic bytes  *0 B' "$tmp/out" && fail "grow: no dynamic tensor in au
 has out "Duplicated bytes      0 B"
 has out "every byte allocated has been freed"
 
+# the call orders on both: the input's shape changes between prepare and run and before
+# every run (case D: [1,32], [1,64], ...) in every memory mode; each call sizes the called
+# subgraph's inputs again (a block kept from the smaller shape was written past in dynamic
+# mode: AddressSanitizer's heap-buffer-overflow in the sanitized build). The fixed loop
+# allocates in no later run of an unchanged shape; the growing one does, by its nature.
+expect 0 "$mp" scenarios "$tmp/loop.tflite" --shape x=1,32 --memory all -r 2 -w 1
+has out "flagged: none"
+expect 0 "$mp" scenarios "$tmp/grow.tflite" --shape x=1,32 --memory all -r 2 -w 1
+
 expect 5 "$mp" split "$tmp/loop.tflite" --at 1 -o "$tmp/part"
 has err "the model has 3 subgraphs (WHILE / IF); memprof splits single-subgraph models"
 [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "split: message over several lines"
