@@ -146,11 +146,12 @@ extern const mp_kernel mp_kernels_layout[];      /* RESHAPE, SQUEEZE, EXPAND_DIM
 extern const mp_kernel mp_kernels_reduce[];      /* MEAN, SUM, REDUCE_MAX, REDUCE_MIN,
                                                     REDUCE_PROD, ARG_MAX, ARG_MIN,
                                                     L2_NORMALIZATION */
-extern const mp_kernel mp_kernels_resize[];      /* RESIZE_BILINEAR */
+extern const mp_kernel mp_kernels_resize[];      /* RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR */
 extern const mp_kernel mp_kernels_convert[];     /* CAST, DEQUANTIZE */
 extern const mp_kernel mp_kernels_shape[];       /* SHAPE, STRIDED_SLICE, SLICE, PACK */
 extern const mp_kernel mp_kernels_gather[];      /* GATHER, GATHER_ND */
-extern const mp_kernel mp_kernels_movement[];    /* TRANSPOSE, TILE */
+extern const mp_kernel mp_kernels_movement[];    /* TRANSPOSE, TILE, MIRROR_PAD, UNPACK,
+                                                    REVERSE_V2, BROADCAST_TO */
 extern const mp_kernel mp_kernels_matmul[];      /* BATCH_MATMUL */
 extern const mp_kernel mp_kernels_activation_lut[]; /* HARD_SWISH */
 extern const mp_kernel mp_kernels_fill[];        /* ZEROS_LIKE, FILL, RANGE */
@@ -160,6 +161,8 @@ extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQR
 extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM */
 extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess (custom) */
 extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF */
+extern const mp_kernel mp_kernels_transpose_conv[]; /* TRANSPOSE_CONV */
+extern const mp_kernel mp_kernels_space[];       /* DEPTH_TO_SPACE, SPACE_TO_DEPTH */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif

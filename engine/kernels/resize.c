@@ -1,5 +1,5 @@
 /* Kernels: RESIZE_BILINEAR (NHWC float32, int8, uint8) on XNNPACK's resize_bilinear2d_nhwc_f32
- * / _s8 / _u8.
+ * / _s8 / _u8, and RESIZE_NEAREST_NEIGHBOR in plain C (below).
  *
  * TFLite has three sampling modes and XNNPACK matches each of them (checked against a plain
  * reference of TFLite's formula in tests/unit/test_kernels_resize.c):
@@ -10,13 +10,23 @@
  * running, infer returns MP_ERR_DEFERRED.
  * int8 and uint8 interpolate the integers themselves (the same three modes), so input and
  * output must share one scale and zero point, as TensorFlow Lite requires; the result may
- * differ from TensorFlow Lite's own 8-bit rounding by 1. */
+ * differ from TensorFlow Lite's own 8-bit rounding by 1.
+ *
+ * RESIZE_NEAREST_NEIGHBOR (float32, int8, uint8, int16; quantized output with the input's
+ * scale and zero point) is a plain-C index gather with TensorFlow Lite's reference formula
+ * (resize_nearest_neighbor.cc), per axis of in_size and out_size:
+ *   scale = align_corners && out_size > 1 ? (in_size-1)/(out_size-1) : in_size/out_size
+ *   in = min(align_corners ? round((out + offset) * scale) : floor((out + offset) * scale),
+ *            in_size - 1), offset 0.5 with half_pixel_centers (then also max(in, 0)), else 0;
+ * float arithmetic and round-half-away-from-zero as TensorFlow Lite computes it. Both
+ * options may be set together (TensorFlow Lite takes that too). */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <string.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/quant_layout.h"
 #include "engine/kernels/quant_tensor.h"
 
 typedef struct resize_state {
@@ -167,7 +177,104 @@ static void resize_release(mp_node *n)
         mp_node_free_state(n, &s->op);
 }
 
+/* ---- RESIZE_NEAREST_NEIGHBOR --------------------------------------------------------- */
+
+/* Checks; the output size into hw. MP_ERR_DEFERRED while the size is not known. */
+static mp_status nearest_size(mp_node *n, int32_t *hw)
+{
+    mp_status st = mp_node_check_io(n, 2, 2, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0], *size = n->in[1];
+    mp_tensor *out = n->out[0];
+    char b[96];
+    if ((in->dtype != MP_DT_FLOAT32 && in->dtype != MP_DT_INT8 && in->dtype != MP_DT_UINT8 &&
+         in->dtype != MP_DT_INT16) ||
+        out->dtype != in->dtype)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "only f32, i8, u8 and i16 are supported, output as input ('%s' is "
+                            "%s, '%s' %s)",
+                            mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
+                            mp_dtype_name(out->dtype));
+    if ((st = mp_node_check_same_qparams(n, in, out)) != MP_OK)
+        return st;
+    if (in->rank != 4)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must be NHWC (rank 4)", mp_tname(in),
+                            mp_shape_str(in->rank, in->dims, b, sizeof b));
+    if (size->dtype != MP_DT_INT32 || size->rank != 1 || size->dims[0] != 2)
+        return mp_node_fail(n, MP_ERR_SHAPE, "size '%s' must be int32 [2], is %s %s",
+                            mp_tname(size), mp_dtype_name(size->dtype),
+                            mp_shape_str(size->rank, size->dims, b, sizeof b));
+    if (!size->value_known || !size->data)
+        return MP_ERR_DEFERRED;
+    memcpy(hw, size->data, 2 * sizeof(int32_t));
+    if (hw[0] <= 0 || hw[1] <= 0 || in->dims[1] == 0 || in->dims[2] == 0)
+        return mp_node_fail(n, MP_ERR_SHAPE, "cannot resize '%s' %s to %dx%d", mp_tname(in),
+                            mp_shape_str(in->rank, in->dims, b, sizeof b), hw[0], hw[1]);
+    return MP_OK;
+}
+
+static mp_status nearest_infer(mp_node *n)
+{
+    int32_t hw[2];
+    mp_status st = nearest_size(n, hw);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    int32_t dims[4] = {in->dims[0], hw[0], hw[1], in->dims[3]};
+    return mp_node_set_output_shape(n, 4, dims);
+}
+
+/* TensorFlow Lite's GetNearestNeighbor. */
+static int32_t nearest_index(int32_t o, int32_t in_size, int32_t out_size, bool align,
+                             bool half)
+{
+    float scale = (align && out_size > 1) ? (float)(in_size - 1) / (float)(out_size - 1)
+                                          : (float)in_size / (float)out_size;
+    float offset = half ? 0.5f : 0.0f;
+    float v = ((float)o + offset) * scale;
+    int32_t i = align ? (int32_t)roundf(v) : (int32_t)floorf(v);
+    if (i > in_size - 1)
+        i = in_size - 1;
+    if (half && i < 0)
+        i = 0;
+    return i;
+}
+
+static mp_status nearest_run(mp_node *n)
+{
+    int32_t hw[2];
+    mp_status st = nearest_size(n, hw);
+    if (st == MP_ERR_DEFERRED)
+        return mp_node_fail(n, MP_ERR_SHAPE, "size '%s' has no value", mp_tname(n->in[1]));
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (out->rank != 4 || out->dims[0] != in->dims[0] || out->dims[1] != hw[0] ||
+        out->dims[2] != hw[1] || out->dims[3] != in->dims[3])
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match input '%s' and the size",
+                            mp_tname(out), mp_tname(in));
+    bool align = n->opt->align_corners, half = n->opt->half_pixel_centers;
+    const size_t es = mp_dtype_size(in->dtype), run = (size_t)in->dims[3] * es;
+    const int32_t ih = in->dims[1], iw = in->dims[2], oh = hw[0], ow = hw[1];
+    const uint8_t *src = in->data;
+    uint8_t *dst = out->data;
+    if (run == 0)
+        return MP_OK;
+    for (int32_t b = 0; b < in->dims[0]; b++)
+        for (int32_t y = 0; y < oh; y++) {
+            int32_t sy = nearest_index(y, ih, oh, align, half);
+            const uint8_t *srow = src + ((size_t)b * (size_t)ih + (size_t)sy) * (size_t)iw * run;
+            for (int32_t x = 0; x < ow; x++, dst += run)
+                memcpy(dst, srow + (size_t)nearest_index(x, iw, ow, align, half) * run, run);
+        }
+    return MP_OK;
+}
+
 const mp_kernel mp_kernels_resize[] = {
+    {.opcode = MP_OP_RESIZE_NEAREST_NEIGHBOR, .min_inputs = 2, .max_inputs = 2, .n_outputs = 1,
+     .infer = nearest_infer, .run = nearest_run},
     {.opcode = MP_OP_RESIZE_BILINEAR, .min_inputs = 2, .max_inputs = 2, .n_outputs = 1,
      .infer = resize_infer, .prepare = resize_prepare, .run = resize_run,
      .release = resize_release},

@@ -140,6 +140,8 @@ typedef struct mp_op_options {
     bool diagonal_recurrent_tensors; /* UNIDIRECTIONAL_SEQUENCE_LSTM */
     int32_t subgraph_a, subgraph_b; /* WHILE: cond, body; IF: then, else (subgraph indices) */
     mp_detection_options detection; /* TFLite_Detection_PostProcess */
+    int32_t block_size;        /* DEPTH_TO_SPACE, SPACE_TO_DEPTH (>= 1 when read) */
+    int32_t mirror_pad_mode;   /* MIRROR_PAD: 0 REFLECT, 1 SYMMETRIC */
 } mp_op_options;
 
 typedef struct mp_op_info {

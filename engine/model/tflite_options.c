@@ -14,6 +14,8 @@
 
 /* BuiltinOptions union types of SplitOptions and SplitVOptions (schema.fbs). */
 enum { BO_SPLIT = 35, BO_SPLIT_V = 79 };
+/* ... of SpaceToDepthOptions, MirrorPadOptions and DepthToSpaceOptions. */
+enum { BO_SPACE_TO_DEPTH = 19, BO_MIRROR_PAD = 77, BO_DEPTH_TO_SPACE = 94 };
 
 /* Which options table an operator carries, and its name for messages. */
 typedef struct opt_kind {
@@ -73,6 +75,9 @@ static const opt_kind k_opt_kinds[] = {
     {MP_OP_WHILE, BO_WHILE, "WhileOptions"},
     {MP_OP_BATCH_MATMUL, BO_BATCH_MATMUL, "BatchMatMulOptions"},
     {MP_OP_GELU, BO_GELU, "GeluOptions"},
+    {MP_OP_SPACE_TO_DEPTH, BO_SPACE_TO_DEPTH, "SpaceToDepthOptions"},
+    {MP_OP_DEPTH_TO_SPACE, BO_DEPTH_TO_SPACE, "DepthToSpaceOptions"},
+    {MP_OP_MIRROR_PAD, BO_MIRROR_PAD, "MirrorPadOptions"},
 };
 
 static const opt_kind *find_opt_kind(int code)
@@ -479,6 +484,20 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
         break;
     case BO_ONE_HOT:
         TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
+        break;
+    case BO_SPACE_TO_DEPTH:
+    case BO_DEPTH_TO_SPACE:
+        TRY_FB(mp_fb_i32(fb, ot, 0, 0, "block_size", &o->block_size));
+        if (o->block_size < 1)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): block_size %d is not valid (must be >= 1)",
+                           i, mp_tfl_op_label(code), o->block_size);
+        break;
+    case BO_MIRROR_PAD:
+        TRY_FB(mp_fb_u8(fb, ot, 0, 0, "mode", &u8v));
+        if (u8v > 1)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): mode %u is not valid (REFLECT or SYMMETRIC)",
+                           i, mp_tfl_op_label(code), u8v);
+        o->mirror_pad_mode = u8v;
         break;
     case BO_SPLIT:
     case BO_SPLIT_V: /* checked against the outputs by the kernel */

@@ -88,6 +88,13 @@ enum {
     OPT_SELECT_V2 = 98,
     OPT_BATCH_MATMUL = 101,
     OPT_GELU = 116,
+    OPT_SPACE_TO_DEPTH = 19,
+    OPT_TRANSPOSE_CONV = 49,
+    OPT_UNPACK = 64,
+    OPT_MIRROR_PAD = 77,
+    OPT_REVERSE_V2 = 81,
+    OPT_DEPTH_TO_SPACE = 94,
+    OPT_BROADCAST_TO = 104,
 };
 
 /* Field ids of the tables we write (position in the schema's table, unions taking two). */
@@ -485,6 +492,13 @@ int mp_tfw_options_type(int opcode)
     case MP_OP_WHILE: return OPT_WHILE;
     case MP_OP_BATCH_MATMUL: return OPT_BATCH_MATMUL;
     case MP_OP_GELU: return OPT_GELU;
+    case MP_OP_SPACE_TO_DEPTH: return OPT_SPACE_TO_DEPTH;
+    case MP_OP_DEPTH_TO_SPACE: return OPT_DEPTH_TO_SPACE;
+    case MP_OP_TRANSPOSE_CONV: return OPT_TRANSPOSE_CONV;
+    case MP_OP_UNPACK: return OPT_UNPACK;
+    case MP_OP_MIRROR_PAD: return OPT_MIRROR_PAD;
+    case MP_OP_REVERSE_V2: return OPT_REVERSE_V2;
+    case MP_OP_BROADCAST_TO: return OPT_BROADCAST_TO;
     default: return OPT_NONE;
     }
 }
@@ -1089,6 +1103,25 @@ static size_t write_options(fbb *b, const tfw_op *op, int type)
         break;
     case OPT_GELU:
         tb_u8(&t, 0, o->approximate, 0);
+        break;
+    case OPT_SPACE_TO_DEPTH:
+    case OPT_DEPTH_TO_SPACE:
+        tb_i32(&t, 0, o->block_size, 0);
+        break;
+    case OPT_TRANSPOSE_CONV:
+        /* padding, stride_w, stride_h, fused_activation_function */
+        tb_u8(&t, 0, o->padding, MP_PAD_SAME);
+        tb_i32(&t, 1, o->stride_w, 0);
+        tb_i32(&t, 2, o->stride_h, 0);
+        tb_u8(&t, 3, o->activation, MP_ACT_NONE);
+        break;
+    case OPT_UNPACK:
+        /* num (kept in values_count), axis */
+        tb_i32(&t, 0, o->values_count, 0);
+        tb_i32(&t, 1, o->axis, 0);
+        break;
+    case OPT_MIRROR_PAD:
+        tb_u8(&t, 0, o->mirror_pad_mode, 0);
         break;
     default: /* option tables without fields */
         break;
