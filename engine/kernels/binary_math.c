@@ -1,6 +1,6 @@
 /* Kernels: elementwise math of two broadcast inputs (MAXIMUM, MINIMUM, SQUARED_DIFFERENCE,
- * POW, PRELU) after TensorFlow Lite's maximum_minimum.cc, squared_difference.cc, pow.cc and
- * PRELU (activations.cc). NumPy broadcasting over broadcast.h's plan; the output has the
+ * POW, PRELU, FLOOR_DIV) after TensorFlow Lite's maximum_minimum.cc, squared_difference.cc,
+ * pow.cc, PRELU (activations.cc) and floor_div.cc. NumPy broadcasting over broadcast.h's plan; the output has the
  * inputs' dtype (PRELU: the input's and alpha's, which must be equal).
  *
  * float32: MAXIMUM, MINIMUM and SQUARED_DIFFERENCE run on XNNPACK's maximum_nd /
@@ -9,12 +9,15 @@
  * dimension (the output then has the input's shape); plain C otherwise, and for inputs that
  * are constants (XNNPACK may read past their end). MAXIMUM is x > w ? x : w and MINIMUM
  * x < w ? x : w as TensorFlow Lite (XNNPACK's max / min instructions may pick the other
- * operand of a NaN); POW is powf; PRELU is x >= 0 ? x : x * alpha.
+ * operand of a NaN); POW is powf; PRELU is x >= 0 ? x : x * alpha; FLOOR_DIV is
+ * floor(x / w) with the quotient in double, as TensorFlow Lite (plain C).
  *
  * Integers: MAXIMUM and MINIMUM on int32, int64, int16, int8 and uint8 compare the stored
  * values (TensorFlow Lite does not rescale them either); SQUARED_DIFFERENCE on int32 and POW
  * on int32 (exponentiation by squaring; a negative exponent is an error at run time, as in
- * TensorFlow Lite) wrap as two's complement.
+ * TensorFlow Lite) wrap as two's complement. FLOOR_DIV on int32 rounds the quotient toward
+ * minus infinity (-7 / 2 = -4, TensorFlow Lite's floor of the exact quotient); a zero divisor
+ * fails the run, as in TensorFlow Lite; INT32_MIN / -1 wraps to INT32_MIN.
  * int8 SQUARED_DIFFERENCE and int8 / uint8 PRELU are TensorFlow Lite's reference integer
  * kernels, bit for bit: SQUARED_DIFFERENCE shifts both centred inputs left by 7, scales
  * each by its scale over twice the larger input scale, squares the difference and scales it
@@ -79,6 +82,15 @@ static inline int32_t pow_i32(int32_t base, int32_t e)
     return (int32_t)r;
 }
 
+/* floor(x / w) in the integers (w != 0: run checks). */
+static inline int32_t floor_div_i32(int32_t x, int32_t w)
+{
+    if (w == -1)
+        return (int32_t)(0u - (uint32_t)x);
+    int32_t q = x / w;
+    return (x % w != 0 && ((x < 0) != (w < 0))) ? q - 1 : q;
+}
+
 typedef void (*bm_fn)(const mp_bc_plan *p, const void *a, const void *b, void *y,
                       const bm_q8 *q);
 
@@ -113,6 +125,8 @@ BM_KERNEL(pow_i32k, int32_t, pow_i32(x, w))
 BM_KERNEL(prelu_f32, float, x >= 0.0f ? x : x * w)
 BM_KERNEL(prelu_s8, int8_t, (int8_t)q_prelu(q, x, w))
 BM_KERNEL(prelu_u8, uint8_t, (uint8_t)q_prelu(q, x, w))
+BM_KERNEL(floordiv_f32, float, (float)floor((double)x / (double)w))
+BM_KERNEL(floordiv_i32, int32_t, floor_div_i32(x, w))
 
 /* Column of bm_op.fn per dtype. */
 enum { BM_F32, BM_I32, BM_I64, BM_I16, BM_S8, BM_U8, BM_NDT };
@@ -146,6 +160,7 @@ static const bm_op bm_ops[] = {
     {MP_OP_POW, {[BM_F32] = pow_f32, [BM_I32] = pow_i32k}, "f32, i32"},
     {MP_OP_PRELU, {[BM_F32] = prelu_f32, [BM_S8] = prelu_s8, [BM_U8] = prelu_u8},
      "f32, i8, u8"},
+    {MP_OP_FLOOR_DIV, {[BM_F32] = floordiv_f32, [BM_I32] = floordiv_i32}, "f32, i32"},
 };
 
 static const bm_op *bm_find(int32_t opcode)
@@ -297,7 +312,8 @@ static mp_status bm_prepare(mp_node *n)
     if (bm_needs_q8(n))
         return bm_q8_init(n, &s->q);
     const bool prelu_nc = n->opcode == MP_OP_PRELU && bm_prelu_per_channel(n);
-    if (a->dtype != MP_DT_FLOAT32 || n->opcode == MP_OP_POW || s->plan.elements == 0 ||
+    if (a->dtype != MP_DT_FLOAT32 || n->opcode == MP_OP_POW || n->opcode == MP_OP_FLOOR_DIV ||
+        s->plan.elements == 0 ||
         a->is_const || (b->is_const && n->opcode != MP_OP_PRELU) ||
         (n->opcode == MP_OP_PRELU && !prelu_nc) ||
         (n->opcode != MP_OP_PRELU && s->plan.rank > XNN_MAX_TENSOR_DIMS))
@@ -339,6 +355,13 @@ static mp_status bm_run(mp_node *n)
                                     "int32 POW of a negative exponent: '%s' element %zu is %d",
                                     mp_tname(b), i, e[i]);
     }
+    if (n->opcode == MP_OP_FLOOR_DIV && a->dtype == MP_DT_INT32) {
+        const int32_t *d = b->data;
+        for (size_t i = 0, count = mp_tensor_elements(b); i < count; i++)
+            if (d[i] == 0)
+                return mp_node_fail(n, MP_ERR_ARG, "division by zero: divisor '%s' element %zu is 0",
+                                    mp_tname(b), i);
+    }
     bm_find(n->opcode)->fn[bm_dtype_index(a->dtype)](&s->plan, a->data, b->data, n->out[0]->data,
                                                       &s->q);
     return MP_OK;
@@ -360,5 +383,5 @@ static void bm_release(mp_node *n)
 const mp_kernel mp_kernels_binary_math[] = {
     BM_TABLE_KERNEL(MP_OP_MAXIMUM), BM_TABLE_KERNEL(MP_OP_MINIMUM),
     BM_TABLE_KERNEL(MP_OP_SQUARED_DIFFERENCE), BM_TABLE_KERNEL(MP_OP_POW),
-    BM_TABLE_KERNEL(MP_OP_PRELU), {.opcode = -1},
+    BM_TABLE_KERNEL(MP_OP_PRELU), BM_TABLE_KERNEL(MP_OP_FLOOR_DIV), {.opcode = -1},
 };

@@ -139,7 +139,7 @@ extern const mp_kernel mp_kernels_fc[];          /* FULLY_CONNECTED */
 extern const mp_kernel mp_kernels_pool[];        /* AVERAGE_POOL_2D, MAX_POOL_2D */
 extern const mp_kernel mp_kernels_binary[];      /* ADD, SUB, MUL, DIV, FLOOR_MOD */
 extern const mp_kernel mp_kernels_unary[];       /* LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1 */
-extern const mp_kernel mp_kernels_softmax[];     /* SOFTMAX */
+extern const mp_kernel mp_kernels_softmax[];     /* SOFTMAX, LOG_SOFTMAX */
 extern const mp_kernel mp_kernels_layout[];      /* RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD,
                                                     SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, SPLIT,
                                                     SPLIT_V */
@@ -156,8 +156,11 @@ extern const mp_kernel mp_kernels_matmul[];      /* BATCH_MATMUL */
 extern const mp_kernel mp_kernels_activation_lut[]; /* HARD_SWISH */
 extern const mp_kernel mp_kernels_fill[];        /* ZEROS_LIKE, FILL, RANGE */
 extern const mp_kernel mp_kernels_compare[];     /* EQUAL, NOT_EQUAL, LESS(_EQUAL), GREATER(_EQUAL), LOGICAL_*, SELECT(_V2) */
-extern const mp_kernel mp_kernels_binary_math[]; /* MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW, PRELU */
-extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG, LEAKY_RELU, GELU */
+extern const mp_kernel mp_kernels_binary_math[]; /* MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW, PRELU,
+                                                    FLOOR_DIV */
+extern const mp_kernel mp_kernels_unary_math[];  /* ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG, LEAKY_RELU, GELU,
+                                                    FLOOR, CEIL, ROUND, SIN, COS, ELU */
+extern const mp_kernel mp_kernels_sequence[];    /* CUMSUM, ONE_HOT, TOPK_V2, EMBEDDING_LOOKUP */
 extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM */
 extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess (custom) */
 extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF */

@@ -1,4 +1,6 @@
-/* Kernel: SOFTMAX over the last axis, y = exp(beta * (x - max)) / sum, any rank >= 1
+/* Kernels: SOFTMAX and LOG_SOFTMAX over the last axis.
+ *
+ * SOFTMAX: y = exp(beta * (x - max)) / sum, any rank >= 1
  * (leading dimensions are flattened into rows).
  *
  * XNNPACK's softmax has no beta. With beta == 1 it reads the input directly; any other beta
@@ -18,7 +20,20 @@
  *   differences below diff_min (the radius of that format) giving 0 probability, gemmlowp's
  *   fixed-point exp_on_negative_values summed in Q12.19, the reciprocal of the sum through
  *   one_over_one_plus_x_for_x_in_0_1, each output rounded to 8 bits and offset by -128
- *   (int8) or 0 (uint8). No temporaries: each row is read three times. */
+ *   (int8) or 0 (uint8). No temporaries: each row is read three times.
+ *
+ * LOG_SOFTMAX (plain C, TensorFlow Lite's reference kernels):
+ *   float32: per row of the last axis, y = x - max - log(sum exp(x - max)), in float.
+ *   int8 / uint8 (output scale 16/256 and zero point 127 (int8) or 255 (uint8), as TensorFlow
+ *   Lite's Prepare requires; beta 1): LogSoftmaxQuantized bit for bit. The input scale times
+ *   2^26 as a multiplier greater than one (PreprocessLogSoftmaxScalingExp, with the reverse
+ *   multiplier of 2^(31 - left shift) / multiplier), the exps of x - max summed in Q12.19
+ *   as SOFTMAX does, their log in Q5.26 (log_x_for_x_greater_than_or_equal_to_1: the
+ *   power of two from the leading zeros, the mantissa's log by a rational approximation
+ *   around 2^-1/4), and each output (x - max) in Q5.26 minus that log, rounded to Q4 and
+ *   offset by the zero point; differences at or below max(diff_min - 1, the reversed log)
+ *   give the dtype's lowest value. TensorFlow Lite's default uint8 kernel uses a float
+ *   table instead (optimized_ops); memprof runs the reference for both dtypes. */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -167,18 +182,25 @@ static mp_status softmax_q8_params(mp_node *n, float in_scale, softmax_q8_state 
 
 /* 8-bit input and output of the same dtype, per tensor, the output as the specification
  * wants it (TensorFlow Lite's tolerance on its scale: 0.1 %). */
+/* An 8-bit node's output of the input's dtype, both quantized per tensor: the input scale,
+ * the output scale and zero point. */
+static mp_status sm_q8_io(mp_node *n, float *in_scale, float *so, int32_t *zo)
+{
+    int32_t zi;
+    mp_status st = mp_node_check_same_dtype(n, n->in[0], n->out[0]);
+    if (st == MP_OK)
+        st = mp_node_qparams(n, n->in[0], in_scale, &zi);
+    if (st == MP_OK)
+        st = mp_node_qparams(n, n->out[0], so, zo);
+    return st;
+}
+
 static mp_status softmax_q8_check(mp_node *n, float *in_scale)
 {
     const mp_tensor *in = n->in[0], *out = n->out[0];
-    if (out->dtype != in->dtype)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
-                            mp_tname(out), mp_dtype_name(out->dtype), mp_tname(in),
-                            mp_dtype_name(in->dtype));
     float so;
-    int32_t zi, zo;
-    mp_status st = mp_node_qparams(n, in, in_scale, &zi);
-    if (st == MP_OK)
-        st = mp_node_qparams(n, out, &so, &zo);
+    int32_t zo;
+    mp_status st = sm_q8_io(n, in_scale, &so, &zo);
     if (st != MP_OK)
         return st;
     const int32_t want_zp = in->dtype == MP_DT_INT8 ? -128 : 0;
@@ -333,7 +355,215 @@ static void softmax_release(mp_node *n)
         mp_node_free_state(n, &s->op);
 }
 
+/* ---- LOG_SOFTMAX ---- */
+
+/* The integer parameters of an 8-bit LOG_SOFTMAX (TensorFlow Lite's Prepare). */
+typedef struct log_softmax_q8 {
+    int32_t multiplier, reverse_multiplier, diff_min, zero_point;
+    int left_shift, reverse_shift;
+} log_softmax_q8;
+
+/* SaturatingRoundingMultiplyByPOTParam for an exponent in 0..30. */
+static int32_t fx_sat_shl0(int32_t x, int e)
+{
+    return e == 0 ? x : fx_sat_shl(x, e);
+}
+
+static int32_t fx_sat_add(int32_t a, int32_t b)
+{
+    const int64_t s = (int64_t)a + b;
+    return s > INT32_MAX ? INT32_MAX : (s < INT32_MIN ? INT32_MIN : (int32_t)s);
+}
+
+static int32_t fx_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static int32_t fx_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+
+/* log(x) for x >= 1 given in Q12.19, result in Q5.26 (TensorFlow Lite's
+ * log_x_for_x_greater_than_or_equal_to_1 with 5 output and 12 input integer bits; the
+ * accumulation in Q6.25). */
+static int32_t fx_log_q12_to_q5(int32_t x)
+{
+    const int in_bits = SM_ACC_BITS, acc_bits = 6;
+    const int32_t log_2 = 1488522236, sqrt_sqrt_half = 1805811301, sqrt_half = 1518500250;
+    const int32_t alpha_n = 117049297, alpha_d = 127690142, alpha_i = 1057819769,
+                  alpha_f = 638450708;
+    const int32_t shifted_quarter = mp_rounding_divide_by_pot(1 << 29, acc_bits);
+    const int za_headroom_plus_1 = __builtin_clz((uint32_t)x);
+    const int32_t ra_tmp = fx_sat_shl0(x, za_headroom_plus_1 - 1);
+    const int32_t ra = fx_sat_shl0(fx_mul(ra_tmp, sqrt_half), 1);
+    const int32_t za_pow2 =
+        fx_sat_add(fx_sat_shl0(in_bits - za_headroom_plus_1, 31 - acc_bits), shifted_quarter);
+    const int32_t zb = fx_mul(x, sqrt_half);
+    const int zb_headroom = __builtin_clz((uint32_t)zb) - 1;
+    const int32_t rb = fx_sat_shl0(x, zb_headroom);
+    const int64_t zb_d = (int64_t)fx_sat_shl0(in_bits - zb_headroom, 31 - acc_bits) -
+                         shifted_quarter;
+    const int32_t zb_pow2 = zb_d < INT32_MIN ? INT32_MIN : (int32_t)zb_d;
+    const int32_t r = ra < rb ? ra : rb;
+    const int32_t z_pow2 = za_pow2 > zb_pow2 ? za_pow2 : zb_pow2;
+    const int64_t ps = (int64_t)r + sqrt_sqrt_half;
+    const int32_t p = (int32_t)((ps + (ps >= 0 ? 1 : -1)) / 2);
+    int32_t q = fx_sub(r, sqrt_sqrt_half);
+    q = fx_add(q, q);
+    const int32_t common_sq = fx_mul(q, q);
+    const int32_t num = fx_add(fx_mul(q, r), fx_mul(fx_mul(q, common_sq), alpha_n));
+    const int32_t denom_minus_one =
+        fx_add(fx_mul(p, fx_add(fx_add(alpha_i, q), fx_mul(alpha_d, common_sq))),
+               fx_mul(alpha_f, q));
+    const int32_t recip = fx_one_over_one_plus(denom_minus_one);
+    const int32_t num_scaled = mp_rounding_divide_by_pot(num, acc_bits);
+    const int32_t sum = fx_add(fx_mul(z_pow2, log_2), fx_mul(num_scaled, recip));
+    return fx_sat_shl0(sum, acc_bits - SM_DIFF_BITS);
+}
+
+/* TensorFlow Lite's LogSoftmaxQuantized of rows x depth 8-bit values. */
+static void log_softmax_q8_rows(const log_softmax_q8 *q, const void *in, void *out, size_t rows,
+                                size_t depth, bool s8)
+{
+    const int32_t qmin = s8 ? INT8_MIN : 0, qmax = s8 ? INT8_MAX : UINT8_MAX;
+    const int out_shift = 31 - SM_DIFF_BITS - 4;
+    for (size_t r = 0; r < rows; r++) {
+        const int8_t *xs = (const int8_t *)in + r * depth;
+        const uint8_t *xu = (const uint8_t *)in + r * depth;
+        int32_t mx = qmin;
+        for (size_t c = 0; c < depth; c++) {
+            int32_t v = s8 ? xs[c] : xu[c];
+            mx = v > mx ? v : mx;
+        }
+        int32_t sum = 0; /* Q12.19 */
+        for (size_t c = 0; c < depth; c++) {
+            int32_t diff = (s8 ? xs[c] : xu[c]) - mx;
+            if (diff >= q->diff_min)
+                sum = fx_add(sum, mp_rounding_divide_by_pot(
+                                      fx_exp_on_negative(mp_multiply_by_quantized_multiplier(
+                                          diff, q->multiplier, q->left_shift)),
+                                      SM_ACC_BITS));
+        }
+        const int32_t log_sum = fx_log_q12_to_q5(sum);
+        const int32_t reversed = mp_multiply_by_quantized_multiplier(
+            fx_add(log_sum, INT32_MIN), q->reverse_multiplier, q->reverse_shift);
+        const int32_t adjusted_min = q->diff_min - 1 > reversed ? q->diff_min - 1 : reversed;
+        for (size_t c = 0; c < depth; c++) {
+            int32_t diff = (s8 ? xs[c] : xu[c]) - mx, v = qmin;
+            if (diff > adjusted_min) {
+                const int32_t d5 =
+                    mp_multiply_by_quantized_multiplier(diff, q->multiplier, q->left_shift);
+                v = mp_rounding_divide_by_pot(fx_sub(d5, log_sum), out_shift) + q->zero_point;
+                v = v < qmin ? qmin : (v > qmax ? qmax : v);
+            }
+            if (s8)
+                ((int8_t *)out)[r * depth + c] = (int8_t)v;
+            else
+                ((uint8_t *)out)[r * depth + c] = (uint8_t)v;
+        }
+    }
+}
+
+/* The dtypes and quantization TensorFlow Lite's Prepare requires, and the parameters
+ * (PreprocessLogSoftmaxScalingExp, CalculateInputRadius) into q when not NULL. */
+static mp_status log_softmax_q8_init(mp_node *n, log_softmax_q8 *q)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    float si, so;
+    int32_t zo;
+    mp_status st = sm_q8_io(n, &si, &so, &zo);
+    if (st != MP_OK)
+        return st;
+    const int32_t want_zp = in->dtype == MP_DT_INT8 ? 127 : 255;
+    if (so != 16.0f / 256 || zo != want_zp)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "output '%s' has scale %g and zero point %d; 8-bit LOG_SOFTMAX "
+                            "produces scale 16/256 and zero point %d",
+                            mp_tname(out), (double)so, zo, want_zp);
+    double real = (double)si * (double)(1 << (31 - SM_DIFF_BITS));
+    if (real > 2147483647.0)
+        real = 2147483647.0;
+    log_softmax_q8 p = {.zero_point = want_zp};
+    bool ok = real > 1.0 && mp_quantize_multiplier(real, &p.multiplier, &p.left_shift) &&
+              p.left_shift >= 1 && p.left_shift <= 30;
+    double reverse = 0.0;
+    if (ok) {
+        reverse = (double)(1u << (31 - p.left_shift)) / (double)p.multiplier;
+        ok = reverse > 0.0 && reverse < 1.0 &&
+             mp_quantize_multiplier(reverse, &p.reverse_multiplier, &p.reverse_shift) &&
+             p.reverse_shift <= 0;
+    }
+    if (!ok)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input scale %g of '%s' is out of 8-bit LOG_SOFTMAX's range (its "
+                            "scale times 2^26 must be above 1)", (double)si, mp_tname(in));
+    const double radius = (double)((1 << SM_DIFF_BITS) - 1) *
+                          (double)(1LL << (31 - SM_DIFF_BITS)) / (double)(1LL << p.left_shift);
+    p.diff_min = -(int32_t)floor(radius);
+    if (q)
+        *q = p;
+    return MP_OK;
+}
+
+static mp_status log_softmax_infer(mp_node *n)
+{
+    mp_status st = mp_node_check_io(n, 1, 1, 0);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    if (mp_dtype_is_q8(in->dtype))
+        st = log_softmax_q8_init(n, NULL);
+    else
+        st = mp_node_check_f32_io(n);
+    if (st != MP_OK)
+        return st;
+    if (in->rank < 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' is a scalar (rank 0); needs rank >= 1",
+                            mp_tname(in));
+    return mp_node_set_output_shape(n, in->rank, in->dims);
+}
+
+static mp_status log_softmax_prepare(mp_node *n)
+{
+    if (!mp_dtype_is_q8(n->in[0]->dtype))
+        return MP_OK;
+    log_softmax_q8 *q = mp_node_state(n, sizeof *q);
+    return q ? log_softmax_q8_init(n, q) : MP_ERR_NOMEM;
+}
+
+static void log_softmax_release(mp_node *n)
+{
+    mp_mem_free(n->mem, n->state);
+    n->state = NULL;
+}
+
+static mp_status log_softmax_run(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    const size_t depth = (size_t)in->dims[in->rank - 1];
+    const size_t rows = depth ? mp_tensor_elements(in) / depth : 0;
+    if (mp_dtype_is_q8(in->dtype)) {
+        if (!n->state)
+            return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
+        log_softmax_q8_rows(n->state, in->data, n->out[0]->data, rows, depth,
+                            in->dtype == MP_DT_INT8);
+        return MP_OK;
+    }
+    const float *x = in->data;
+    float *y = n->out[0]->data;
+    for (size_t r = 0; r < rows; r++, x += depth, y += depth) {
+        float mx = -INFINITY;
+        for (size_t c = 0; c < depth; c++)
+            mx = x[c] > mx ? x[c] : mx;
+        float sum = 0.0f;
+        for (size_t c = 0; c < depth; c++)
+            sum += expf(x[c] - mx);
+        const float log_sum = logf(sum);
+        for (size_t c = 0; c < depth; c++)
+            y[c] = x[c] - mx - log_sum;
+    }
+    return MP_OK;
+}
+
 const mp_kernel mp_kernels_softmax[] = {
+    {.opcode = MP_OP_LOG_SOFTMAX, .min_inputs = 1, .max_inputs = 1, .n_outputs = 1,
+     .infer = log_softmax_infer, .prepare = log_softmax_prepare, .run = log_softmax_run,
+     .release = log_softmax_release},
     {.opcode = MP_OP_SOFTMAX,
      .optional_inputs = 0,
      .min_inputs = 1,

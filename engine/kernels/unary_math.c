@@ -1,11 +1,14 @@
 /* Kernels: elementwise math of one input (ABS, NEG, SQUARE, SQRT, RSQRT, EXP, LOG,
- * LEAKY_RELU, GELU), one table-driven family after TensorFlow Lite's elementwise.cc, neg.cc,
- * exp.cc, leaky_relu.cc and gelu.cc.
+ * LEAKY_RELU, GELU, FLOOR, CEIL, ROUND, SIN, COS, ELU), one table-driven family after
+ * TensorFlow Lite's elementwise.cc, neg.cc, exp.cc, leaky_relu.cc, gelu.cc, floor.cc, ceil.cc,
+ * round.cc and activations.cc (ELU).
  *
  * Each operator is one row of um_ops: its float32 function (TensorFlow Lite's: 1 / sqrtf(x)
  * for RSQRT, x > 0 ? x : alpha * x for LEAKY_RELU, GELU's erfc form or, with `approximate`,
- * its tanh form), optionally the XNNPACK operator computing the same (abs, negate, square,
- * square_root, leaky_relu: exact operations, equal to the C function up to the sign of a
+ * its tanh form; ROUND half to even (rintf under the default rounding mode, as TensorFlow
+ * Lite's RoundToNearest); ELU x < 0 ? expm1f(x) : x; SIN, COS sinf, cosf), optionally the
+ * XNNPACK operator computing the same (abs, negate, square, square_root, leaky_relu, floor,
+ * ceiling, bankers_rounding: exact operations, equal to the C function up to the sign of a
  * zero), the integer dtypes it takes, and its 8-bit formula. XNNPACK runs a float node whose
  * input is not a constant (XNNPACK may read past the end of its input, which a mapped file
  * does not promise); plain C runs everything else.
@@ -19,7 +22,8 @@
  *   NEG (int8): zp_in + zp_out - q saturated, input and output scales equal (as TFLite);
  *   LEAKY_RELU (int8, uint8): q - zp_in scaled by in_scale / out_scale when >= 0, else by
  *     in_scale * alpha / out_scale (both ratios in float, as TFLite), plus zp_out, saturated;
- *   GELU (int8, uint8), EXP (int8), LOG (int8): TensorFlow Lite's lookup table (LUTPopulate):
+ *   GELU (int8, uint8), EXP (int8), LOG (int8), ELU (int8): TensorFlow Lite's lookup table
+ *     (LUTPopulate / PopulateLookupTable):
  *     dequantize in float, the float function (LOG of a value <= 0 gives the output's lowest
  *     real value, as TensorFlow Lite), times 1 / out_scale rounded half away from zero, plus
  *     zp_out in float, saturated (an infinite or huge value to the bound on its side);
@@ -80,6 +84,12 @@ static float f_rsqrt(float x, const mp_op_options *o) { (void)o; return 1.0f / s
 static float f_exp(float x, const mp_op_options *o) { (void)o; return expf(x); }
 static float f_log(float x, const mp_op_options *o) { (void)o; return logf(x); }
 static float f_leaky(float x, const mp_op_options *o) { return x > 0.0f ? x : x * o->alpha; }
+static float f_floor(float x, const mp_op_options *o) { (void)o; return floorf(x); }
+static float f_ceil(float x, const mp_op_options *o) { (void)o; return ceilf(x); }
+static float f_round(float x, const mp_op_options *o) { (void)o; return rintf(x); }
+static float f_sin(float x, const mp_op_options *o) { (void)o; return sinf(x); }
+static float f_cos(float x, const mp_op_options *o) { (void)o; return cosf(x); }
+static float f_elu(float x, const mp_op_options *o) { (void)o; return x < 0.0f ? expm1f(x) : x; }
 
 /* GELU: 0.5 x (1 + erf(x / sqrt 2)), written with erfc (no cancellation for large negative
  * x); approximate: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). */
@@ -154,6 +164,12 @@ static int32_t q_sqrt(const um_q8 *q, int32_t v)
     return r >= 1e9f ? 1000000000 : (int32_t)r + q->zo;
 }
 
+static int32_t q_elu(const um_q8 *q, int32_t v)
+{
+    const float x = q->si * (float)(v - q->zi);
+    return lut_quantize(q, x < 0.0f ? expf(x) - 1.0f : x); /* the table's exp - 1, as TFLite */
+}
+
 static int32_t q_gelu(const um_q8 *q, int32_t v)
 {
     return lut_quantize(q, f_gelu(q->si * (float)(v - q->zi), q->opt));
@@ -179,6 +195,14 @@ static const um_op um_ops[] = {
     {MP_OP_LEAKY_RELU, f_leaky, NULL, xnn_setup_leaky_relu_nc_f32, UM_S8 | UM_U8, NULL, q_leaky,
      "f32, i8, u8"},
     {MP_OP_GELU, f_gelu, NULL, NULL, UM_S8 | UM_U8, NULL, q_gelu, "f32, i8, u8"},
+    {MP_OP_FLOOR, f_floor, xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32, 0, NULL, NULL, "f32"},
+    {MP_OP_CEIL, f_ceil, xnn_create_ceiling_nc_f32, xnn_setup_ceiling_nc_f32, 0, NULL, NULL,
+     "f32"},
+    {MP_OP_ROUND, f_round, xnn_create_bankers_rounding_nc_f32, xnn_setup_bankers_rounding_nc_f32,
+     0, NULL, NULL, "f32"},
+    {MP_OP_SIN, f_sin, NULL, NULL, 0, NULL, NULL, "f32"},
+    {MP_OP_COS, f_cos, NULL, NULL, 0, NULL, NULL, "f32"},
+    {MP_OP_ELU, f_elu, NULL, NULL, UM_S8, NULL, q_elu, "f32, i8"},
 };
 
 static const um_op *um_find(int32_t opcode)
@@ -387,5 +411,7 @@ const mp_kernel mp_kernels_unary_math[] = {
     UM_KERNEL(MP_OP_ABS),  UM_KERNEL(MP_OP_NEG),        UM_KERNEL(MP_OP_SQUARE),
     UM_KERNEL(MP_OP_SQRT), UM_KERNEL(MP_OP_RSQRT),      UM_KERNEL(MP_OP_EXP),
     UM_KERNEL(MP_OP_LOG),  UM_KERNEL(MP_OP_LEAKY_RELU), UM_KERNEL(MP_OP_GELU),
+    UM_KERNEL(MP_OP_FLOOR), UM_KERNEL(MP_OP_CEIL),      UM_KERNEL(MP_OP_ROUND),
+    UM_KERNEL(MP_OP_SIN),  UM_KERNEL(MP_OP_COS),        UM_KERNEL(MP_OP_ELU),
     {.opcode = -1},
 };

@@ -111,7 +111,7 @@ typedef struct mp_op_options {
     int32_t depth_multiplier;         /* DEPTHWISE_CONV_2D */
     int32_t activation;        /* mp_activation: fused activation of any op that has one */
     float beta;                /* SOFTMAX */
-    int32_t axis;              /* CONCATENATION, PACK */
+    int32_t axis;              /* CONCATENATION, PACK, ONE_HOT (-1: last) */
     int32_t values_count;      /* PACK */
     int32_t num_splits;        /* SPLIT, SPLIT_V: number of outputs */
     bool keep_dims;            /* MEAN and other reducers */
@@ -133,6 +133,7 @@ typedef struct mp_op_options {
     float alpha;               /* LEAKY_RELU */
     bool adj_x, adj_y;         /* BATCH_MATMUL: transpose the last two dims of x, of y */
     bool approximate;          /* GELU: the tanh approximation */
+    bool exclusive, reverse;   /* CUMSUM: sum before the element; from the end of the axis */
     bool asymmetric_quantize_inputs; /* hybrid FULLY_CONNECTED, BATCH_MATMUL, LSTMs */
     float cell_clip, proj_clip; /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM: 0 = no clipping */
     int32_t lstm_kernel_type;  /* LSTM: 0 FULL, 1 BASIC */

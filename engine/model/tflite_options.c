@@ -17,6 +17,9 @@ enum { BO_SPLIT = 35, BO_SPLIT_V = 79 };
 /* ... of SpaceToDepthOptions, MirrorPadOptions and DepthToSpaceOptions. */
 enum { BO_SPACE_TO_DEPTH = 19, BO_MIRROR_PAD = 77, BO_DEPTH_TO_SPACE = 94 };
 
+/* ... of CumsumOptions. */
+enum { BO_CUMSUM = 102 };
+
 /* Which options table an operator carries, and its name for messages. */
 typedef struct opt_kind {
     int code;
@@ -59,6 +62,7 @@ static const opt_kind k_opt_kinds[] = {
     {MP_OP_SHAPE, BO_SHAPE, "ShapeOptions"},
     {MP_OP_PACK, BO_PACK, "PackOptions"},
     {MP_OP_ONE_HOT, BO_ONE_HOT, "OneHotOptions"},
+    {MP_OP_CUMSUM, BO_CUMSUM, "CumsumOptions"},
     {MP_OP_UNPACK, BO_UNPACK, "UnpackOptions"},
     {MP_OP_BIDIRECTIONAL_SEQUENCE_LSTM, BO_BIDI_SEQUENCE_LSTM, "BidirectionalSequenceLSTMOptions"},
     {MP_OP_BIDIRECTIONAL_SEQUENCE_RNN, BO_BIDI_SEQUENCE_RNN, "BidirectionalSequenceRNNOptions"},
@@ -484,6 +488,10 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
         break;
     case BO_ONE_HOT:
         TRY_FB(mp_fb_i32(fb, ot, 0, 0, "axis", &o->axis));
+        break;
+    case BO_CUMSUM:
+        TRY_FB(mp_fb_bool(fb, ot, 0, false, "exclusive", &o->exclusive) &&
+               mp_fb_bool(fb, ot, 1, false, "reverse", &o->reverse));
         break;
     case BO_SPACE_TO_DEPTH:
     case BO_DEPTH_TO_SPACE:

@@ -44,6 +44,11 @@ enum {
     OPT_STRIDED_SLICE = 32,
     OPT_EXP = 33,
     OPT_LOG_SOFTMAX = 36,
+    OPT_TOPK_V2 = 34,
+    OPT_ONE_HOT = 61,
+    OPT_FLOOR_DIV = 65,
+    OPT_COS = 84,
+    OPT_CUMSUM = 102,
     OPT_CAST = 37,
     OPT_DEQUANTIZE = 38,
     OPT_MAXIMUM_MINIMUM = 39,
@@ -448,6 +453,11 @@ int mp_tfw_options_type(int opcode)
     case MP_OP_STRIDED_SLICE: return OPT_STRIDED_SLICE;
     case MP_OP_EXP: return OPT_EXP;
     case MP_OP_LOG_SOFTMAX: return OPT_LOG_SOFTMAX;
+    case MP_OP_TOPK_V2: return OPT_TOPK_V2;
+    case MP_OP_ONE_HOT: return OPT_ONE_HOT;
+    case MP_OP_FLOOR_DIV: return OPT_FLOOR_DIV;
+    case MP_OP_COS: return OPT_COS;
+    case MP_OP_CUMSUM: return OPT_CUMSUM;
     case MP_OP_CAST: return OPT_CAST;
     case MP_OP_DEQUANTIZE: return OPT_DEQUANTIZE;
     case MP_OP_MAXIMUM: case MP_OP_MINIMUM: return OPT_MAXIMUM_MINIMUM;
@@ -1010,6 +1020,13 @@ static size_t write_options(fbb *b, const tfw_op *op, int type)
         break;
     case OPT_SOFTMAX:
         tb_f32(&t, 0, o->beta, 0.0f);
+        break;
+    case OPT_ONE_HOT:
+        tb_i32(&t, 0, o->axis, 0);
+        break;
+    case OPT_CUMSUM:
+        tb_u8(&t, 0, o->exclusive, 0);
+        tb_u8(&t, 1, o->reverse, 0);
         break;
     case OPT_CONCATENATION:
         /* axis, activation */
