@@ -418,11 +418,16 @@ static mp_status mirror_pad_run(mp_node *n)
         size_t off = 0;
         for (int32_t d = 0; d < last; d++)
             off += (size_t)mirror_index(idx[d], pads[2 * d], in->dims[d], reflect) * istride[d];
-        for (int64_t i = 0; i < lo; i++)
-            memcpy(dst + (size_t)i * es, src + off + (size_t)mirror_index(i, lo, len, reflect) * es, es);
-        memcpy(dst + (size_t)lo * es, src + off, (size_t)len * es);
-        for (int64_t i = lo + len; i < (int64_t)row; i++)
-            memcpy(dst + (size_t)i * es, src + off + (size_t)mirror_index(i, lo, len, reflect) * es, es);
+        const uint8_t *s_row = src + off;
+        for (int64_t i = 0; i < (int64_t)row; i++) {
+            if (i == lo) { /* the middle part in one copy */
+                memcpy(dst + (size_t)lo * es, s_row, (size_t)len * es);
+                i += len - 1;
+                continue;
+            }
+            memcpy(dst + (size_t)i * es, s_row + (size_t)mirror_index(i, lo, len, reflect) * es,
+                   es);
+        }
         dst += row * es;
         mp_index_next(idx, out->dims, last);
     }
@@ -622,8 +627,9 @@ static mp_status broadcast_to_shape(mp_node *n, int32_t *rank, int32_t *dims)
         int64_t v = mp_tensor_index_at(sh, (size_t)d);
         int32_t id = d - (r - in->rank); /* the input dimension aligned to it, or < 0 */
         if (v < 0 || v > INT32_MAX || (id >= 0 && in->dims[id] != 1 && in->dims[id] != v))
-            return mp_node_fail(n, MP_ERR_SHAPE, "cannot broadcast '%s' %s to shape '%s'[%d] = %lld",
-                                mp_tname(in), SHAPE_STR(in, b1), mp_tname(sh), d, (long long)v);
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "cannot broadcast '%s' %s to shape '%s'[%d] = %lld", mp_tname(in),
+                                SHAPE_STR(in, b1), mp_tname(sh), d, (long long)v);
         dims[d] = (int32_t)v;
     }
     *rank = r;

@@ -42,9 +42,9 @@ typedef struct tconv_geom {
 
 typedef struct tconv_state {
     xnn_operator_t op;
-    const float *w, *bias;             /* float32 views (XNNPACK or plain C) */
+    const float *w, *bias;             /* float32 views of constants (NULL: read the tensor) */
     void *w_owned, *bias_owned;
-    bool loaded;
+    bool loaded;                       /* views taken */
     bool use_xnn;
     uint32_t key[8];                   /* what op was created with */
     uint32_t adj_h, adj_w;
@@ -247,16 +247,17 @@ static mp_status tconv_prepare(mp_node *n)
         return MP_ERR_NOMEM;
     if (in->dtype != MP_DT_FLOAT32)
         return MP_OK; /* plain C integer arithmetic: nothing to create */
-    bool consts = w->value_known && (!b || b->value_known);
-    if (!s->loaded && consts) {
-        if ((st = mp_const_as_f32(n, w, &s->w, &s->w_owned)) != MP_OK)
+    /* float32 views of the constants, once (each on its own: a variable float32 weights
+     * tensor may come with a constant float16 bias) */
+    if (!s->loaded) {
+        if (w->value_known && (st = mp_const_as_f32(n, w, &s->w, &s->w_owned)) != MP_OK)
             return st;
-        if (b && (st = mp_const_as_f32(n, b, &s->bias, &s->bias_owned)) != MP_OK)
+        if (b && b->value_known && (st = mp_const_as_f32(n, b, &s->bias, &s->bias_owned)) != MP_OK)
             return st;
         s->loaded = true;
     }
     uint32_t bottom, right, adj_h, adj_w;
-    s->use_xnn = s->loaded &&
+    s->use_xnn = s->w && (!b || s->bias) &&
                  xnn_axis(g.in_h, g.k_h, g.stride_h, g.pad_h, g.out_h, &bottom, &adj_h) &&
                  xnn_axis(g.in_w, g.k_w, g.stride_w, g.pad_w, g.out_w, &right, &adj_w) &&
                  mp_tensor_elements(out) > 0 && mp_tensor_elements(in) > 0;
@@ -300,19 +301,63 @@ static void tap_range(int32_t i, const tconv_geom *g, bool h, int32_t *f0, int32
     *f1 = out - origin < k ? out - origin : k;
 }
 
-/* Plain-C float32: TensorFlow Lite's reference loops, summing over input channels last. */
-static void tconv_run_f32(const tconv_geom *g, const float *x, const float *w, const float *b,
-                          float *y, int32_t act)
+/* One tap: input pixel at x_off (elements), output pixel at y_off, weights of output
+ * channel 0 at w_off (channel o at w_off + o * w_stride). */
+typedef struct tconv_tap_ctx {
+    const tconv_geom *g;
+    const void *x, *w;
+    void *y;                  /* float accumulators (float32) or int32 sums (quantized) */
+    size_t w_stride;
+    int32_t in_zp, w_zp;
+    mp_dtype dt;
+} tconv_tap_ctx;
+
+static void tap_f32(const tconv_tap_ctx *c, size_t x_off, size_t y_off, size_t w_off)
 {
+    const size_t oc = (size_t)c->g->out_c, ic = (size_t)c->g->in_c;
+    const float *xp = (const float *)c->x + x_off;
+    float *yp = (float *)c->y + y_off;
+    for (size_t o = 0; o < oc; o++) {
+        const float *wp = (const float *)c->w + w_off + o * c->w_stride;
+        float acc = 0.0f;
+        for (size_t k = 0; k < ic; k++)
+            acc += xp[k] * wp[k];
+        yp[o] += acc;
+    }
+}
+
+static void tap_q(const tconv_tap_ctx *c, size_t x_off, size_t y_off, size_t w_off)
+{
+    const size_t oc = (size_t)c->g->out_c, ic = (size_t)c->g->in_c;
+    int32_t *yp = (int32_t *)c->y + y_off;
+    for (size_t o = 0; o < oc; o++) {
+        size_t wo = w_off + o * c->w_stride;
+        int32_t sum = 0;
+        if (c->dt == MP_DT_UINT8) {
+            const uint8_t *xp = (const uint8_t *)c->x + x_off, *wp = (const uint8_t *)c->w + wo;
+            for (size_t k = 0; k < ic; k++)
+                sum += ((int32_t)xp[k] - c->in_zp) * ((int32_t)wp[k] - c->w_zp);
+        } else {
+            const int8_t *xp = (const int8_t *)c->x + x_off, *wp = (const int8_t *)c->w + wo;
+            for (size_t k = 0; k < ic; k++)
+                sum += ((int32_t)xp[k] - c->in_zp) * (int32_t)wp[k];
+        }
+        yp[o] += sum;
+    }
+}
+
+/* TensorFlow Lite's reference loops: every input pixel, every filter tap that lands inside the
+ * output, the sum over input channels last (the output zeroed first). */
+static void tconv_scatter(const tconv_tap_ctx *c,
+                          void (*tap)(const tconv_tap_ctx *, size_t, size_t, size_t))
+{
+    const tconv_geom *g = c->g;
     const size_t oc = (size_t)g->out_c, ic = (size_t)g->in_c;
-    const size_t out_elems = (size_t)g->batch * (size_t)g->out_h * (size_t)g->out_w * oc;
-    memset(y, 0, out_elems * sizeof(float));
     for (int32_t bi = 0; bi < g->batch; bi++)
         for (int32_t iy = 0; iy < g->in_h; iy++)
             for (int32_t ix = 0; ix < g->in_w; ix++) {
-                const float *xp =
-                    x + (((size_t)bi * (size_t)g->in_h + (size_t)iy) * (size_t)g->in_w +
-                         (size_t)ix) * ic;
+                size_t x_off = (((size_t)bi * (size_t)g->in_h + (size_t)iy) * (size_t)g->in_w +
+                                (size_t)ix) * ic;
                 int32_t fy0, fy1, fx0, fx1;
                 tap_range(iy, g, true, &fy0, &fy1);
                 tap_range(ix, g, false, &fx0, &fx1);
@@ -320,19 +365,23 @@ static void tconv_run_f32(const tconv_geom *g, const float *x, const float *w, c
                     for (int32_t fx = fx0; fx < fx1; fx++) {
                         size_t oy = (size_t)(iy * g->stride_h - g->pad_h + fy);
                         size_t ox = (size_t)(ix * g->stride_w - g->pad_w + fx);
-                        float *yp = y + (((size_t)bi * (size_t)g->out_h + oy) * (size_t)g->out_w +
-                                         ox) * oc;
-                        for (size_t o = 0; o < oc; o++) {
-                            const float *wp =
-                                w + ((o * (size_t)g->k_h + (size_t)fy) * (size_t)g->k_w +
-                                     (size_t)fx) * ic;
-                            float acc = 0.0f;
-                            for (size_t c = 0; c < ic; c++)
-                                acc += xp[c] * wp[c];
-                            yp[o] += acc;
-                        }
+                        size_t y_off = (((size_t)bi * (size_t)g->out_h + oy) * (size_t)g->out_w +
+                                        ox) * oc;
+                        tap(c, x_off, y_off, ((size_t)fy * (size_t)g->k_w + (size_t)fx) * ic);
                     }
             }
+}
+
+/* Plain-C float32. */
+static void tconv_run_f32(const tconv_geom *g, const float *x, const float *w, const float *b,
+                          float *y, int32_t act)
+{
+    const size_t oc = (size_t)g->out_c;
+    const size_t out_elems = (size_t)g->batch * (size_t)g->out_h * (size_t)g->out_w * oc;
+    memset(y, 0, out_elems * sizeof(float));
+    tconv_tap_ctx c = {.g = g, .x = x, .w = w, .y = y,
+                       .w_stride = (size_t)g->k_h * (size_t)g->k_w * (size_t)g->in_c};
+    tconv_scatter(&c, tap_f32);
     if (b)
         for (size_t i = 0; i < out_elems; i++)
             y[i] += b[i % oc];
@@ -344,7 +393,7 @@ static mp_status tconv_run_q(mp_node *n, const tconv_geom *g)
 {
     const mp_tensor *in = n->in[2], *w = n->in[1], *b = tconv_bias(n);
     mp_tensor *out = n->out[0];
-    const size_t oc = (size_t)g->out_c, ic = (size_t)g->in_c;
+    const size_t oc = (size_t)g->out_c;
     const size_t out_elems = mp_tensor_elements(out);
     if (out_elems == 0)
         return MP_OK;
@@ -356,44 +405,15 @@ static mp_status tconv_run_q(mp_node *n, const tconv_geom *g)
     mp_node_qparams(n, out, &out_s, &out_zp);
     mp_activation_range_q(n->opt->activation, out_s, out_zp, out->dtype, &lo, &hi);
     const mp_quant *wq = &w->info->quant;
-    const int32_t w_zp = in->dtype == MP_DT_UINT8 && wq->zero_point ? (int32_t)wq->zero_point[0]
-                                                                    : 0;
     const bool u8 = in->dtype == MP_DT_UINT8;
     int32_t *acc = n->scratch;
     memset(acc, 0, out_elems * sizeof(int32_t));
-    for (int32_t bi = 0; bi < g->batch; bi++)
-        for (int32_t iy = 0; iy < g->in_h; iy++)
-            for (int32_t ix = 0; ix < g->in_w; ix++) {
-                size_t xo = (((size_t)bi * (size_t)g->in_h + (size_t)iy) * (size_t)g->in_w +
-                             (size_t)ix) * ic;
-                int32_t fy0, fy1, fx0, fx1;
-                tap_range(iy, g, true, &fy0, &fy1);
-                tap_range(ix, g, false, &fx0, &fx1);
-                for (int32_t fy = fy0; fy < fy1; fy++)
-                    for (int32_t fx = fx0; fx < fx1; fx++) {
-                        size_t oy = (size_t)(iy * g->stride_h - g->pad_h + fy);
-                        size_t ox = (size_t)(ix * g->stride_w - g->pad_w + fx);
-                        int32_t *ap = acc + (((size_t)bi * (size_t)g->out_h + oy) *
-                                                 (size_t)g->out_w + ox) * oc;
-                        for (size_t o = 0; o < oc; o++) {
-                            size_t wo = ((o * (size_t)g->k_h + (size_t)fy) * (size_t)g->k_w +
-                                         (size_t)fx) * ic;
-                            int32_t sum = 0;
-                            if (u8) {
-                                const uint8_t *xp = (const uint8_t *)in->data + xo;
-                                const uint8_t *wp = (const uint8_t *)w->data + wo;
-                                for (size_t c = 0; c < ic; c++)
-                                    sum += ((int32_t)xp[c] - in_zp) * ((int32_t)wp[c] - w_zp);
-                            } else {
-                                const int8_t *xp = (const int8_t *)in->data + xo;
-                                const int8_t *wp = (const int8_t *)w->data + wo;
-                                for (size_t c = 0; c < ic; c++)
-                                    sum += ((int32_t)xp[c] - in_zp) * (int32_t)wp[c];
-                            }
-                            ap[o] += sum;
-                        }
-                    }
-            }
+    tconv_tap_ctx c = {.g = g, .x = in->data, .w = w->data, .y = acc,
+                       .w_stride = (size_t)g->k_h * (size_t)g->k_w * (size_t)g->in_c,
+                       .in_zp = in_zp, .dt = in->dtype};
+    if (u8 && wq->zero_point)
+        c.w_zp = (int32_t)wq->zero_point[0];
+    tconv_scatter(&c, tap_q);
     /* requantize per output channel: the multiplier as TensorFlow Lite derives it (uint8:
      * the scales' product in float, then double; int8: all in double) */
     for (size_t o = 0; o < oc; o++) {
@@ -439,8 +459,8 @@ static mp_status tconv_run(mp_node *n)
         return MP_OK;
     }
     const mp_tensor *b = tconv_bias(n);
-    const float *w = s->loaded ? s->w : n->in[1]->data;
-    const float *bias = s->loaded ? s->bias : b ? b->data : NULL;
+    const float *w = s->w ? s->w : n->in[1]->data;
+    const float *bias = s->bias ? s->bias : b ? b->data : NULL;
     tconv_run_f32(&g, in->data, w, bias, n->out[0]->data, n->opt->activation);
     return MP_OK;
 }

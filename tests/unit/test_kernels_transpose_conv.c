@@ -174,6 +174,51 @@ static void test_random_f32(void **state)
     }
 }
 
+/* Hybrid: float32 input, int8 weights with one scale per output channel (dequantized once),
+ * through XNNPACK; and float32 weights computed while running with a constant float16 bias
+ * (plain C). Both against the reference on the float values. */
+static void test_hybrid_and_f16_bias(void **state)
+{
+    (void)state;
+    geom g = {.n = 1, .ih = 3, .iw = 2, .ic = 3, .oc = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
+              .pad = MP_PAD_SAME, .oh = 6, .ow = 4};
+    int8_t wq[2 * 3 * 3 * 3];
+    float wf[2 * 3 * 3 * 3], x[18], want[48];
+    static const float ws[2] = {0.02f, 0.05f};
+    for (int i = 0; i < 54; i++) {
+        wq[i] = (int8_t)((i * 37) % 255 - 127);
+        wf[i] = wq[i] * ws[i / 27];
+    }
+    kh_fill(x, 18, 3, 1.0f);
+    int32_t os[4] = {1, 6, 4, 2};
+    for (int k = 0; k < 2; k++) {
+        kh_case c;
+        kh_init(&c, MP_OP_TRANSPOSE_CONV, NULL);
+        c.opt.padding = g.pad;
+        c.opt.stride_h = c.opt.stride_w = 2;
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){4}, os);
+        static const uint16_t half_bias[2] = {0x3800, 0xBC00}; /* 0.5, -1 */
+        const float bias[2] = {0.5f, -1.0f};
+        if (k == 0) {
+            mp_tensor *wt = kh_input(&c, MP_DT_INT8, 4, (int32_t[]){2, 3, 3, 3}, wq);
+            kh_quant(&c, wt, 2, ws, NULL, 0);
+        } else {
+            mp_tensor *wt = kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){2, 3, 3, 3}, NULL);
+            memcpy(wt->data, wf, sizeof wf);
+            wt->value_known = false; /* computed while running */
+        }
+        mp_tensor *xt = kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){1, 3, 2, 3}, NULL);
+        memcpy(xt->data, x, sizeof x);
+        if (k == 1)
+            kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){2}, half_bias);
+        mp_tensor *out = kh_output(&c, MP_DT_FLOAT32);
+        kh_expect_ok(&c, kh_run(&c));
+        ref_tconv(&g, x, wf, k ? bias : NULL, want, MP_ACT_NONE);
+        kh_expect_close(out->data, want, 48, 4.0);
+        kh_free(&c);
+    }
+}
+
 /* ---- quantized: TensorFlow Lite's reference integer arithmetic restated ---------------- */
 
 static void quantize_multiplier(double m, int32_t *q, int *shift)
@@ -461,6 +506,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand),
         cmocka_unit_test(test_random_f32),
+        cmocka_unit_test(test_hybrid_and_f16_bias),
         cmocka_unit_test(test_random_quantized),
         cmocka_unit_test(test_deferred),
         cmocka_unit_test(test_refusals),
