@@ -1,7 +1,8 @@
 /* The arithmetic work of a run: multiply-accumulates (MACs) per operator at the session's
  * current shapes, for throughput figures (GFLOP/s = 2 * MACs / time) set against the
  * machine's FP32 peak. Only operators made of multiply-accumulates are counted (convolution,
- * depthwise convolution, fully connected), as papers count a model's "multiply-adds";
+ * depthwise convolution, transposed convolution, fully connected), as papers count a
+ * model's "multiply-adds";
  * element-wise operators, pooling and softmax add one operation per element and are left
  * out on purpose. */
 #include "engine/session_internal.h"
@@ -19,6 +20,13 @@ uint64_t mp_session_op_macs(const mp_session *s, int32_t op)
     const mp_tensor *w = n->in[1], *y = n->out[0];
     if (!w->shape_known || !y->shape_known || w->rank < 2)
         return 0;
+    if (n->opcode == MP_OP_TRANSPOSE_CONV) {
+        /* filter [out_c, kh, kw, in_c]: each input element meets out_c * kh * kw taps */
+        const mp_tensor *x = n->n_in > 2 ? n->in[2] : NULL;
+        if (!x || !x->shape_known || w->rank != 4 || w->dims[3] <= 0)
+            return 0;
+        return mp_tensor_elements(x) * (mp_tensor_elements(w) / (uint64_t)w->dims[3]);
+    }
     uint64_t out = mp_tensor_elements(y), welems = mp_tensor_elements(w);
     int32_t per_out; /* the filter dimension that indexes output channels */
     switch (n->opcode) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "engine/model/ops.h"
+#include "engine/model/tflite_writer.h"
 #include "engine/session.h"
 
 static mp_session *open_model(const char *path)
@@ -105,6 +106,42 @@ static void test_shared(void **state)
     mp_session_destroy(s);
 }
 
+/* A transposed convolution: input [1,3,3,2], filter [4,3,3,2] (out_c 4, 3x3), stride 2, SAME:
+ * each of the 18 input elements meets 4 * 3 * 3 taps, 648 multiply-adds (the output's
+ * 6 * 6 * 4 elements are sums of those products, overlapping where the 3x3 windows do). */
+static void test_transpose_conv(void **state)
+{
+    (void)state;
+    static float w[4 * 3 * 3 * 2];
+    mp_tfw *tw = mp_tfw_create();
+    int os = mp_tfw_tensor(tw, "os", MP_DT_INT32, 1, (int32_t[]){4},
+                           mp_tfw_buffer(tw, (int32_t[]){1, 6, 6, 4}, 16), NULL);
+    int wt = mp_tfw_tensor(tw, "w", MP_DT_FLOAT32, 4, (int32_t[]){4, 3, 3, 2},
+                           mp_tfw_buffer(tw, w, sizeof w), NULL);
+    int x = mp_tfw_tensor(tw, "x", MP_DT_FLOAT32, 4, (int32_t[]){1, 3, 3, 2}, 0, NULL);
+    int y = mp_tfw_tensor(tw, "y", MP_DT_FLOAT32, 4, (int32_t[]){1, 6, 6, 4}, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 2;
+    mp_tfw_op(tw, MP_OP_TRANSPOSE_CONV, 3, (int32_t[]){os, wt, x}, 1, &y, &o);
+    mp_tfw_io(tw, 1, &x, 1, &y);
+    void *bytes = NULL;
+    size_t size;
+    mp_error err = {0};
+    assert_int_equal(mp_tfw_finish(tw, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(tw);
+    mp_session_options so = {.threads = 1};
+    mp_session *s = NULL;
+    assert_int_equal(mp_session_create(&so, &s, &err), MP_OK);
+    if (mp_session_load_memory(s, bytes, size, "tconv", &err) != MP_OK ||
+        mp_session_prepare(s, &err) != MP_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(mp_session_op_macs(s, 0), 3 * 3 * 2 * (4 * 3 * 3));
+    assert_int_equal(mp_session_macs(s), 648);
+    mp_session_destroy(s);
+    free(bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,6 +149,7 @@ int main(void)
         cmocka_unit_test(test_mobilenet_v1),
         cmocka_unit_test(test_mobilenet_v2),
         cmocka_unit_test(test_shared),
+        cmocka_unit_test(test_transpose_conv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
