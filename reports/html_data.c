@@ -210,26 +210,23 @@ static void data_ops(FILE *f, const mp_profile *p)
         mp_html_json_str(f, name);
     }
     fputs("],", f);
-    key(f, "in");
-    fputc('[', f);
-    for (size_t i = 0; i < n; i++) {
-        int32_t o = p->ops[i].op;
-        bool ok = have_meta && o >= 0 && o < m->n_ops;
-        if (i)
-            fputc(',', f);
-        int_list(f, ok ? m->ops[o].inputs : NULL, ok ? m->ops[o].n_inputs : 0);
+    for (int side = 0; side < 2; side++) { /* "in": each operator's inputs, "out": outputs */
+        key(f, side ? "out" : "in");
+        fputc('[', f);
+        for (size_t i = 0; i < n; i++) {
+            int32_t o = p->ops[i].op;
+            bool ok = have_meta && o >= 0 && o < m->n_ops;
+            if (i)
+                fputc(',', f);
+            if (!ok)
+                int_list(f, NULL, 0);
+            else if (side)
+                int_list(f, m->ops[o].outputs, m->ops[o].n_outputs);
+            else
+                int_list(f, m->ops[o].inputs, m->ops[o].n_inputs);
+        }
+        fputs("],", f);
     }
-    fputs("],", f);
-    key(f, "out");
-    fputc('[', f);
-    for (size_t i = 0; i < n; i++) {
-        int32_t o = p->ops[i].op;
-        bool ok = have_meta && o >= 0 && o < m->n_ops;
-        if (i)
-            fputc(',', f);
-        int_list(f, ok ? m->ops[o].outputs : NULL, ok ? m->ops[o].n_outputs : 0);
-    }
-    fputs("],", f);
     const mp_op_report *o = p->ops;
     COLUMN(f, "index", n, "%" PRId32, o[i].op);
     fputc(',', f);

@@ -1,5 +1,6 @@
-/* Helpers shared by all kernels: the kernel registry, operator-naming errors, fused
- * activations, and float32 views of (possibly quantized) constant weights. */
+/* Helpers shared by all kernels: the kernel registry, operator-naming errors, a stable sort
+ * of positions, fused activations, and float32 views of (possibly quantized) constant
+ * weights. */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -30,6 +31,30 @@ const mp_kernel *mp_kernel_find(int32_t opcode)
             if (k->opcode == opcode)
                 return k;
     return NULL;
+}
+
+void mp_sort_positions(int32_t *idx, int32_t *tmp, size_t count,
+                       bool (*before)(const void *ctx, int32_t a, int32_t b), const void *ctx)
+{
+    int32_t *a = idx, *b = tmp;
+    for (size_t width = 1; width < count; width *= 2) {
+        for (size_t lo = 0; lo < count; lo += 2 * width) {
+            size_t mid = lo + width < count ? lo + width : count;
+            size_t hi = lo + 2 * width < count ? lo + 2 * width : count;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = before(ctx, a[j], a[i]) ? a[j++] : a[i++];
+            while (i < mid)
+                b[k++] = a[i++];
+            while (j < hi)
+                b[k++] = a[j++];
+        }
+        int32_t *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != idx)
+        memcpy(idx, a, count * sizeof *idx);
 }
 
 mp_status mp_node_fail(mp_node *n, mp_status st, const char *fmt, ...)

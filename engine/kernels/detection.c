@@ -206,29 +206,11 @@ static float dp_iou(const float *bi, const float *bj)
     return inter / (area_i + area_j - inter);
 }
 
-/* Stable sort of idx[0..count) (positions into key) by decreasing key; tmp has count entries.
- * Bottom-up merge sort: a tie keeps the left element first. */
-static void dp_sort_desc(const float *key, int32_t *idx, int32_t *tmp, size_t count)
+/* Position a goes ahead of b: a larger score (ctx: the scores). */
+static bool dp_score_before(const void *ctx, int32_t a, int32_t b)
 {
-    int32_t *a = idx, *b = tmp;
-    for (size_t width = 1; width < count; width *= 2) {
-        for (size_t lo = 0; lo < count; lo += 2 * width) {
-            size_t mid = lo + width < count ? lo + width : count;
-            size_t hi = lo + 2 * width < count ? lo + 2 * width : count;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                b[k++] = key[a[j]] > key[a[i]] ? a[j++] : a[i++];
-            while (i < mid)
-                b[k++] = a[i++];
-            while (j < hi)
-                b[k++] = a[j++];
-        }
-        int32_t *t = a;
-        a = b;
-        b = t;
-    }
-    if (a != idx)
-        memcpy(idx, a, count * sizeof *idx);
+    const float *key = ctx;
+    return key[a] > key[b];
 }
 
 typedef struct dp_run {
@@ -256,7 +238,7 @@ static size_t dp_nms(dp_run *R, const float *score, size_t max_out)
             R->order[k] = (int32_t)k;
             k++;
         }
-    dp_sort_desc(R->keep_score, R->order, R->tmp, k);
+    mp_sort_positions(R->order, R->tmp, k, dp_score_before, R->keep_score);
     int32_t *sorted = R->tmp; /* box of the i-th best candidate */
     for (size_t i = 0; i < k; i++)
         sorted[i] = R->keep_idx[R->order[i]];

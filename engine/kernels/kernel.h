@@ -78,6 +78,11 @@ const char *mp_tname(const mp_tensor *t);
 mp_status mp_node_check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t optional);
 /* The output has the input's dtype, which has a fixed element size (MP_ERR_UNSUPPORTED). */
 mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out);
+/* Stable sort of the positions idx[0..count): afterwards before(ctx, idx[i], idx[j]) never
+ * holds for i < j (an element goes ahead only when strictly before; a tie keeps the earlier
+ * one first). Bottom-up merge sort, no allocation: tmp has count entries. */
+void mp_sort_positions(int32_t *idx, int32_t *tmp, size_t count,
+                       bool (*before)(const void *ctx, int32_t a, int32_t b), const void *ctx);
 /* Input 0 and output 0 are float32 (MP_ERR_UNSUPPORTED naming the tensor otherwise). */
 mp_status mp_node_check_f32_io(mp_node *n);
 /* The dtypes of a node with weights (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED) on a float32

@@ -261,8 +261,15 @@ static mp_status topk_infer(mp_node *n)
 
 /* Position a comes before position b of row x: a larger value, or an equal one at a lower
  * position (NaN compares equal to everything, as in TensorFlow Lite's comparison). */
-static bool topk_before(const void *x, mp_dtype dt, int32_t a, int32_t b)
+typedef struct topk_row {
+    const void *x;  /* the row */
+    mp_dtype dt;
+} topk_row;
+
+static bool topk_before(const void *ctx, int32_t a, int32_t b)
 {
+    const void *x = ((const topk_row *)ctx)->x;
+    const mp_dtype dt = ((const topk_row *)ctx)->dt;
 #define TK_CMP(T)                                                                         \
     do {                                                                                  \
         const T va = ((const T *)x)[a], vb = ((const T *)x)[b];                           \
@@ -299,27 +306,11 @@ static mp_status topk_run(mp_node *n)
     for (size_t r = 0; r < rows; r++, x += (size_t)last * es) {
         for (int32_t i = 0; i < last; i++)
             a[i] = i;
-        /* bottom-up merge sort of the positions */
-        int32_t *src = a, *dst = b;
-        for (int32_t w = 1; w < last; w *= 2) {
-            for (int32_t lo = 0; lo < last; lo += 2 * w) {
-                int32_t mid = lo + w < last ? lo + w : last;
-                int32_t hi = lo + 2 * w < last ? lo + 2 * w : last;
-                int32_t i = lo, j = mid, o = lo;
-                while (i < mid && j < hi)
-                    dst[o++] = topk_before(x, in->dtype, src[j], src[i]) ? src[j++] : src[i++];
-                while (i < mid)
-                    dst[o++] = src[i++];
-                while (j < hi)
-                    dst[o++] = src[j++];
-            }
-            int32_t *t = src;
-            src = dst;
-            dst = t;
-        }
+        const topk_row row = {x, in->dtype};
+        mp_sort_positions(a, b, (size_t)last, topk_before, &row);
         for (int32_t i = 0; i < k; i++, yv += es) {
-            memcpy(yv, x + (size_t)src[i] * es, es);
-            *yi++ = src[i];
+            memcpy(yv, x + (size_t)a[i] * es, es);
+            *yi++ = a[i];
         }
     }
     return MP_OK;

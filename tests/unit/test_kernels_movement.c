@@ -9,30 +9,6 @@
 
 #include "tests/util/kernel_harness.h"
 
-static int32_t rnd(uint32_t *seed, int32_t n)
-{
-    return (int32_t)((kh_frand(seed, 1.0f) + 1.0f) * 0.5f * (float)n) % n;
-}
-
-/* Flat index of the multi-index idx in dims. */
-static size_t flat(int32_t rank, const int32_t *dims, const int32_t *idx)
-{
-    size_t f = 0;
-    for (int32_t i = 0; i < rank; i++)
-        f = f * (size_t)dims[i] + (size_t)idx[i];
-    return f;
-}
-
-/* Step the multi-index idx over dims in row-major order. */
-static void next(int32_t rank, const int32_t *dims, int32_t *idx)
-{
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return;
-        idx[d] = 0;
-    }
-}
-
 static void test_hand_transpose(void **state)
 {
     (void)state;
@@ -57,13 +33,13 @@ static void test_random_transpose(void **state)
     uint32_t seed = 3;
     static const mp_dtype dts[4] = {MP_DT_FLOAT32, MP_DT_INT8, MP_DT_INT64, MP_DT_INT16};
     for (int trial = 0; trial < 300; trial++) {
-        int32_t rank = 1 + rnd(&seed, 6), dims[6], perm[6], operm[6];
+        int32_t rank = 1 + kh_irand(&seed, 6), dims[6], perm[6], operm[6];
         for (int32_t i = 0; i < rank; i++) {
-            dims[i] = 1 + rnd(&seed, 5);
+            dims[i] = 1 + kh_irand(&seed, 5);
             perm[i] = i;
         }
         for (int32_t i = rank - 1; i > 0; i--) { /* Fisher-Yates */
-            int32_t j = rnd(&seed, i + 1), t = perm[i];
+            int32_t j = kh_irand(&seed, i + 1), t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
         }
@@ -84,10 +60,10 @@ static void test_random_transpose(void **state)
         assert_int_equal(out->rank, rank);
         assert_memory_equal(out->dims, odims, sizeof(int32_t) * (size_t)rank);
         size_t total = mp_tensor_elements(out);
-        for (size_t f = 0; f < total; f++, next(rank, odims, oi)) {
+        for (size_t f = 0; f < total; f++, kh_next(rank, odims, oi)) {
             for (int32_t j = 0; j < rank; j++)
                 ii[perm[j]] = oi[j];
-            const uint8_t *want = (const uint8_t *)in->data + flat(rank, dims, ii) * es;
+            const uint8_t *want = (const uint8_t *)in->data + kh_flat(rank, dims, ii) * es;
             if (memcmp((const uint8_t *)out->data + f * es, want, es) != 0)
                 fail_msg("trial %d: element %zu differs", trial, f);
         }
@@ -153,10 +129,10 @@ static void test_tile(void **state)
     /* random: out[i] = in[i mod dims] */
     uint32_t seed = 11;
     for (int trial = 0; trial < 150; trial++) {
-        int32_t rank = 1 + rnd(&seed, 4), dims[4], mult[4], odims[4], oi[4] = {0}, ii[4];
+        int32_t rank = 1 + kh_irand(&seed, 4), dims[4], mult[4], odims[4], oi[4] = {0}, ii[4];
         for (int32_t i = 0; i < rank; i++) {
-            dims[i] = 1 + rnd(&seed, 3);
-            mult[i] = rnd(&seed, 4); /* 0 gives an empty output */
+            dims[i] = 1 + kh_irand(&seed, 3);
+            mult[i] = kh_irand(&seed, 4); /* 0 gives an empty output */
             odims[i] = dims[i] * mult[i];
         }
         mp_dtype dt = trial & 1 ? MP_DT_UINT8 : MP_DT_INT32;
@@ -173,11 +149,11 @@ static void test_tile(void **state)
         kh_expect_ok(&c, kh_run(&c));
         assert_memory_equal(out->dims, odims, sizeof(int32_t) * (size_t)rank);
         size_t es = mp_dtype_size(dt), total = mp_tensor_elements(out);
-        for (size_t f = 0; f < total; f++, next(rank, odims, oi)) {
+        for (size_t f = 0; f < total; f++, kh_next(rank, odims, oi)) {
             for (int32_t j = 0; j < rank; j++)
                 ii[j] = oi[j] % dims[j];
             assert_memory_equal((const uint8_t *)out->data + f * es,
-                                (const uint8_t *)in->data + flat(rank, dims, ii) * es, es);
+                                (const uint8_t *)in->data + kh_flat(rank, dims, ii) * es, es);
         }
         kh_free(&c);
     }
@@ -213,12 +189,12 @@ static void test_slice(void **state)
     /* random boxes, int64 begin/size given at run time (deferred until then) */
     uint32_t seed = 5;
     for (int trial = 0; trial < 150; trial++) {
-        int32_t rank = 1 + rnd(&seed, 5), dims[5], b[5], s[5], oi[5] = {0}, ii[5];
+        int32_t rank = 1 + kh_irand(&seed, 5), dims[5], b[5], s[5], oi[5] = {0}, ii[5];
         int64_t b64[5], s64[5];
         for (int32_t i = 0; i < rank; i++) {
-            dims[i] = 1 + rnd(&seed, 5);
-            b[i] = rnd(&seed, dims[i] + 1);
-            s[i] = rnd(&seed, dims[i] - b[i] + 1);
+            dims[i] = 1 + kh_irand(&seed, 5);
+            b[i] = kh_irand(&seed, dims[i] + 1);
+            s[i] = kh_irand(&seed, dims[i] - b[i] + 1);
             b64[i] = b[i];
             s64[i] = (trial + i) % 4 == 0 ? -1 : s[i];
             if (s64[i] == -1)
@@ -237,11 +213,11 @@ static void test_slice(void **state)
         kh_expect_ok(&c, kh_run(&c));
         assert_memory_equal(out->dims, s, sizeof(int32_t) * (size_t)rank);
         size_t total = mp_tensor_elements(out);
-        for (size_t f = 0; f < total; f++, next(rank, s, oi)) {
+        for (size_t f = 0; f < total; f++, kh_next(rank, s, oi)) {
             for (int32_t j = 0; j < rank; j++)
                 ii[j] = b[j] + oi[j];
             assert_memory_equal((const int16_t *)out->data + f,
-                                (const int16_t *)in->data + flat(rank, dims, ii), 2);
+                                (const int16_t *)in->data + kh_flat(rank, dims, ii), 2);
         }
         kh_free(&c);
     }

@@ -8,28 +8,6 @@
 
 #include "tests/util/kernel_harness.h"
 
-static int32_t rnd(uint32_t *seed, int32_t n)
-{
-    return (int32_t)((kh_frand(seed, 1.0f) + 1.0f) * 0.5f * (float)n) % n;
-}
-
-static size_t flat(int32_t rank, const int32_t *dims, const int32_t *idx)
-{
-    size_t f = 0;
-    for (int32_t i = 0; i < rank; i++)
-        f = f * (size_t)dims[i] + (size_t)idx[i];
-    return f;
-}
-
-static void next(int32_t rank, const int32_t *dims, int32_t *idx)
-{
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return;
-        idx[d] = 0;
-    }
-}
-
 /* ---- MIRROR_PAD ---- */
 
 static void test_mirror_pad_hand(void **state)
@@ -74,12 +52,12 @@ static void test_mirror_pad_random(void **state)
     (void)state;
     uint32_t seed = 21;
     for (int trial = 0; trial < 200; trial++) {
-        int32_t rank = 1 + rnd(&seed, 4), dims[4], odims[4], pads[8];
+        int32_t rank = 1 + kh_irand(&seed, 4), dims[4], odims[4], pads[8];
         int mode = trial & 1, reflect = mode == 0;
         for (int32_t d = 0; d < rank; d++) {
-            dims[d] = 1 + rnd(&seed, 4);
-            pads[2 * d] = rnd(&seed, dims[d] - reflect + 1);
-            pads[2 * d + 1] = rnd(&seed, dims[d] - reflect + 1);
+            dims[d] = 1 + kh_irand(&seed, 4);
+            pads[2 * d] = kh_irand(&seed, dims[d] - reflect + 1);
+            pads[2 * d + 1] = kh_irand(&seed, dims[d] - reflect + 1);
             odims[d] = dims[d] + pads[2 * d] + pads[2 * d + 1];
         }
         mp_dtype dt = trial % 3 == 0 ? MP_DT_INT8 : trial % 3 == 1 ? MP_DT_FLOAT32 : MP_DT_INT64;
@@ -97,11 +75,11 @@ static void test_mirror_pad_random(void **state)
         assert_memory_equal(out->dims, odims, sizeof(int32_t) * (size_t)rank);
         size_t es = mp_dtype_size(dt), total = mp_tensor_elements(out);
         int32_t oi[4] = {0}, ii[4];
-        for (size_t f = 0; f < total; f++, next(rank, odims, oi)) {
+        for (size_t f = 0; f < total; f++, kh_next(rank, odims, oi)) {
             for (int32_t d = 0; d < rank; d++)
                 ii[d] = ref_mirror(oi[d], pads[2 * d], dims[d], reflect);
             if (memcmp((const uint8_t *)out->data + f * es,
-                       (const uint8_t *)x->data + flat(rank, dims, ii) * es, es) != 0)
+                       (const uint8_t *)x->data + kh_flat(rank, dims, ii) * es, es) != 0)
                 fail_msg("trial %d: element %zu differs", trial, f);
         }
         kh_free(&c);
@@ -165,10 +143,10 @@ static void test_unpack(void **state)
     /* random: output j at index (i without axis) = input at (i with j on the axis) */
     uint32_t seed = 4;
     for (int trial = 0; trial < 100; trial++) {
-        int32_t rank = 1 + rnd(&seed, 4), dims[4];
+        int32_t rank = 1 + kh_irand(&seed, 4), dims[4];
         for (int32_t d = 0; d < rank; d++)
-            dims[d] = 1 + rnd(&seed, 4);
-        int32_t axis = rnd(&seed, rank);
+            dims[d] = 1 + kh_irand(&seed, 4);
+        int32_t axis = kh_irand(&seed, rank);
         mp_dtype dt = trial & 1 ? MP_DT_UINT8 : MP_DT_INT32;
         kh_case c;
         kh_init(&c, MP_OP_UNPACK, NULL);
@@ -189,11 +167,11 @@ static void test_unpack(void **state)
             assert_int_equal(o->rank, rank - 1);
             int32_t oi[4] = {0};
             size_t total = mp_tensor_elements(o);
-            for (size_t f = 0; f < total; f++, next(r, odims, oi)) {
+            for (size_t f = 0; f < total; f++, kh_next(r, odims, oi)) {
                 for (int32_t d = 0, q = 0; d < rank; d++)
                     ii[d] = d == axis ? j : oi[q++];
                 assert_memory_equal((const uint8_t *)o->data + f * es,
-                                    (const uint8_t *)x->data + flat(rank, dims, ii) * es, es);
+                                    (const uint8_t *)x->data + kh_flat(rank, dims, ii) * es, es);
             }
         }
         kh_free(&c);
@@ -236,11 +214,11 @@ static void test_reverse(void **state)
     }
     uint32_t seed = 8;
     for (int trial = 0; trial < 150; trial++) {
-        int32_t rank = 1 + rnd(&seed, 5), dims[5], axes[5], na = 0;
+        int32_t rank = 1 + kh_irand(&seed, 5), dims[5], axes[5], na = 0;
         bool rev[5];
         for (int32_t d = 0; d < rank; d++) {
-            dims[d] = 1 + rnd(&seed, 4);
-            rev[d] = rnd(&seed, 2);
+            dims[d] = 1 + kh_irand(&seed, 4);
+            rev[d] = kh_irand(&seed, 2);
             if (rev[d])
                 axes[na++] = trial % 2 ? d - rank : d;
         }
@@ -258,11 +236,11 @@ static void test_reverse(void **state)
         kh_expect_ok(&c, kh_run(&c));
         size_t es = mp_dtype_size(dt), total = mp_tensor_elements(out);
         int32_t oi[5] = {0}, ii[5];
-        for (size_t f = 0; f < total; f++, next(rank, dims, oi)) {
+        for (size_t f = 0; f < total; f++, kh_next(rank, dims, oi)) {
             for (int32_t d = 0; d < rank; d++)
                 ii[d] = rev[d] ? dims[d] - 1 - oi[d] : oi[d];
             if (memcmp((const uint8_t *)out->data + f * es,
-                       (const uint8_t *)x->data + flat(rank, dims, ii) * es, es) != 0)
+                       (const uint8_t *)x->data + kh_flat(rank, dims, ii) * es, es) != 0)
                 fail_msg("trial %d: element %zu differs", trial, f);
         }
         kh_free(&c);
@@ -302,11 +280,11 @@ static void test_broadcast_to(void **state)
     }
     uint32_t seed = 13;
     for (int trial = 0; trial < 150; trial++) {
-        int32_t orank = 1 + rnd(&seed, 5), irank = 1 + rnd(&seed, orank), odims[5], idims[5];
+        int32_t orank = 1 + kh_irand(&seed, 5), irank = 1 + kh_irand(&seed, orank), odims[5], idims[5];
         for (int32_t d = 0; d < orank; d++)
-            odims[d] = 1 + rnd(&seed, 4);
+            odims[d] = 1 + kh_irand(&seed, 4);
         for (int32_t d = 0; d < irank; d++)
-            idims[d] = rnd(&seed, 2) ? 1 : odims[orank - irank + d];
+            idims[d] = kh_irand(&seed, 2) ? 1 : odims[orank - irank + d];
         int64_t shape[5];
         for (int32_t d = 0; d < orank; d++)
             shape[d] = odims[d];
@@ -324,11 +302,11 @@ static void test_broadcast_to(void **state)
         assert_memory_equal(out->dims, odims, sizeof(int32_t) * (size_t)orank);
         size_t es = mp_dtype_size(dt), total = mp_tensor_elements(out);
         int32_t oi[5] = {0}, ii[5];
-        for (size_t f = 0; f < total; f++, next(orank, odims, oi)) {
+        for (size_t f = 0; f < total; f++, kh_next(orank, odims, oi)) {
             for (int32_t d = 0; d < irank; d++)
                 ii[d] = oi[orank - irank + d] % idims[d];
             if (memcmp((const uint8_t *)out->data + f * es,
-                       (const uint8_t *)x->data + flat(irank, idims, ii) * es, es) != 0)
+                       (const uint8_t *)x->data + kh_flat(irank, idims, ii) * es, es) != 0)
                 fail_msg("trial %d: element %zu differs", trial, f);
         }
         kh_free(&c);

@@ -13,11 +13,6 @@
 
 #include "tests/util/kernel_harness.h"
 
-static int32_t rnd(uint32_t *seed, int32_t n)
-{
-    return (int32_t)((kh_frand(seed, 1.0f) + 1.0f) * 0.5f * (float)n) % n;
-}
-
 static void test_hand(void **state)
 {
     (void)state;
@@ -74,14 +69,14 @@ static void test_random(void **state)
                       : (trial / 8) % 3 == 1 ? MP_DT_INT32 : MP_DT_INT64;
         if ((op == MP_OP_REDUCE_MAX || op == MP_OP_REDUCE_MIN) && trial % 5 == 0)
             dt = MP_DT_INT8;
-        int32_t rank = 1 + rnd(&seed, 5), dims[5], naxes = rnd(&seed, 4), axes[4];
+        int32_t rank = 1 + kh_irand(&seed, 5), dims[5], naxes = kh_irand(&seed, 4), axes[4];
         bool red[5] = {false};
         for (int32_t i = 0; i < rank; i++)
-            dims[i] = rnd(&seed, 4) + (trial % 17 == 0 ? 0 : 1); /* sometimes empty */
+            dims[i] = kh_irand(&seed, 4) + (trial % 17 == 0 ? 0 : 1); /* sometimes empty */
         for (int32_t i = 0; i < naxes; i++) {
-            int32_t a = rnd(&seed, rank);
+            int32_t a = kh_irand(&seed, rank);
             red[a] = true;
-            axes[i] = rnd(&seed, 2) ? a - rank : a;
+            axes[i] = kh_irand(&seed, 2) ? a - rank : a;
         }
         kh_case c;
         kh_init(&c, op, NULL);
@@ -91,7 +86,7 @@ static void test_random(void **state)
         double *x = malloc((n + 1) * sizeof(double));
         for (size_t i = 0; i < n; i++) {
             /* products stay exact: small integers, floats near 1 */
-            int v = rnd(&seed, 7) - 3;
+            int v = kh_irand(&seed, 7) - 3;
             switch (dt) {
             case MP_DT_FLOAT32:
                 ((float *)in->data)[i] =
@@ -221,10 +216,10 @@ static void test_arg(void **state)
     /* random int8 / uint8 inputs against a first-best scan */
     uint32_t seed = 4;
     for (int trial = 0; trial < 100; trial++) {
-        int32_t rank = 1 + rnd(&seed, 4), dims[4], axis = 0;
+        int32_t rank = 1 + kh_irand(&seed, 4), dims[4], axis = 0;
         for (int32_t i = 0; i < rank; i++)
-            dims[i] = 1 + rnd(&seed, 4);
-        axis = rnd(&seed, rank);
+            dims[i] = 1 + kh_irand(&seed, 4);
+        axis = kh_irand(&seed, rank);
         mp_dtype dt = trial & 1 ? MP_DT_UINT8 : MP_DT_INT8;
         kh_case c;
         kh_init(&c, trial & 2 ? MP_OP_ARG_MAX : MP_OP_ARG_MIN, NULL);
@@ -291,7 +286,7 @@ static void test_l2norm(void **state)
     /* random rows against x / max(sqrt(sum x^2), 1e-6) in double */
     uint32_t seed = 8;
     for (int trial = 0; trial < 30; trial++) {
-        int32_t dims[3] = {1 + rnd(&seed, 3), 1 + rnd(&seed, 4), 1 + rnd(&seed, 40)};
+        int32_t dims[3] = {1 + kh_irand(&seed, 3), 1 + kh_irand(&seed, 4), 1 + kh_irand(&seed, 40)};
         kh_init(&c, MP_OP_L2_NORMALIZATION, NULL);
         in = kh_input(&c, MP_DT_FLOAT32, 3, dims, NULL);
         size_t n = mp_tensor_elements(in), depth = (size_t)dims[2];

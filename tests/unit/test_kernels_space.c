@@ -15,11 +15,6 @@
 #include "engine/session.h"
 #include "tests/util/kernel_harness.h"
 
-static int32_t rnd(uint32_t *seed, int32_t n)
-{
-    return (int32_t)((kh_frand(seed, 1.0f) + 1.0f) * 0.5f * (float)n) % n;
-}
-
 static void test_hand(void **state)
 {
     (void)state;
@@ -62,8 +57,8 @@ static void test_random(void **state)
     static const mp_dtype dts[4] = {MP_DT_FLOAT32, MP_DT_INT8, MP_DT_UINT8, MP_DT_INT32};
     for (int trial = 0; trial < 200; trial++) {
         bool d2s = trial & 1;
-        int bs = 1 + rnd(&seed, 3), b = 1 + rnd(&seed, 2);
-        int h = 1 + rnd(&seed, 3), w = 1 + rnd(&seed, 3), ch = 1 + rnd(&seed, 3);
+        int bs = 1 + kh_irand(&seed, 3), b = 1 + kh_irand(&seed, 2);
+        int h = 1 + kh_irand(&seed, 3), w = 1 + kh_irand(&seed, 3), ch = 1 + kh_irand(&seed, 3);
         /* space side [b, h*bs, w*bs, ch], depth side [b, h, w, ch*bs*bs] */
         int32_t sd[4] = {b, h * bs, w * bs, ch}, dd[4] = {b, h, w, ch * bs * bs};
         mp_dtype dt = dts[trial % 4];

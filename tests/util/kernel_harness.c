@@ -152,6 +152,28 @@ float kh_frand(uint32_t *seed, float scale)
     return scale * ((float)((*seed >> 8) & 0xffff) / 32768.0f - 1.0f);
 }
 
+int32_t kh_irand(uint32_t *seed, int32_t n)
+{
+    return (int32_t)((kh_frand(seed, 1.0f) + 1.0f) * 0.5f * (float)n) % n;
+}
+
+size_t kh_flat(int32_t rank, const int32_t *dims, const int32_t *idx)
+{
+    size_t f = 0;
+    for (int32_t i = 0; i < rank; i++)
+        f = f * (size_t)dims[i] + (size_t)idx[i];
+    return f;
+}
+
+void kh_next(int32_t rank, const int32_t *dims, int32_t *idx)
+{
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return;
+        idx[d] = 0;
+    }
+}
+
 void kh_fill(float *x, size_t n, uint32_t seed, float scale)
 {
     for (size_t i = 0; i < n; i++)

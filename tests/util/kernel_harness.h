@@ -42,6 +42,12 @@ mp_status kh_rerun(kh_case *c, bool reprepare);
 /* ---- helpers shared by the kernel tests ---- */
 /* Deterministic pseudo-random float in [-scale, scale) (an LCG; advances *seed). */
 float kh_frand(uint32_t *seed, float scale);
+/* A pseudo-random index in [0, n) drawn with kh_frand. */
+int32_t kh_irand(uint32_t *seed, int32_t n);
+/* Flat (row-major) index of the multi-index idx in dims; kh_next steps idx to the next one,
+ * back to all zeros after the last. For references written from an operator's definition. */
+size_t kh_flat(int32_t rank, const int32_t *dims, const int32_t *idx);
+void kh_next(int32_t rank, const int32_t *dims, int32_t *idx);
 /* Fill n floats with kh_frand from `seed`. */
 void kh_fill(float *x, size_t n, uint32_t seed, float scale);
 /* Fill a tensor's bytes with a deterministic pattern (for dtype-agnostic data movement). */
