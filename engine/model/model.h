@@ -186,7 +186,7 @@ typedef struct mp_op_options {
 typedef struct mp_op_info {
     int32_t opcode;            /* builtin code (mp_op_code), resolved from the operator code
                                   table; a custom operator memprof runs has a code of its own
-                                  (MP_OP_DETECTION_POSTPROCESS) */
+                                  (MP_OP_DETECTION_POSTPROCESS ..., ops.h) */
     int32_t version;
     const char *custom_code;   /* non-NULL for CUSTOM operators */
     const uint8_t *custom_options; /* the operator's raw custom_options bytes (in the mapped
@@ -239,8 +239,8 @@ const mp_model *mp_model_subgraph(const mp_model *m, int32_t k);
 /* Load and verify a .tflite file (mapped read-only; constants stay in the mapping).
  * Errors: MP_ERR_IO (cannot open/map), MP_ERR_FORMAT (malformed, truncated, empty model,
  * a WHILE, IF or CALL_ONCE calling a subgraph that does not exist, does not fit it or calls
- * itself; malformed TFLite_Detection_PostProcess options), MP_ERR_UNSUPPORTED
- * (a custom operator other than TFLite_Detection_PostProcess, an unknown builtin operator, an
+ * itself; malformed custom options of a custom operator memprof runs), MP_ERR_UNSUPPORTED
+ * (a custom operator memprof does not run (ops.h), an unknown builtin operator, an
  * unsupported feature such as a sparse tensor of a dtype without a fixed size, subgraphs
  * nested deeper than MP_MAX_SUBGRAPH_DEPTH; malformed sparsity parameters are
  * MP_ERR_FORMAT). The message names the file and the fault. */

@@ -176,18 +176,34 @@ const char *mp_op_name(int code)
     return mp_op_custom_name(code);
 }
 
+/* memprof's codes of the custom operators it runs and the custom codes they are written with */
+static const struct {
+    int code;
+    const char *name;
+} k_custom[] = {
+    {MP_OP_DETECTION_POSTPROCESS, "TFLite_Detection_PostProcess"},
+    {MP_OP_NUMERIC_VERIFY, "NumericVerify"},
+    {MP_OP_AUDIO_SPECTROGRAM, "AudioSpectrogram"},
+    {MP_OP_MFCC, "Mfcc"},
+    {MP_OP_TRANSPOSE_CONV_BIAS, "Convolution2DTransposeBias"},
+    {MP_OP_MAX_POOL_ARGMAX, "MaxPoolingWithArgmax2D"},
+    {MP_OP_MAX_UNPOOL, "MaxUnpooling2D"},
+};
+
 const char *mp_op_custom_name(int code)
 {
-    return code == MP_OP_DETECTION_POSTPROCESS ? "TFLite_Detection_PostProcess" : NULL;
+    for (size_t i = 0; i < sizeof k_custom / sizeof k_custom[0]; i++)
+        if (k_custom[i].code == code)
+            return k_custom[i].name;
+    return NULL;
 }
 
 int mp_op_from_custom(const char *name, size_t len)
 {
-    static const int k_custom[] = {MP_OP_DETECTION_POSTPROCESS};
     for (size_t i = 0; name && i < sizeof k_custom / sizeof k_custom[0]; i++) {
-        const char *c = mp_op_custom_name(k_custom[i]);
+        const char *c = k_custom[i].name;
         if (strlen(c) == len && memcmp(c, name, len) == 0)
-            return k_custom[i];
+            return k_custom[i].code;
     }
     return -1;
 }

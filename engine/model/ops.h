@@ -172,7 +172,15 @@ typedef enum mp_op_code {
     MP_OP_CODE_COUNT,
     /* Custom operators memprof runs get codes of their own, far above the builtin ones (no
      * table is indexed by them): the file says CUSTOM plus this custom code. */
-    MP_OP_DETECTION_POSTPROCESS = 4096 /* custom code "TFLite_Detection_PostProcess" */
+    MP_OP_DETECTION_POSTPROCESS = 4096, /* custom code "TFLite_Detection_PostProcess" */
+    /* the other custom operators of TensorFlow Lite's BuiltinOpResolver */
+    MP_OP_NUMERIC_VERIFY = 4097,        /* "NumericVerify" */
+    MP_OP_AUDIO_SPECTROGRAM = 4098,     /* "AudioSpectrogram" */
+    MP_OP_MFCC = 4099,                  /* "Mfcc" */
+    /* MediaPipe's custom operators of its segmentation models */
+    MP_OP_TRANSPOSE_CONV_BIAS = 4100,   /* "Convolution2DTransposeBias" */
+    MP_OP_MAX_POOL_ARGMAX = 4101,       /* "MaxPoolingWithArgmax2D" */
+    MP_OP_MAX_UNPOOL = 4102             /* "MaxUnpooling2D" */
 } mp_op_code;
 
 /* Schema name of a builtin code ("ADD"), the custom code of one of memprof's custom operator

@@ -1,7 +1,8 @@
-/* The custom options of the custom operators memprof runs, read from their FlexBuffer at load
- * (TensorFlow Lite reads them in its kernel's Init): TFLite_Detection_PostProcess's map of
- * counts, thresholds and box scales. A missing required key or a value out of range is
- * MP_ERR_FORMAT naming the operator and the key. */
+/* The custom options of the custom operators memprof runs, read at load (TensorFlow Lite
+ * reads them in its kernel's Init), one reader per operator behind mp_tfl_read_custom_options:
+ * TFLite_Detection_PostProcess's FlexBuffer map of counts, thresholds and box scales. A
+ * missing required key or a value out of range is MP_ERR_FORMAT naming the operator and the
+ * key. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,7 +90,7 @@ static mp_status dp_scale(dp_ctx *c, const char *key, float *out)
     return st;
 }
 
-mp_status mp_tfl_read_detection_options(rd *r, int32_t i, const mp_op_info *op,
+static mp_status read_detection_options(rd *r, int32_t i, const mp_op_info *op,
                                         mp_detection_options *o)
 {
     dp_ctx c = {.r = r, .i = i};
@@ -124,4 +125,33 @@ mp_status mp_tfl_read_detection_options(rd *r, int32_t i, const mp_op_info *op,
     TRY(dp_scale(&c, "h_scale", &o->h_scale));
     TRY(dp_scale(&c, "w_scale", &o->w_scale));
     return MP_OK;
+}
+
+mp_status mp_tfl_read_custom_options(rd *r, int32_t i, mp_op_info *op)
+{
+    switch (op->opcode) {
+    case MP_OP_DETECTION_POSTPROCESS:
+        return read_detection_options(r, i, op, &op->opt.detection);
+
+    case MP_OP_NUMERIC_VERIFY: /* placeholder: options not read yet */
+        return MP_OK;
+
+    case MP_OP_AUDIO_SPECTROGRAM: /* placeholder: options not read yet */
+        return MP_OK;
+
+    case MP_OP_MFCC: /* placeholder: options not read yet */
+        return MP_OK;
+
+    case MP_OP_TRANSPOSE_CONV_BIAS: /* placeholder: options not read yet */
+        return MP_OK;
+
+    case MP_OP_MAX_POOL_ARGMAX: /* placeholder: options not read yet */
+        return MP_OK;
+
+    case MP_OP_MAX_UNPOOL: /* placeholder: options not read yet */
+        return MP_OK;
+
+    default:
+        return MP_OK;
+    }
 }

@@ -18,7 +18,7 @@
  * Faults are reported as one line naming the file and the fault (and the subgraph, when not
  * the first); the status tells what kind: MP_ERR_IO (cannot open or map), MP_ERR_FORMAT
  * (malformed, truncated, empty, a bad subgraph call), MP_ERR_UNSUPPORTED (a valid model using something memprof does not
- * read: custom operators other than TFLite_Detection_PostProcess, unknown operators, sparse
+ * read: custom operators other than those of ops.c's custom table, unknown operators, sparse
  * tensors of dtypes without a fixed size, rank above MP_MAX_RANK...).
  * A sparse constant (Tensor.sparsity) is verified and expanded to its dense form in model
  * memory at load (tflite_sparsity.c), counted in heap_bytes and dense_bytes.
@@ -362,11 +362,11 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
         op->custom_options_size = copts.n;
     }
     TRY(mp_tfl_read_options(r, i, code, opt_type, &opts, &op->opt));
-    if (code == MP_OP_DETECTION_POSTPROCESS) {
+    if (code >= MP_OP_CODE_COUNT) { /* a custom operator memprof runs */
         if (copts_format != 0)
             return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): custom_options_format %d is not FLEXBUFFERS (0)",
                                i, mp_tfl_op_label(code), copts_format);
-        TRY(mp_tfl_read_detection_options(r, i, op, &op->opt.detection));
+        TRY(mp_tfl_read_custom_options(r, i, op));
     }
     return MP_OK;
 }

@@ -153,9 +153,8 @@ mp_status mp_tfl_read_sparse(rd *r, int32_t i, const char *nm, const mp_fb_table
  * (tflite_options.c). */
 mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
                               mp_op_options *o);
-/* TFLite_Detection_PostProcess's FlexBuffer custom options of operator i into o, checked
- * (tflite_custom.c). */
-mp_status mp_tfl_read_detection_options(rd *r, int32_t i, const mp_op_info *op,
-                                        mp_detection_options *o);
+/* The custom options of operator i, a custom operator memprof runs (op->opcode), read into
+ * op->opt and checked (tflite_custom.c). */
+mp_status mp_tfl_read_custom_options(rd *r, int32_t i, mp_op_info *op);
 
 #endif
