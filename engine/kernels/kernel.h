@@ -197,7 +197,7 @@ extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess
 extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF */
 extern const mp_kernel mp_kernels_resource[];    /* VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE,
                                                     CALL_ONCE */
-extern const mp_kernel mp_kernels_transpose_conv[]; /* TRANSPOSE_CONV */
+extern const mp_kernel mp_kernels_transpose_conv[]; /* TRANSPOSE_CONV, Convolution2DTransposeBias */
 extern const mp_kernel mp_kernels_space[];       /* DEPTH_TO_SPACE, SPACE_TO_DEPTH */
 extern const mp_kernel mp_kernels_nms[];         /* NON_MAX_SUPPRESSION_V4, _V5 */
 extern const mp_kernel mp_kernels_signal[];      /* RFFT2D, REAL, IMAG, COMPLEX_ABS */
@@ -218,3 +218,5 @@ extern const mp_kernel mp_kernels_bitcast[];     /* BITCAST */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif
+extern const mp_kernel mp_kernels_pool_argmax[]; /* MaxPoolingWithArgmax2D, MaxUnpooling2D
+                                                    (MediaPipe, custom) */

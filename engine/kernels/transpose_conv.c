@@ -22,7 +22,15 @@
  *            plus bias, MultiplyByQuantizedMultiplier per channel (quant_math.h), plus the
  *            output zero point, clamped to the activation's range. (XNNPACK's qs8/qu8
  *            deconvolution takes one weight scale and requantizes in float: not used.)
- * TANH and SIGN_BIT fused activations are refused. */
+ * TANH and SIGN_BIT fused activations are refused.
+ *
+ * MediaPipe's custom Convolution2DTransposeBias (transpose_conv_bias.cc) is the same
+ * transposed convolution, float32 only, with other inputs and its own output size: inputs
+ * input [N,H,W,I], weights [O,KH,KW,I], bias [O] (all float32, the bias required), options
+ * padding and strides (its custom options, TfLiteTransposeConvParams), no activation. Per axis
+ *   total = SAME ? max(k - (in - 1) % stride - 1, 0) : 0
+ *   out   = stride * (in - 1) + k - total,   pad (before) = total / 2
+ * and the same scatter of input pixels; it shares every step below (tconv_is_mp). */
 #include <math.h>
 #include <string.h>
 #include <xnnpack.h>
@@ -50,8 +58,22 @@ typedef struct tconv_state {
     uint32_t adj_h, adj_w;
 } tconv_state;
 
+/* Convolution2DTransposeBias: inputs input, weights, bias; TRANSPOSE_CONV: output_shape,
+ * weights, input and the optional bias. */
+static bool tconv_is_mp(const mp_node *n)
+{
+    return n->opcode == MP_OP_TRANSPOSE_CONV_BIAS;
+}
+
+static const mp_tensor *tconv_input(const mp_node *n)
+{
+    return n->in[tconv_is_mp(n) ? 0 : 2];
+}
+
 static const mp_tensor *tconv_bias(const mp_node *n)
 {
+    if (tconv_is_mp(n))
+        return n->in[2];
     return n->n_in > 3 ? n->in[3] : NULL;
 }
 
@@ -67,7 +89,15 @@ static int32_t tconv_pad(int32_t padding, int32_t stride, int32_t k, int32_t out
 /* Dtype checks of the weights, bias and output for the input's dtype. */
 static mp_status tconv_check_dtypes(mp_node *n)
 {
-    const mp_tensor *in = n->in[2], *w = n->in[1], *b = tconv_bias(n), *out = n->out[0];
+    const mp_tensor *in = tconv_input(n), *w = n->in[1], *b = tconv_bias(n), *out = n->out[0];
+    if (tconv_is_mp(n) && (in->dtype != MP_DT_FLOAT32 || w->dtype != MP_DT_FLOAT32 ||
+                           b->dtype != MP_DT_FLOAT32 || out->dtype != MP_DT_FLOAT32))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' (%s), weights '%s' (%s), bias '%s' (%s) and output "
+                            "'%s' (%s) must be float32",
+                            mp_tname(in), mp_dtype_name(in->dtype), mp_tname(w),
+                            mp_dtype_name(w->dtype), mp_tname(b), mp_dtype_name(b->dtype),
+                            mp_tname(out), mp_dtype_name(out->dtype));
     if (in->dtype == MP_DT_FLOAT32) {
         bool wq = w->dtype == MP_DT_INT8 || w->dtype == MP_DT_UINT8 || w->dtype == MP_DT_FLOAT16;
         if (w->dtype != MP_DT_FLOAT32 && !wq)
@@ -135,12 +165,16 @@ static mp_status tconv_check_dtypes(mp_node *n)
 /* Every check but the output shape's value; the geometry from the current shapes. */
 static mp_status tconv_check(mp_node *n, tconv_geom *g)
 {
-    mp_status st = mp_node_check_io(n, 3, 4, 1u << 3);
+    mp_status st = tconv_is_mp(n) ? mp_node_check_io(n, 3, 3, 0)
+                                  : mp_node_check_io(n, 3, 4, 1u << 3);
     if (st != MP_OK)
         return st;
-    const mp_tensor *os = n->in[0], *w = n->in[1], *in = n->in[2], *b = tconv_bias(n);
+    const mp_tensor *os = n->in[0], *w = n->in[1], *in = tconv_input(n), *b = tconv_bias(n);
     char b1[96], b2[96];
-    if (os->dtype != MP_DT_INT32 || os->rank != 1 || os->dims[0] != 4)
+    if (tconv_is_mp(n) && b->rank != 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "bias '%s' %s must have rank 1", mp_tname(b),
+                            SHAPE_STR(b, b1));
+    if (!tconv_is_mp(n) && (os->dtype != MP_DT_INT32 || os->rank != 1 || os->dims[0] != 4))
         return mp_node_fail(n, MP_ERR_SHAPE, "output_shape '%s' must be int32 [4], is %s %s",
                             mp_tname(os), mp_dtype_name(os->dtype), SHAPE_STR(os, b1));
     if (w->rank != 4 || in->rank != 4 || in->dims[3] != w->dims[3])
@@ -169,9 +203,41 @@ static mp_status tconv_check(mp_node *n, tconv_geom *g)
     return MP_OK;
 }
 
-/* The output size from output_shape (known), checked against the input and weights. */
+/* Convolution2DTransposeBias's output size and padding of one axis (MediaPipe's formula);
+ * false when the input is empty along it or the output too large. */
+static bool mp_axis(int32_t padding, int32_t in, int32_t k, int32_t stride, int32_t *out,
+                    int32_t *pad)
+{
+    if (in < 1)
+        return false;
+    int64_t total = 0;
+    if (padding == MP_PAD_SAME) {
+        total = (int64_t)k - (in - 1) % stride - 1;
+        total = total > 0 ? total : 0;
+    }
+    int64_t o = (int64_t)stride * (in - 1) + k - total;
+    if (o > INT32_MAX)
+        return false;
+    *out = (int32_t)o;
+    *pad = (int32_t)(total / 2);
+    return true;
+}
+
+/* The output size from output_shape (known), checked against the input and weights; for
+ * Convolution2DTransposeBias, from the input, weights and options. */
 static mp_status tconv_out_size(mp_node *n, tconv_geom *g)
 {
+    if (tconv_is_mp(n)) {
+        if (!mp_axis(n->opt->padding, g->in_h, g->k_h, g->stride_h, &g->out_h, &g->pad_h) ||
+            !mp_axis(n->opt->padding, g->in_w, g->k_w, g->stride_w, &g->out_w, &g->pad_w)) {
+            char b1[96];
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "input '%s' %s gives no output size (empty, or the output "
+                                "exceeds 2^31 - 1 along an axis)",
+                                mp_tname(tconv_input(n)), SHAPE_STR(tconv_input(n), b1));
+        }
+        return MP_OK;
+    }
     const mp_tensor *os = n->in[0];
     int32_t v[4];
     memcpy(v, os->data, sizeof v);
@@ -180,7 +246,7 @@ static mp_status tconv_out_size(mp_node *n, tconv_geom *g)
                             "output_shape '%s' = [%d,%d,%d,%d] must be [%d,H,W,%d] (batch of "
                             "input '%s', output channels of weights '%s'), H and W >= 1",
                             mp_tname(os), v[0], v[1], v[2], v[3], g->batch, g->out_c,
-                            mp_tname(n->in[2]), mp_tname(n->in[1]));
+                            mp_tname(tconv_input(n)), mp_tname(n->in[1]));
     g->out_h = v[1];
     g->out_w = v[2];
     g->pad_h = tconv_pad(n->opt->padding, g->stride_h, g->k_h, g->out_h);
@@ -201,14 +267,14 @@ static mp_status tconv_infer(mp_node *n)
     mp_status st = tconv_check(n, &g);
     if (st != MP_OK)
         return st;
-    if (!n->in[0]->value_known || !n->in[0]->data)
+    if (!tconv_is_mp(n) && (!n->in[0]->value_known || !n->in[0]->data))
         return MP_ERR_DEFERRED;
     if ((st = tconv_out_size(n, &g)) != MP_OK)
         return st;
     int32_t dims[4] = {g.batch, g.out_h, g.out_w, g.out_c};
     if ((st = mp_node_set_output_shape(n, 4, dims)) != MP_OK)
         return st;
-    n->scratch_bytes = n->in[2]->dtype == MP_DT_FLOAT32
+    n->scratch_bytes = tconv_input(n)->dtype == MP_DT_FLOAT32
                            ? 0
                            : mp_tensor_elements(n->out[0]) * sizeof(int32_t);
     return MP_OK;
@@ -236,12 +302,12 @@ static mp_status tconv_prepare(mp_node *n)
     mp_status st = tconv_geometry(n, &g);
     if (st != MP_OK)
         return st;
-    const mp_tensor *in = n->in[2], *w = n->in[1], *b = tconv_bias(n);
+    const mp_tensor *in = tconv_input(n), *w = n->in[1], *b = tconv_bias(n);
     mp_tensor *out = n->out[0];
     if (out->rank != 4 || out->dims[0] != g.batch || out->dims[1] != g.out_h ||
         out->dims[2] != g.out_w || out->dims[3] != g.out_c)
-        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match output_shape '%s'",
-                            mp_tname(out), mp_tname(n->in[0]));
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not match the output size %dx%d",
+                            mp_tname(out), g.out_h, g.out_w);
     tconv_state *s = mp_node_state(n, sizeof *s);
     if (!s)
         return MP_ERR_NOMEM;
@@ -391,7 +457,7 @@ static void tconv_run_f32(const tconv_geom *g, const float *x, const float *w, c
 /* TensorFlow Lite's reference integer TransposeConv (int8 per-channel, uint8 per-tensor). */
 static mp_status tconv_run_q(mp_node *n, const tconv_geom *g)
 {
-    const mp_tensor *in = n->in[2], *w = n->in[1], *b = tconv_bias(n);
+    const mp_tensor *in = tconv_input(n), *w = n->in[1], *b = tconv_bias(n);
     mp_tensor *out = n->out[0];
     const size_t oc = (size_t)g->out_c;
     const size_t out_elems = mp_tensor_elements(out);
@@ -444,7 +510,7 @@ static mp_status tconv_run(mp_node *n)
     mp_status st = tconv_geometry(n, &g);
     if (st != MP_OK)
         return st;
-    const mp_tensor *in = n->in[2];
+    const mp_tensor *in = tconv_input(n);
     if (in->dtype != MP_DT_FLOAT32)
         return tconv_run_q(n, &g);
     tconv_state *s = n->state;
@@ -481,5 +547,8 @@ const mp_kernel mp_kernels_transpose_conv[] = {
     {.opcode = MP_OP_TRANSPOSE_CONV, .optional_inputs = 1u << 3, .min_inputs = 3,
      .max_inputs = 4, .n_outputs = 1, .infer = tconv_infer, .prepare = tconv_prepare,
      .run = tconv_run, .release = tconv_release},
+    {.opcode = MP_OP_TRANSPOSE_CONV_BIAS, .min_inputs = 3, .max_inputs = 3, .n_outputs = 1,
+     .infer = tconv_infer, .prepare = tconv_prepare, .run = tconv_run,
+     .release = tconv_release},
     {.opcode = -1},
 };

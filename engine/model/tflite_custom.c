@@ -142,14 +142,12 @@ mp_status mp_tfl_read_custom_options(rd *r, int32_t i, mp_op_info *op)
     case MP_OP_MFCC: /* placeholder: options not read yet */
         return MP_OK;
 
-    case MP_OP_TRANSPOSE_CONV_BIAS: /* placeholder: options not read yet */
-        return MP_OK;
+    case MP_OP_TRANSPOSE_CONV_BIAS: /* tflite_custom_mediapipe.c */
+        return mp_tfl_read_tconv_bias_options(r, i, op);
 
-    case MP_OP_MAX_POOL_ARGMAX: /* placeholder: options not read yet */
-        return MP_OK;
-
-    case MP_OP_MAX_UNPOOL: /* placeholder: options not read yet */
-        return MP_OK;
+    case MP_OP_MAX_POOL_ARGMAX:
+    case MP_OP_MAX_UNPOOL:
+        return mp_tfl_read_mediapipe_pool_options(r, i, op);
 
     default:
         return MP_OK;

@@ -156,5 +156,10 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
 /* The custom options of operator i, a custom operator memprof runs (op->opcode), read into
  * op->opt and checked (tflite_custom.c). */
 mp_status mp_tfl_read_custom_options(rd *r, int32_t i, mp_op_info *op);
+/* MediaPipe's Convolution2DTransposeBias (TfLiteTransposeConvParams) and MaxPoolingWithArgmax2D
+ * / MaxUnpooling2D (TfLitePoolParams) raw custom options into op->opt, checked
+ * (tflite_custom_mediapipe.c). */
+mp_status mp_tfl_read_tconv_bias_options(rd *r, int32_t i, mp_op_info *op);
+mp_status mp_tfl_read_mediapipe_pool_options(rd *r, int32_t i, mp_op_info *op);
 
 #endif

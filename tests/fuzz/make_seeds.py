@@ -663,6 +663,25 @@ def seeds():
         [{"in": [0, 1, 2], "out": [3, 4, 5, 6], "custom": det_opts}],
         [0, 1], [3, 4, 5, 6],
         [b"", f32s(0.5, 0.5, 1, 1, 0.5, 0.6, 1, 1, 2.5, 2.5, 1, 1, 2.5, 3, 1, 1)])
+    # MediaPipe's segmentation operators (custom options: TensorFlow Lite's C structs, int32
+    # little-endian): MaxPoolingWithArgmax2D and MaxUnpooling2D (TfLitePoolParams: VALID,
+    # stride 2x2, filter 2x2, no activation, computed padding) and Convolution2DTransposeBias
+    # (TfLiteTransposeConvParams: SAME, stride 2x2).
+    mp_pool = struct.pack("<10i", 2, 2, 2, 2, 2, 0, 0, 0, 0, 0)
+    out["mediapipe.tflite"] = model(
+        [(32, "MaxPoolingWithArgmax2D"), (32, "MaxUnpooling2D"),
+         (32, "Convolution2DTransposeBias")],
+        [dict(name="x", type=F32, shape=[1, 4, 4, 2]),
+         dict(name="pooled", type=F32, shape=[1, 2, 2, 2]),
+         dict(name="argmax", type=F32, shape=[1, 2, 2, 2]),
+         dict(name="unpooled", type=F32, shape=[1, 4, 4, 2]),
+         dict(name="w", type=F32, shape=[1, 2, 2, 2], buffer=1),
+         dict(name="b", type=F32, shape=[1], buffer=2),
+         dict(name="segment", type=F32, shape=[1, 8, 8, 1])],
+        [{"opcode": 0, "in": [0], "out": [1, 2], "custom": mp_pool},
+         {"opcode": 1, "in": [1, 2], "out": [3], "custom": mp_pool},
+         {"opcode": 2, "in": [3, 4, 5], "out": [6], "custom": struct.pack("<3i", 1, 2, 2)}],
+        [0], [2, 6], [b"", f32s(0.5, -1, 0.25, 2, -0.5, 1, 1.5, -2), f32s(0.1)])
     # Sparse weights: a [4,8] matrix in 1x4 blocks (block_map [1], 8-bit index vectors)
     # expanded by DENSIFY for a FULLY_CONNECTED, and a plain CSR [4,4] matrix (16-bit vectors)
     # that a second FULLY_CONNECTED uses directly.
