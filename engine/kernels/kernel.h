@@ -215,8 +215,8 @@ extern const mp_kernel mp_kernels_segment[];     /* SEGMENT_SUM, UNSORTED_SEGMEN
 extern const mp_kernel mp_kernels_random[];      /* RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL,
                                                     MULTINOMIAL */
 extern const mp_kernel mp_kernels_bitcast[];     /* BITCAST */
+extern const mp_kernel mp_kernels_pool_argmax[]; /* MaxPoolingWithArgmax2D, MaxUnpooling2D
+                                                    (MediaPipe, custom) */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif
-extern const mp_kernel mp_kernels_pool_argmax[]; /* MaxPoolingWithArgmax2D, MaxUnpooling2D
-                                                    (MediaPipe, custom) */
