@@ -1,7 +1,8 @@
 /* memprof plan: lay out a model's tensors (and its kernels' scratch) with every planner and
  * show how each does against the live-set lower bound and against no reuse, where the bound
  * is reached, what planning the scratch apart would cost, and, with --peer xnnpack, how
- * XNNPACK's own runtime plans the same graph. --format json|svg writes the chosen plan. */
+ * XNNPACK's own runtime plans the same graph; in a model of several subgraphs, the same for
+ * every subgraph and how their arenas add up. --format json|svg writes the chosen plan. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "cli/plan_driver.h"
 #include "engine/memory/plan.h"
 #include "engine/memory/plan_compare.h"
+#include "engine/model/ops.h"
 #include "engine/session.h"
 #include "peers/xnnpack_runtime.h"
 #include "reports/plan_report.h"
@@ -25,7 +27,9 @@ static void help(void)
            "lower bound (the most bytes alive at one operator: no plan can be smaller) and to\n"
            "naive (every tensor apart, no reuse), and the planning time (median of repeats).\n"
            "Then where the lower bound is reached (the operator and the tensors alive there),\n"
-           "and the kernels' scratch planned with the tensors against planned apart.\n\n"
+           "and the kernels' scratch planned with the tensors against planned apart.\n"
+           "A model of several subgraphs (WHILE, IF, CALL_ONCE): the same for every subgraph\n"
+           "the session plans, then the model's total (their arenas held at once).\n\n"
            "Options:\n"
            "  --shape NAME=DIMS    shape of input NAME (or its index), e.g. input=1,160,160,3\n"
            "  --planner NAME|all   the planner to show (default all); --format json|svg, the\n"
@@ -90,74 +94,159 @@ static int parse(int argc, char **argv, mp_plan_args *a)
 
 /* ---- output -------------------------------------------------------------------------------- */
 
-/* The report's view of the plan: items, inputs, results, the peer (arrays malloc'd into
- * *items, *inputs, *res; the caller frees them). */
-static bool fill_report(const mp_plan_ctx *c, mp_plan_report *r, mp_plan_report_item **items,
-                        mp_plan_report_input **inputs, mp_plan_report_result **res)
+/* The reports' arrays, one per subgraph, freed together. */
+typedef struct report_mem {
+    mp_plan_report *reps;
+    mp_plan_report_item **items;
+    mp_plan_report_result **res;
+    mp_plan_report_input *inputs;
+    char (*called_by)[96];
+    int32_t n;
+} report_mem;
+
+static void report_mem_free(report_mem *rm)
 {
+    for (int32_t k = 0; k < rm->n; k++) {
+        free(rm->items ? rm->items[k] : NULL);
+        free(rm->res ? rm->res[k] : NULL);
+    }
+    free(rm->reps);
+    free(rm->items);
+    free(rm->res);
+    free(rm->inputs);
+    free(rm->called_by);
+}
+
+/* Who calls subgraph k: the first caller, and how many more (empty when none). */
+static void callers_of(const mp_model *m, int32_t k, char *b, size_t n)
+{
+    int count = 0;
+    b[0] = '\0';
+    for (int32_t g = 0; g < m->n_subgraphs; g++) {
+        const mp_model *sg = mp_model_subgraph(m, g);
+        for (int32_t i = 0; i < sg->n_ops; i++) {
+            const mp_op_info *op = &sg->ops[i];
+            bool calls = (op->opcode == MP_OP_WHILE || op->opcode == MP_OP_IF ||
+                          op->opcode == MP_OP_CALL_ONCE) &&
+                         (op->opt.subgraph_a == k || op->opt.subgraph_b == k);
+            if (calls && count++ == 0)
+                snprintf(b, n, "%s (op #%d of subgraph %d)", mp_op_name(op->opcode), (int)i,
+                         (int)g);
+        }
+    }
+    if (count > 1) {
+        size_t l = strlen(b);
+        snprintf(b + l, n - l, " and %d more", count - 1);
+    }
+}
+
+/* The report's view of subgraph set k's plan (arrays malloc'd into rm). */
+static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k)
+{
+    const mp_plan_set *p = &c->sets[k];
     const mp_model *m = mp_session_model(c->s);
-    *items = calloc((size_t)c->n_items + 1, sizeof **items);
-    *inputs = calloc((size_t)m->n_inputs + 1, sizeof **inputs);
-    *res = calloc((size_t)c->cmp.n_res + 1, sizeof **res);
-    if (!*items || !*inputs || !*res)
+    const mp_model *g = mp_model_subgraph(m, k);
+    mp_plan_report *r = &rm->reps[k];
+    mp_plan_report_item *items = calloc((size_t)p->n_items + 1, sizeof *items);
+    mp_plan_report_result *res = calloc((size_t)p->cmp.n_res + 1, sizeof *res);
+    rm->items[k] = items;
+    rm->res[k] = res;
+    if (!items || !res)
         return false;
-    for (int32_t i = 0; i < c->n_items; i++) {
-        const mp_plan_item *it = &c->items[i];
-        (*items)[i] = (mp_plan_report_item){it->tensor, it->op, it->bytes, it->first, it->last,
-                                            it->io};
+    for (int32_t i = 0; i < p->n_items; i++) {
+        const mp_plan_item *it = &p->items[i];
+        items[i] = (mp_plan_report_item){it->tensor, it->op, it->bytes, it->first, it->last,
+                                         it->io};
     }
-    for (int i = 0; i < m->n_inputs; i++) {
-        const mp_tensor *t = mp_session_input(c->s, i);
-        (*inputs)[i] = (mp_plan_report_input){t->info->name, t->rank, t->dims};
+    for (int i = 0; i < p->cmp.n_res; i++) {
+        const mp_plan_result *q = &p->cmp.res[i];
+        res[i] = (mp_plan_report_result){q->planner->name, q->planner->cap,
+                                         q->planner == mp_planner_default(), q->valid,
+                                         q->why, q->arena, q->time_ns};
     }
-    for (int i = 0; i < c->cmp.n_res; i++) {
-        const mp_plan_result *p = &c->cmp.res[i];
-        (*res)[i] = (mp_plan_report_result){p->planner->name, p->planner->cap,
-                                            p->planner == mp_planner_default(), p->valid,
-                                            p->why, p->arena, p->time_ns};
+    int32_t tb = 0, ob = 0;
+    for (int32_t j = 0; j < k; j++) {
+        tb += mp_model_subgraph(m, j)->n_tensors;
+        ob += mp_model_subgraph(m, j)->n_ops;
     }
-    const mp_xnn_peer_memory *pm = &c->peer_mem;
+    callers_of(m, k, rm->called_by[k], sizeof rm->called_by[k]);
     *r = (mp_plan_report){
         .model = c->a->model, .meta = mp_trace_get_meta(c->tr), .exact = c->a->exact,
-        .inputs = *inputs, .n_inputs = m->n_inputs, .items = *items, .n_items = c->n_items,
-        .n_scratch = c->n_scratch, .align = c->align, .scratch_max = c->scratch_max,
-        .lower_bound = c->cmp.lower_bound, .naive = c->cmp.naive,
-        .lower_bound_tensors = c->lb_tensors, .lower_bound_internal = c->lb_internal,
-        .lower_bound_step = c->cmp.lower_bound_step, .res = *res, .n_res = c->cmp.n_res,
-        .chosen = c->cmp.chosen, .chosen_offsets = c->cmp.res[c->cmp.chosen].offsets,
-        .tensors_arena = c->tensors_res.arena, .internal_arena = c->internal_res.arena,
-        .has_peer = c->a->peer, .peer_threads = c->a->m.threads,
-        .peer = {c->peer_ok, c->peer_why, pm->workspace_bytes, pm->external_bytes,
-                 pm->other_bytes, pm->operator_bytes, pm->weights_bytes, pm->tables_bytes,
-                 pm->setup_bytes, pm->peak_bytes}};
+        .items = items, .n_items = p->n_items,
+        .n_scratch = p->n_scratch, .align = c->align, .scratch_max = p->scratch_max,
+        .lower_bound = p->cmp.lower_bound, .naive = p->cmp.naive,
+        .lower_bound_tensors = p->lb_tensors, .lower_bound_internal = p->lb_internal,
+        .lower_bound_step = p->cmp.res ? p->cmp.lower_bound_step : -1, .res = res,
+        .n_res = p->cmp.n_res, .chosen = p->cmp.chosen,
+        .chosen_offsets = p->cmp.res ? p->cmp.res[p->cmp.chosen].offsets : NULL,
+        .tensors_arena = p->tensors_res.arena, .internal_arena = p->internal_res.arena,
+        .subgraph = k, .n_subgraphs = c->n_sets, .subgraph_name = g->subgraph_name,
+        .called_by = rm->called_by[k][0] ? rm->called_by[k] : NULL, .tensor_base = tb,
+        .op_base = ob, .session_arena = p->session_arena,
+        .when = p->when == MP_SG_AT_PREPARE ? MP_PRW_PREPARE
+                : p->when == MP_SG_AT_RUN   ? MP_PRW_RUN
+                                            : MP_PRW_NONE};
+    return true;
+}
+
+/* The report's view of the plan: every subgraph's, subgraph 0's with the inputs and the
+ * peer (arrays malloc'd into rm; report_mem_free frees them). */
+static bool fill_report(const mp_plan_ctx *c, report_mem *rm)
+{
+    const mp_model *m = mp_session_model(c->s);
+    rm->n = c->n_sets;
+    rm->reps = calloc((size_t)c->n_sets, sizeof *rm->reps);
+    rm->items = calloc((size_t)c->n_sets, sizeof *rm->items);
+    rm->res = calloc((size_t)c->n_sets, sizeof *rm->res);
+    rm->called_by = calloc((size_t)c->n_sets, sizeof *rm->called_by);
+    rm->inputs = calloc((size_t)m->n_inputs + 1, sizeof *rm->inputs);
+    if (!rm->reps || !rm->items || !rm->res || !rm->called_by || !rm->inputs)
+        return false;
+    for (int32_t k = 0; k < c->n_sets; k++)
+        if (!fill_set(c, rm, k))
+            return false;
+    for (int i = 0; i < m->n_inputs; i++) {
+        const mp_tensor *t = mp_session_input(c->s, i);
+        rm->inputs[i] = (mp_plan_report_input){t->info->name, t->rank, t->dims};
+    }
+    mp_plan_report *r = &rm->reps[0];
+    const mp_xnn_peer_memory *pm = &c->peer_mem;
+    r->inputs = rm->inputs;
+    r->n_inputs = m->n_inputs;
+    r->subs = rm->reps + 1;
+    r->has_peer = c->a->peer;
+    r->peer_threads = c->a->m.threads;
+    r->peer = (mp_plan_report_peer){c->peer_ok, c->peer_why, pm->workspace_bytes,
+                                    pm->external_bytes, pm->other_bytes, pm->operator_bytes,
+                                    pm->weights_bytes, pm->tables_bytes, pm->setup_bytes,
+                                    pm->peak_bytes};
     return true;
 }
 
 static int write_out(const mp_plan_ctx *c)
 {
     const mp_plan_args *a = c->a;
-    mp_plan_report r;
-    mp_plan_report_item *items = NULL;
-    mp_plan_report_input *inputs = NULL;
-    mp_plan_report_result *res = NULL;
+    report_mem rm;
+    memset(&rm, 0, sizeof rm);
     mp_error err = {0};
     mp_out o;
     char why[256];
     int rc = MP_EXIT_OK;
-    if (!fill_report(c, &r, &items, &inputs, &res)) {
+    if (!fill_report(c, &rm)) {
         fprintf(stderr, "memprof plan: out of memory\n");
         rc = MP_EXIT_RUNTIME;
     } else if (!mp_out_open(&o, a->out, why, sizeof why)) {
         fprintf(stderr, "memprof plan: cannot write %s: %s\n", a->out, why);
         rc = MP_EXIT_IO;
     } else {
+        const mp_plan_report *r = &rm.reps[0];
         mp_status st = MP_OK;
         if (a->format == MP_PFMT_TEXT)
-            mp_report_plan_text(o.f, &r);
+            mp_report_plan_text(o.f, r);
         else if (a->format == MP_PFMT_JSON)
-            st = mp_report_plan_json(o.f, &r, &err);
+            st = mp_report_plan_json(o.f, r, &err);
         else
-            st = mp_report_plan_svg(o.f, &r, &err);
+            st = mp_report_plan_svg(o.f, r, &err);
         if (st != MP_OK) {
             mp_out_abort(&o);
             fprintf(stderr, "memprof plan: out of memory writing the output\n");
@@ -168,9 +257,7 @@ static int write_out(const mp_plan_ctx *c)
             rc = MP_EXIT_IO;
         }
     }
-    free(items);
-    free(inputs);
-    free(res);
+    report_mem_free(&rm);
     return rc;
 }
 

@@ -45,49 +45,82 @@ int mp_cli_plan_prepare(mp_plan_ctx *c)
     free(sp);
     if (rc != MP_EXIT_OK)
         return rc;
-    if (mp_session_plan_items(c->s, &c->items, &c->n_items, &c->align, &err) != MP_OK)
-        return mp_report_error(&err);
-    for (int32_t i = 0; i < c->n_items; i++)
-        if (c->items[i].tensor < 0) {
-            c->n_scratch++;
-            if (c->items[i].bytes > c->scratch_max)
-                c->scratch_max = c->items[i].bytes;
+    const mp_model *m = mp_session_model(c->s);
+    c->n_sets = m->n_subgraphs > 1 ? m->n_subgraphs : 1;
+    c->sets = calloc((size_t)c->n_sets, sizeof *c->sets);
+    if (!c->sets) {
+        fprintf(stderr, "memprof plan: out of memory\n");
+        return MP_EXIT_RUNTIME;
+    }
+    for (int32_t k = 0; k < c->n_sets; k++) {
+        mp_plan_set *p = &c->sets[k];
+        p->subgraph = k;
+        mp_status st;
+        if (k == 0) {
+            mp_session_memory mi;
+            st = mp_session_plan_items(c->s, &p->items, &p->n_items, &c->align, &err);
+            mp_session_memory_info(c->s, &mi);
+            p->when = MP_SG_AT_PREPARE;
+            p->session_arena = mi.arena_bytes;
+        } else {
+            st = mp_session_subgraph_plan_items(c->s, k, &p->items, &p->n_items, &p->when,
+                                                &p->session_arena, &err);
         }
+        if (st != MP_OK)
+            return mp_report_error(&err);
+        for (int32_t i = 0; i < p->n_items; i++)
+            if (p->items[i].tensor < 0) {
+                p->n_scratch++;
+                if (p->items[i].bytes > p->scratch_max)
+                    p->scratch_max = p->items[i].bytes;
+            }
+    }
+    return MP_EXIT_OK;
+}
+
+/* The planners on subgraph set p (nothing for one nothing is planned for). */
+static int compare_set(mp_plan_ctx *c, mp_plan_set *p)
+{
+    mp_error err = {0};
+    if (p->when == MP_SG_NONE)
+        return MP_EXIT_OK;
+    for (int k = 0; k < 3; k++) {
+        p->bufs[k] = malloc(sizeof *p->bufs[k] * ((size_t)p->n_items + 1));
+        if (!p->bufs[k]) {
+            fprintf(stderr, "memprof plan: out of memory\n");
+            return MP_EXIT_RUNTIME;
+        }
+        p->n_bufs[k] = bufs_of(p->bufs[k], p->items, p->n_items, (mp_set_kind)k);
+    }
+    p->lb_tensors = mp_plan_lower_bound(p->bufs[MP_SET_TENSORS], p->n_bufs[MP_SET_TENSORS], c->align,
+                                        NULL);
+    p->lb_internal = mp_plan_lower_bound(p->bufs[MP_SET_INTERNAL], p->n_bufs[MP_SET_INTERNAL],
+                                         c->align, NULL);
+    const char *name = c->a->m.planner;
+    const mp_planner *chosen = name ? mp_planner_find(name) : mp_planner_default();
+    if (mp_plan_compare_run(p->bufs[MP_SET_ALL], p->n_bufs[MP_SET_ALL], c->align, chosen, name != NULL,
+                            &p->cmp, &err) != MP_OK)
+        return mp_report_error(&err);
+    /* The other sets only when they differ and are shown: without scratch the tensors are
+     * the whole set; without inputs and outputs is for the peer and the JSON. */
+    if (p->n_scratch == 0)
+        p->tensors_res.arena = p->cmp.res[p->cmp.chosen].arena;
+    else if (mp_plan_measure(chosen, p->bufs[MP_SET_TENSORS], p->n_bufs[MP_SET_TENSORS], c->align,
+                             &p->tensors_res, &err) != MP_OK)
+        return mp_report_error(&err);
+    if ((c->a->peer || c->a->format == MP_PFMT_JSON) &&
+        mp_plan_measure(chosen, p->bufs[MP_SET_INTERNAL], p->n_bufs[MP_SET_INTERNAL], c->align,
+                        &p->internal_res, &err) != MP_OK)
+        return mp_report_error(&err);
     return MP_EXIT_OK;
 }
 
 int mp_cli_plan_compare(mp_plan_ctx *c)
 {
-    mp_error err = {0};
-    for (int k = 0; k < 3; k++) {
-        c->bufs[k] = malloc(sizeof *c->bufs[k] * ((size_t)c->n_items + 1));
-        if (!c->bufs[k]) {
-            fprintf(stderr, "memprof plan: out of memory\n");
-            return MP_EXIT_RUNTIME;
-        }
-        c->n_bufs[k] = bufs_of(c->bufs[k], c->items, c->n_items, (mp_set_kind)k);
-    }
-    c->lb_tensors = mp_plan_lower_bound(c->bufs[MP_SET_TENSORS], c->n_bufs[MP_SET_TENSORS], c->align,
-                                        NULL);
-    c->lb_internal = mp_plan_lower_bound(c->bufs[MP_SET_INTERNAL], c->n_bufs[MP_SET_INTERNAL],
-                                         c->align, NULL);
-    const char *name = c->a->m.planner;
-    const mp_planner *chosen = name ? mp_planner_find(name) : mp_planner_default();
-    if (mp_plan_compare_run(c->bufs[MP_SET_ALL], c->n_bufs[MP_SET_ALL], c->align, chosen, name != NULL,
-                            &c->cmp, &err) != MP_OK)
-        return mp_report_error(&err);
-    /* The other sets only when they differ and are shown: without scratch the tensors are
-     * the whole set; without inputs and outputs is for the peer and the JSON. */
-    if (c->n_scratch == 0)
-        c->tensors_res.arena = c->cmp.res[c->cmp.chosen].arena;
-    else if (mp_plan_measure(chosen, c->bufs[MP_SET_TENSORS], c->n_bufs[MP_SET_TENSORS], c->align,
-                             &c->tensors_res, &err) != MP_OK)
-        return mp_report_error(&err);
-    if ((c->a->peer || c->a->format == MP_PFMT_JSON) &&
-        mp_plan_measure(chosen, c->bufs[MP_SET_INTERNAL], c->n_bufs[MP_SET_INTERNAL], c->align,
-                        &c->internal_res, &err) != MP_OK)
-        return mp_report_error(&err);
-    return MP_EXIT_OK;
+    int rc = MP_EXIT_OK;
+    for (int32_t k = 0; k < c->n_sets && rc == MP_EXIT_OK; k++)
+        rc = compare_set(c, &c->sets[k]);
+    return rc;
 }
 
 int mp_cli_plan_peer(mp_plan_ctx *c)
@@ -109,13 +142,16 @@ int mp_cli_plan_peer(mp_plan_ctx *c)
 
 void mp_cli_plan_free(mp_plan_ctx *c)
 {
-    mp_plan_compare_free(&c->cmp);
-    mp_plan_result_free(&c->tensors_res);
-    mp_plan_result_free(&c->internal_res);
-    for (int k = 0; k < 3; k++)
-        free(c->bufs[k]);
-    free(c->items);
+    for (int32_t i = 0; c->sets && i < c->n_sets; i++) {
+        mp_plan_set *p = &c->sets[i];
+        mp_plan_compare_free(&p->cmp);
+        mp_plan_result_free(&p->tensors_res);
+        mp_plan_result_free(&p->internal_res);
+        for (int k = 0; k < 3; k++)
+            free(p->bufs[k]);
+        free(p->items);
+    }
+    free(c->sets);
     mp_session_destroy(c->s);
     mp_trace_destroy(c->tr);
 }
-

@@ -197,6 +197,22 @@ typedef struct mp_plan_item {
  * Empty in dynamic mode. The planner's alignment is *align. */
 mp_status mp_session_plan_items(mp_session *s, mp_plan_item **items, int32_t *n,
                                 uint64_t *align, mp_error *err);
+/* A model of several subgraphs (docs/memory.md, "Control flow"): what the static manager
+ * plans for subgraph k (0 the model's, as mp_session_plan_items; k >= 1 a subgraph a WHILE, IF
+ * or CALL_ONCE calls, its items' tensors and operators numbered in that subgraph) and when:
+ *   AT_PREPARE  planned by the prepare (made first when needed) for the shapes its caller
+ *               passed; its arena, of arena_bytes, held with the others' until teardown (as
+ *               TensorFlow Lite allocates every subgraph's);
+ *   AT_RUN      a CALL_ONCE's: planned when the first run calls it, its arena freed once it
+ *               ran (TensorFlow Lite's ReleaseNonPersistentMemory); planned here as that run
+ *               plans it, for the listing, its arena (arena_bytes) freed again;
+ *   NONE        nothing planned (nothing listed): no prepare calls it (an IF's branch its
+ *               constant condition does not take, a subgraph no operator calls), or dynamic
+ *               mode. */
+typedef enum mp_subgraph_when { MP_SG_NONE = 0, MP_SG_AT_PREPARE, MP_SG_AT_RUN } mp_subgraph_when;
+mp_status mp_session_subgraph_plan_items(mp_session *s, int32_t k, mp_plan_item **items,
+                                         int32_t *n, mp_subgraph_when *when,
+                                         uint64_t *arena_bytes, mp_error *err);
 
 /* An arena of the caller's, shared by sessions that run one after another (memprof
  * pipeline --share-arena plans one arena for a chain of models). With use_external_arena

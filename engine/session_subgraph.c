@@ -222,3 +222,65 @@ bool mp_call_output_deferred(const mp_node *n, int32_t subgraph, int32_t i)
     const mp_session *c = callee(n, subgraph);
     return c && i >= 0 && i < c->model->n_outputs && c->trt[c->model->outputs[i]].producer_deferred;
 }
+
+/* ---- what is planned for each subgraph (mp_session_subgraph_plan_items) ------------------ */
+
+/* A CALL_ONCE of some subgraph calls subgraph k. */
+static bool called_once(const mp_model *m, int32_t k)
+{
+    for (int32_t g = 0; g < m->n_subgraphs; g++) {
+        const mp_model *sg = mp_model_subgraph(m, g);
+        for (int32_t i = 0; i < sg->n_ops; i++)
+            if (sg->ops[i].opcode == MP_OP_CALL_ONCE && sg->ops[i].opt.subgraph_a == k)
+                return true;
+    }
+    return false;
+}
+
+mp_status mp_session_subgraph_plan_items(mp_session *s, int32_t k, mp_plan_item **items,
+                                         int32_t *n, mp_subgraph_when *when,
+                                         uint64_t *arena_bytes, mp_error *err)
+{
+    *items = NULL;
+    *n = 0;
+    *when = MP_SG_NONE;
+    *arena_bytes = 0;
+    if (!s->model)
+        return mp_fail(err, MP_ERR_ARG, "no model loaded");
+    int32_t count = s->model->n_subgraphs > 0 ? s->model->n_subgraphs : 1;
+    if (k < 0 || k >= count)
+        return mp_fail(err, MP_ERR_ARG, "%s: no subgraph %d (the model has %d)", s->model->path,
+                       (int)k, (int)count);
+    /* the root's plan, made first when due (the prepare plans the subgraphs it calls) */
+    mp_status st = mp_session_plan_items(s, items, n, NULL, err);
+    if (st != MP_OK || k == 0) {
+        *when = st == MP_OK && s->opt.mode != MP_MEMORY_DYNAMIC ? MP_SG_AT_PREPARE : MP_SG_NONE;
+        *arena_bytes = s->arena_bytes;
+        return st;
+    }
+    free(*items);
+    *items = NULL;
+    *n = 0;
+    mp_session *c = s->subs ? s->subs[k] : NULL;
+    if (!c || s->opt.mode == MP_MEMORY_DYNAMIC)
+        return MP_OK;
+    if (!called_once(s->model, k) || c->model->n_inputs != 0) {
+        if (!c->prepared)
+            return MP_OK; /* no prepare called it */
+        *when = MP_SG_AT_PREPARE;
+        *arena_bytes = c->arena_bytes;
+        return mp_sm_plan_items(c, items, n, err);
+    }
+    /* a CALL_ONCE's: planned as its first call plans it (its shapes are the model's, no
+     * caller gives any), then its arena freed as after that call */
+    mp_trace_scope was = scope_enter(s, k, 0);
+    st = mp_ss_prepare(c, err);
+    if (st == MP_OK) {
+        *when = MP_SG_AT_RUN;
+        *arena_bytes = c->arena_bytes;
+        st = mp_sm_plan_items(c, items, n, err);
+    }
+    mp_sm_release_arena(c);
+    scope_leave(s, was);
+    return st;
+}

@@ -12,18 +12,21 @@
 
 #define ALIVE_SHOWN 6
 
+/* Tensor t and operator op of the report's subgraph, by name (meta's tables hold every
+ * subgraph's, one after another). */
 static const char *tname(const mp_plan_report *r, int32_t t)
 {
-    if (t < 0 || t >= r->meta->n_tensors || !r->meta->tensors[t].name)
+    if (t < 0 || t > r->meta->n_tensors - 1 - r->tensor_base ||
+        !r->meta->tensors[r->tensor_base + t].name)
         return "?";
-    return r->meta->tensors[t].name;
+    return r->meta->tensors[r->tensor_base + t].name;
 }
 
 static const char *oname(const mp_plan_report *r, int32_t op)
 {
-    if (op < 0 || op >= r->meta->n_ops || !r->meta->ops[op].name)
+    if (op < 0 || op > r->meta->n_ops - 1 - r->op_base || !r->meta->ops[r->op_base + op].name)
         return "?";
-    return r->meta->ops[op].name;
+    return r->meta->ops[r->op_base + op].name;
 }
 
 static const char *bytes_s(char *b, size_t n, uint64_t v, bool exact)
@@ -137,7 +140,7 @@ static void text_bound_and_scratch(FILE *f, const mp_plan_report *r)
     const mp_plan_report_result *chosen = &r->res[r->chosen];
     fprintf(f, "\nKernel scratch (%s planner)\n", chosen->name);
     if (r->n_scratch == 0) {
-        fprintf(f, "  no kernel of this model needs scratch\n");
+        fprintf(f, "  no kernel of this %s needs scratch\n", r->subgraph ? "subgraph" : "model");
         return;
     }
     uint64_t apart = r->tensors_arena + r->scratch_max;
@@ -190,6 +193,96 @@ static void text_peer(FILE *f, const mp_plan_report *r)
             bytes_s(b2, sizeof b2, pm->setup, false), bytes_s(b3, sizeof b3, pm->peak, false));
 }
 
+static const char *sg_name(const mp_plan_report *r)
+{
+    return r->subgraph_name && r->subgraph_name[0] ? r->subgraph_name : "(no name)";
+}
+
+/* Subgraph r (of a model of several): when it is planned, then its figures as subgraph 0's. */
+static void text_subgraph(FILE *f, const mp_plan_report *r)
+{
+    const bool x = r->exact;
+    char b1[64], b2[64];
+    fprintf(f, "\nSubgraph %" PRId32 " %.40s, called by %s\n", r->subgraph, sg_name(r),
+            r->called_by ? r->called_by : "no operator");
+    if (r->when == MP_PRW_NONE) {
+        fprintf(f, "  not planned: no prepare calls it (no operator does, or an IF whose\n"
+                   "  constant condition takes the other branch)\n");
+        return;
+    }
+    fprintf(f, "  %s\n", r->when == MP_PRW_PREPARE
+                             ? "planned at prepare for its caller's shapes, held until teardown"
+                             : "planned when the first run calls it, freed once it ran");
+    fprintf(f, "  %" PRId32 " tensors and %" PRId32 " kernel scratch buffer%s planned\n",
+            r->n_items - r->n_scratch, r->n_scratch, r->n_scratch == 1 ? "" : "s");
+    fprintf(f, "  lower bound %s, naive (no reuse) %s\n\n",
+            bytes_s(b1, sizeof b1, r->lower_bound, x), bytes_s(b2, sizeof b2, r->naive, x));
+    text_planners(f, r);
+    text_bound_and_scratch(f, r);
+}
+
+/* How the subgraphs' arenas add up: those planned at prepare held at once, a CALL_ONCE's
+ * added while the first run calls it. */
+typedef struct plan_total {
+    uint64_t planned, session;         /* held from prepare: the chosen plans, the session's */
+    uint64_t run_planned, run_session; /* the largest CALL_ONCE arena, added in the first run */
+} plan_total;
+
+static const mp_plan_report *sub_at(const mp_plan_report *r, int32_t k)
+{
+    return k == 0 ? r : &r->subs[k - 1];
+}
+
+static plan_total total_of(const mp_plan_report *r)
+{
+    plan_total t = {0, 0, 0, 0};
+    for (int32_t k = 0; k < r->n_subgraphs; k++) {
+        const mp_plan_report *g = sub_at(r, k);
+        uint64_t a = g->when != MP_PRW_NONE ? g->res[g->chosen].arena : 0;
+        if (g->when == MP_PRW_PREPARE) {
+            t.planned += a;
+            t.session += g->session_arena;
+        } else if (g->when == MP_PRW_RUN) {
+            t.run_planned = a > t.run_planned ? a : t.run_planned;
+            t.run_session = g->session_arena > t.run_session ? g->session_arena : t.run_session;
+        }
+    }
+    return t;
+}
+
+static void text_total(FILE *f, const mp_plan_report *r)
+{
+    const bool x = r->exact;
+    char b1[64], b2[64];
+    plan_total t = total_of(r);
+    fprintf(f, "\nModel total (%s planner): %" PRId32 " subgraphs\n", r->res[r->chosen].name,
+            r->n_subgraphs);
+    fprintf(f, "  memprof holds the arenas of every subgraph planned at prepare at once,\n"
+               "  from prepare to teardown, as TensorFlow Lite does; a CALL_ONCE's only\n"
+               "  while the first run calls it.\n");
+    fprintf(f, "  %-26s %-9s %16s %16s\n", "subgraph", "planned", "arena", "session holds");
+    for (int32_t k = 0; k < r->n_subgraphs; k++) {
+        const mp_plan_report *g = sub_at(r, k);
+        char lab[40];
+        snprintf(lab, sizeof lab, "%" PRId32 " %.24s", k, sg_name(g));
+        static const char *const when[] = {"never", "prepare", "first run"};
+        if (g->when == MP_PRW_NONE)
+            fprintf(f, "  %-26s %-9s %16s %16s\n", lab, when[g->when], "-", "-");
+        else
+            fprintf(f, "  %-26s %-9s %16s %16s\n", lab, when[g->when],
+                    bytes_s(b1, sizeof b1, g->res[g->chosen].arena, x),
+                    bytes_s(b2, sizeof b2, g->session_arena, x));
+    }
+    fprintf(f, "  %-36s %16s %16s\n", "held at once from prepare", bytes_s(b1, sizeof b1, t.planned, x),
+            bytes_s(b2, sizeof b2, t.session, x));
+    if (t.run_session > 0 || t.run_planned > 0)
+        fprintf(f, "  %-36s %16s %16s\n", "in the first run, at most",
+                bytes_s(b1, sizeof b1, t.planned + t.run_planned, x),
+                bytes_s(b2, sizeof b2, t.session + t.run_session, x));
+    fprintf(f, "  session holds: the arenas the session allocates (its planner, and\n"
+               "  XNNPACK's read slack past each arena's end)\n");
+}
+
 void mp_report_plan_text(FILE *f, const mp_plan_report *r)
 {
     const bool x = r->exact;
@@ -199,6 +292,9 @@ void mp_report_plan_text(FILE *f, const mp_plan_report *r)
         char sh[96];
         fprintf(f, "  input %-20.40s %s\n", r->inputs[i].name, shape_s(&r->inputs[i], sh, sizeof sh));
     }
+    if (r->n_subgraphs > 1)
+        fprintf(f, "  subgraph 0 %.40s of %" PRId32 " (the others and the total follow)\n",
+                sg_name(r), r->n_subgraphs);
     fprintf(f, "  %" PRId32 " tensors and %" PRId32 " kernel scratch buffer%s planned, slots "
                "aligned to %" PRIu64 " B\n",
             r->n_items - r->n_scratch, r->n_scratch, r->n_scratch == 1 ? "" : "s", r->align);
@@ -208,6 +304,10 @@ void mp_report_plan_text(FILE *f, const mp_plan_report *r)
     text_bound_and_scratch(f, r);
     if (r->has_peer)
         text_peer(f, r);
+    for (int32_t k = 1; k < r->n_subgraphs; k++)
+        text_subgraph(f, &r->subs[k - 1]);
+    if (r->n_subgraphs > 1)
+        text_total(f, r);
 }
 
 /* ---- json ---------------------------------------------------------------------------------- */
@@ -279,19 +379,26 @@ static json_t *peer_json(const mp_plan_report *r)
                      (json_int_t)pm->peak);
 }
 
-static json_t *build_json(const mp_plan_report *r)
+static const char *when_word(mp_plan_report_when w)
 {
-    json_t *root = json_pack("{s:s, s:i, s:o, s:I, s:i, s:i, s:I, s:I, s:i, s:o}", "format",
-                             "memprof-plan", "version", 2, "model", jstr(r->model), "align_bytes",
-                             (json_int_t)r->align, "n_tensors", (int)(r->n_items - r->n_scratch),
-                             "n_scratch", (int)r->n_scratch, "lower_bound_bytes",
-                             (json_int_t)r->lower_bound, "naive_bytes", (json_int_t)r->naive,
-                             "lower_bound_op", (int)r->lower_bound_step, "lower_bound_op_name",
-                             jstr(r->lower_bound_step >= 0 ? oname(r, r->lower_bound_step)
-                                                           : NULL));
-    if (!root)
-        return NULL;
-    json_object_set_new(root, "inputs", inputs_json(r));
+    return w == MP_PRW_PREPARE ? "prepare" : w == MP_PRW_RUN ? "first_run" : "never";
+}
+
+/* The figures of r's buffers, subgraph 0's and every other's alike, set on o: the counts
+ * and the bound, then (figures_tail) where it is reached and the planners' results. */
+static void figures_head(json_t *o, const mp_plan_report *r)
+{
+    json_object_set_new(o, "n_tensors", json_integer(r->n_items - r->n_scratch));
+    json_object_set_new(o, "n_scratch", json_integer(r->n_scratch));
+    json_object_set_new(o, "lower_bound_bytes", json_integer((json_int_t)r->lower_bound));
+    json_object_set_new(o, "naive_bytes", json_integer((json_int_t)r->naive));
+    json_object_set_new(o, "lower_bound_op", json_integer(r->lower_bound_step));
+    json_object_set_new(o, "lower_bound_op_name",
+                        jstr(r->lower_bound_step >= 0 ? oname(r, r->lower_bound_step) : NULL));
+}
+
+static void figures_tail(json_t *o, const mp_plan_report *r)
+{
     json_t *alive = json_array();
     for (int32_t i = 0; r->lower_bound_step >= 0 && i < r->n_items; i++) {
         const mp_plan_report_item *it = &r->items[i];
@@ -301,26 +408,69 @@ static json_t *build_json(const mp_plan_report *r)
             json_array_append_new(alive, a);
         }
     }
-    json_object_set_new(root, "alive_at_bound", alive);
+    json_object_set_new(o, "alive_at_bound", alive);
     json_t *planners = json_array();
     for (int i = 0; i < r->n_res; i++)
         json_array_append_new(planners, result_json(r, &r->res[i]));
-    json_object_set_new(root, "planners", planners);
-    json_object_set_new(root, "plan", plan_json(r));
-    json_object_set_new(root, "scratch",
+    json_object_set_new(o, "planners", planners);
+    json_object_set_new(o, "plan", plan_json(r));
+    json_object_set_new(o, "scratch",
                         json_pack("{s:I, s:I, s:I}", "largest_bytes", (json_int_t)r->scratch_max,
                                   "apart_arena_bytes", (json_int_t)r->tensors_arena,
                                   "apart_total_bytes",
                                   (json_int_t)(r->tensors_arena + r->scratch_max)));
-    json_object_set_new(root, "ours",
+    json_object_set_new(o, "ours",
                         json_pack("{s:s, s:I, s:I, s:I, s:I}", "planner", r->res[r->chosen].name,
                                   "with_io_bytes", (json_int_t)r->tensors_arena, "without_io_bytes",
                                   (json_int_t)r->internal_arena, "lower_bound_with_io_bytes",
                                   (json_int_t)r->lower_bound_tensors,
                                   "lower_bound_without_io_bytes",
                                   (json_int_t)r->lower_bound_internal));
+}
+
+/* Subgraph r (k >= 1): who calls it, when it is planned, its figures when it is. */
+static json_t *subgraph_json(const mp_plan_report *r)
+{
+    json_t *o = json_pack("{s:i, s:o, s:o, s:s, s:I}", "index", (int)r->subgraph, "name",
+                          jstr(r->subgraph_name), "called_by", jstr(r->called_by), "planned",
+                          when_word(r->when), "session_arena_bytes",
+                          (json_int_t)r->session_arena);
+    if (o && r->when != MP_PRW_NONE) {
+        figures_head(o, r);
+        figures_tail(o, r);
+    }
+    return o;
+}
+
+static json_t *total_json(const mp_plan_report *r)
+{
+    plan_total t = total_of(r);
+    return json_pack("{s:s, s:i, s:b, s:I, s:I, s:I, s:I}", "planner", r->res[r->chosen].name,
+                     "n_subgraphs", (int)r->n_subgraphs, "held_at_once", true,
+                     "prepare_arena_bytes", (json_int_t)t.planned, "prepare_session_bytes",
+                     (json_int_t)t.session, "first_run_arena_bytes",
+                     (json_int_t)(t.planned + t.run_planned), "first_run_session_bytes",
+                     (json_int_t)(t.session + t.run_session));
+}
+
+static json_t *build_json(const mp_plan_report *r)
+{
+    json_t *root = json_pack("{s:s, s:i, s:o, s:I}", "format", "memprof-plan", "version", 3,
+                             "model", jstr(r->model), "align_bytes", (json_int_t)r->align);
+    if (!root)
+        return NULL;
+    figures_head(root, r);
+    json_object_set_new(root, "inputs", inputs_json(r));
+    figures_tail(root, r);
     if (r->has_peer)
         json_object_set_new(root, "peer", peer_json(r));
+    json_object_set_new(root, "subgraph_name", jstr(r->subgraph_name));
+    json_object_set_new(root, "session_arena_bytes", json_integer((json_int_t)r->session_arena));
+    json_t *subs = json_array();
+    for (int32_t k = 1; k < r->n_subgraphs; k++)
+        json_array_append_new(subs, subgraph_json(&r->subs[k - 1]));
+    json_object_set_new(root, "subgraphs", subs);
+    json_object_set_new(root, "total", total_json(r));
     return root;
 }
 

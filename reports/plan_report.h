@@ -1,6 +1,7 @@
 /* memprof plan's output: the planners compared on a model's buffers (arena against the
  * lower bound and naive, time, validity), where the bound is reached, the kernels' scratch
- * planned with the tensors or apart, and XNNPACK's runtime beside ours; as text, JSON
+ * planned with the tensors or apart, and XNNPACK's runtime beside ours; for a model of
+ * several subgraphs, the same for each and how their arenas add up; as text, JSON
  * (format memprof-plan, docs/json.md) or the chosen plan's arena as SVG. The command fills
  * the plain structs below; names of tensors and operators come from the trace's meta. */
 #ifndef MP_PLAN_REPORT_H
@@ -42,7 +43,16 @@ typedef struct mp_plan_report_peer {
     uint64_t workspace, external, other, operators, weights, tables, setup, peak;
 } mp_plan_report_peer;
 
-typedef struct mp_plan_report {
+/* When the session plans a subgraph (a model of several: docs/plan.md). */
+typedef enum mp_plan_report_when {
+    MP_PRW_NONE = 0, /* never: no prepare calls it */
+    MP_PRW_PREPARE,  /* at prepare; its arena held with the others' until teardown */
+    MP_PRW_RUN       /* by the CALL_ONCE that calls it in the first run, freed after it */
+} mp_plan_report_when;
+
+typedef struct mp_plan_report mp_plan_report;
+
+struct mp_plan_report {
     const char *model;
     const mp_trace_meta *meta; /* tensor and operator names */
     bool exact;
@@ -62,7 +72,17 @@ typedef struct mp_plan_report {
     bool has_peer;
     long peer_threads;
     mp_plan_report_peer peer;
-} mp_plan_report;
+    /* The subgraph these figures are of: 0 the model's; in a model of several, subs are the
+     * others' reports (their own buffers and planners; no inputs, no peer), each numbering
+     * its tensors and operators from tensor_base and op_base in meta's tables. */
+    int32_t subgraph, n_subgraphs;    /* n_subgraphs: the model's (1: one) */
+    const char *subgraph_name;
+    const char *called_by;            /* "WHILE (op #0 of subgraph 0)" ...; NULL: none */
+    int32_t tensor_base, op_base;
+    mp_plan_report_when when;
+    uint64_t session_arena;           /* the arena the session allocates for it */
+    const mp_plan_report *subs;       /* subgraphs 1 ... (n_subgraphs - 1 of them) */
+};
 
 void mp_report_plan_text(FILE *f, const mp_plan_report *r);
 /* The JSON document, or the SVG of the chosen plan's arena; MP_ERR_NOMEM when memory is

@@ -15,92 +15,11 @@
 
 #include "engine/model/tflite_writer.h"
 #include "engine/session.h"
+#include "tests/util/cf_models.h"
 
 enum { X = 4 };
 
 typedef mp_test_model built;
-
-static int const_i32(mp_tfw *w, const char *name, int32_t v)
-{
-    return mp_tfw_tensor(w, name, MP_DT_INT32, 1, (int32_t[]){1}, mp_tfw_buffer(w, &v, sizeof v),
-                         NULL);
-}
-
-static int const_f32(mp_tfw *w, const char *name, float v)
-{
-    return mp_tfw_tensor(w, name, MP_DT_FLOAT32, 1, (int32_t[]){1}, mp_tfw_buffer(w, &v, sizeof v),
-                         NULL);
-}
-
-/* The cond subgraph of both loops: i < n (i int32 [1]; the second variable ignored). */
-static void cond_less(mp_tfw *w, int32_t n, mp_dtype second, int rank2, const int32_t *dims2)
-{
-    int ci = mp_tfw_tensor(w, "ci", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
-    int cx = mp_tfw_tensor(w, "cx", second, rank2, dims2, 0, NULL);
-    int cn = const_i32(w, "n", n);
-    int cb = mp_tfw_tensor(w, "go", MP_DT_BOOL, 1, (int32_t[]){1}, 0, NULL);
-    mp_tfw_op(w, MP_OP_LESS, 2, (int32_t[]){ci, cn}, 1, &cb, NULL);
-    mp_tfw_io(w, 2, (int32_t[]){ci, cx}, 1, &cb);
-}
-
-/* The loop variables' tensors in the current subgraph: v[0] the counter i (int32 [1]), v[1]
- * x (float [X]), v[2] and v[3] their next values. */
-static void loop_vars(mp_tfw *w, const char *prefix, int v[4])
-{
-    static const char *const what[4] = {"i", "x", "i_next", "x_next"};
-    for (int k = 0; k < 4; k++) {
-        char nm[32];
-        snprintf(nm, sizeof nm, "%s%s", prefix, what[k]);
-        v[k] = k % 2 ? mp_tfw_tensor(w, nm, MP_DT_FLOAT32, 1, (int32_t[]){X}, 0, NULL)
-                     : mp_tfw_tensor(w, nm, MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
-    }
-}
-
-/* WHILE(cond, body) from (v[0], v[1]) to (v[2], v[3]) in the current subgraph. */
-static void while_op(mp_tfw *w, const int v[4], int cond, int body)
-{
-    mp_op_options o = mp_tfw_options_default();
-    o.subgraph_a = cond;
-    o.subgraph_b = body;
-    mp_tfw_op(w, MP_OP_WHILE, 2, (int32_t[]){v[0], v[1]}, 2, (int32_t[]){v[2], v[3]}, &o);
-}
-
-/* A subgraph's inputs (i, x) and outputs (i next, x next). */
-static void body_io(mp_tfw *w, const int v[4])
-{
-    mp_tfw_io(w, 2, (int32_t[]){v[0], v[1]}, 2, (int32_t[]){v[2], v[3]});
-}
-
-/* Subgraph 0 of the loop models: inputs i and x, a WHILE(cond, body), outputs i and x. */
-static void main_while(mp_tfw *w, int cond, int body)
-{
-    int v[4];
-    loop_vars(w, "", v);
-    while_op(w, v, cond, body);
-    body_io(w, v);
-}
-
-/* WHILE i < n: i = i + 1, x = 2x + 1 (x float [X]). Subgraph 1 is cond, 2 body. */
-static built while_model(int32_t n)
-{
-    mp_tfw *w = mp_tfw_create();
-    main_while(w, 1, 2);
-
-    mp_tfw_subgraph(w, "cond");
-    cond_less(w, n, MP_DT_FLOAT32, 1, (int32_t[]){X});
-
-    mp_tfw_subgraph(w, "body");
-    int v[4];
-    loop_vars(w, "b", v);
-    int one_i = const_i32(w, "one_i", 1), two = const_f32(w, "two", 2.0f),
-        one_f = const_f32(w, "one_f", 1.0f);
-    int t = mp_tfw_tensor(w, "twice", MP_DT_FLOAT32, 1, (int32_t[]){X}, 0, NULL);
-    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){v[1], two}, 1, &t, NULL);
-    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){t, one_f}, 1, &v[3], NULL);
-    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){v[0], one_i}, 1, &v[2], NULL);
-    body_io(w, v);
-    return mp_test_tfw_finish(w);
-}
 
 /* WHILE i < n: i = i + 1, y = CONCATENATION(y + 1, [1]) along axis 1 (y float [1, L]): y grows
  * by one element per iteration. */
@@ -111,16 +30,16 @@ static built grow_model(int32_t n)
     int y0 = mp_tfw_tensor(w, "y0", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, (int32_t[]){1, -1});
     int i1 = mp_tfw_tensor(w, "i_end", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
     int y1 = mp_tfw_tensor(w, "y_end", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, (int32_t[]){1, -1});
-    while_op(w, (int[]){i0, y0, i1, y1}, 1, 2);
+    mp_cf_while_op(w, (int[]){i0, y0, i1, y1}, 1, 2);
     mp_tfw_io(w, 2, (int32_t[]){i0, y0}, 1, &y1);
 
     mp_tfw_subgraph(w, "cond");
-    cond_less(w, n, MP_DT_FLOAT32, 2, (int32_t[]){1, 1});
+    mp_cf_cond_less(w, n, MP_DT_FLOAT32, 2, (int32_t[]){1, 1});
 
     mp_tfw_subgraph(w, "body");
     int bi = mp_tfw_tensor(w, "bi", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
     int by = mp_tfw_tensor(w, "by", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, (int32_t[]){1, -1});
-    int one_i = const_i32(w, "one_i", 1), one_f = const_f32(w, "one_f", 1.0f);
+    int one_i = mp_cf_const_i32(w, "one_i", 1), one_f = mp_cf_const_f32(w, "one_f", 1.0f);
     float onev = 1.0f;
     int tail = mp_tfw_tensor(w, "tail", MP_DT_FLOAT32, 2, (int32_t[]){1, 1},
                              mp_tfw_buffer(w, &onev, sizeof onev), NULL);
@@ -132,7 +51,7 @@ static built grow_model(int32_t n)
     c.axis = 1;
     mp_tfw_op(w, MP_OP_CONCATENATION, 2, (int32_t[]){p, tail}, 1, &by2, &c);
     mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){bi, one_i}, 1, &bi2, NULL);
-    body_io(w, (int[]){bi, by, bi2, by2});
+    mp_cf_body_io(w, (int[]){bi, by, bi2, by2});
     return mp_test_tfw_finish(w);
 }
 
@@ -158,7 +77,7 @@ static built if_model(bool grow)
 
     mp_tfw_subgraph(w, "then");
     int tx = mp_tfw_tensor(w, "tx", MP_DT_FLOAT32, 1, (int32_t[]){X}, 0, NULL);
-    int two = const_f32(w, "two", 2.0f);
+    int two = mp_cf_const_f32(w, "two", 2.0f);
     int ty = mp_tfw_tensor(w, "ty", MP_DT_FLOAT32, 1, (int32_t[]){X}, 0, NULL);
     mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){tx, two}, 1, &ty, NULL);
     mp_tfw_io(w, 1, &tx, 1, &ty);
@@ -170,7 +89,7 @@ static built if_model(bool grow)
         ey = mp_tfw_tensor(w, "ey", MP_DT_FLOAT32, 1, (int32_t[]){2 * X}, 0, NULL);
         mp_tfw_op(w, MP_OP_CONCATENATION, 2, (int32_t[]){ex, ex}, 1, &ey, NULL);
     } else {
-        int ten = const_f32(w, "ten", 10.0f);
+        int ten = mp_cf_const_f32(w, "ten", 10.0f);
         ey = mp_tfw_tensor(w, "ey", MP_DT_FLOAT32, 1, (int32_t[]){X}, 0, NULL);
         mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){ex, ten}, 1, &ey, NULL);
     }
@@ -251,7 +170,7 @@ static void test_while_fixed(void **state)
 {
     (void)state;
     enum { N = 5 };
-    built b = while_model(N);
+    built b = mp_cf_while_model(N, X);
     for (size_t m = 0; m < sizeof k_modes / sizeof k_modes[0]; m++) {
         mp_trace *tr = mp_trace_create();
         mp_session *s = open_session(&b, k_modes[m], tr, 0);
@@ -404,31 +323,31 @@ static void expect_refused(built b, const char *needle)
 static built calls_model(int cond_sg, int body_sg, int inner_a, int inner_b, bool bad_cond)
 {
     mp_tfw *w = mp_tfw_create();
-    main_while(w, cond_sg, body_sg);
+    mp_cf_main_while(w, X, cond_sg, body_sg);
 
     mp_tfw_subgraph(w, "cond");
     if (bad_cond) {
         int ci = mp_tfw_tensor(w, "ci", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
         int cx = mp_tfw_tensor(w, "cx", MP_DT_FLOAT32, 1, (int32_t[]){X}, 0, NULL);
-        int one = const_i32(w, "one", 1);
+        int one = mp_cf_const_i32(w, "one", 1);
         int cy = mp_tfw_tensor(w, "cy", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
         mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){ci, one}, 1, &cy, NULL);
         mp_tfw_io(w, 2, (int32_t[]){ci, cx}, 1, &cy);
     } else {
-        cond_less(w, 3, MP_DT_FLOAT32, 1, (int32_t[]){X});
+        mp_cf_cond_less(w, 3, MP_DT_FLOAT32, 1, (int32_t[]){X});
     }
 
     mp_tfw_subgraph(w, "body");
     int v[4];
-    loop_vars(w, "b", v);
+    mp_cf_loop_vars(w, "b", X, v);
     if (inner_a >= 0) {
-        while_op(w, v, inner_a, inner_b);
+        mp_cf_while_op(w, v, inner_a, inner_b);
     } else {
-        int one_i = const_i32(w, "one_i", 1);
+        int one_i = mp_cf_const_i32(w, "one_i", 1);
         mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){v[0], one_i}, 1, &v[2], NULL);
         mp_tfw_op(w, MP_OP_RELU, 1, &v[1], 1, &v[3], NULL);
     }
-    body_io(w, v);
+    mp_cf_body_io(w, v);
     return mp_test_tfw_finish(w);
 }
 
@@ -449,22 +368,22 @@ static void test_malformed(void **state)
     expect_refused(calls_model(1, 2, 1, 0, false), "which is running already: a cycle of calls");
     /* a cond whose input is a constant (a call writes its callee's inputs) */
     mp_tfw *wc = mp_tfw_create();
-    main_while(wc, 1, 2);
+    mp_cf_main_while(wc, X, 1, 2);
     mp_tfw_subgraph(wc, "cond");
     float zeros[X] = {0};
     int ci = mp_tfw_tensor(wc, "ci", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
     int cx = mp_tfw_tensor(wc, "cx", MP_DT_FLOAT32, 1, (int32_t[]){X},
                            mp_tfw_buffer(wc, zeros, sizeof zeros), NULL);
-    int cn = const_i32(wc, "n", 3);
+    int cn = mp_cf_const_i32(wc, "n", 3);
     int cb = mp_tfw_tensor(wc, "go", MP_DT_BOOL, 1, (int32_t[]){1}, 0, NULL);
     mp_tfw_op(wc, MP_OP_LESS, 2, (int32_t[]){ci, cn}, 1, &cb, NULL);
     mp_tfw_io(wc, 2, (int32_t[]){ci, cx}, 1, &cb);
     mp_tfw_subgraph(wc, "body");
     int v[4];
-    loop_vars(wc, "b", v);
+    mp_cf_loop_vars(wc, "b", X, v);
     mp_tfw_op(wc, MP_OP_ADD, 2, (int32_t[]){v[0], v[0]}, 1, &v[2], NULL);
     mp_tfw_op(wc, MP_OP_RELU, 1, &v[1], 1, &v[3], NULL);
-    body_io(wc, v);
+    mp_cf_body_io(wc, v);
     expect_refused(mp_test_tfw_finish(wc),
                    "operator 0 (WHILE) calls subgraph 1, whose input 1 is a constant");
     /* an IF whose branch takes another count */
@@ -488,20 +407,20 @@ static void test_nested(void **state)
     /* subgraph 0: WHILE(cond 1, body 2); body 2: WHILE(cond 1, body 3); body 3: i + 1, RELU x:
      * the inner loop runs from the outer's i to 3, so the outer body runs once */
     mp_tfw *w = mp_tfw_create();
-    main_while(w, 1, 2);
+    mp_cf_main_while(w, X, 1, 2);
     mp_tfw_subgraph(w, "cond");
-    cond_less(w, 3, MP_DT_FLOAT32, 1, (int32_t[]){X});
+    mp_cf_cond_less(w, 3, MP_DT_FLOAT32, 1, (int32_t[]){X});
     mp_tfw_subgraph(w, "outer_body");
     int v[4];
-    loop_vars(w, "o", v);
-    while_op(w, v, 1, 3);
-    body_io(w, v);
+    mp_cf_loop_vars(w, "o", X, v);
+    mp_cf_while_op(w, v, 1, 3);
+    mp_cf_body_io(w, v);
     mp_tfw_subgraph(w, "inner_body");
-    loop_vars(w, "n", v);
-    int one = const_i32(w, "one", 1);
+    mp_cf_loop_vars(w, "n", X, v);
+    int one = mp_cf_const_i32(w, "one", 1);
     mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){v[0], one}, 1, &v[2], NULL);
     mp_tfw_op(w, MP_OP_RELU, 1, &v[1], 1, &v[3], NULL);
-    body_io(w, v);
+    mp_cf_body_io(w, v);
     built b = mp_test_tfw_finish(w);
     for (size_t m = 0; m < sizeof k_modes / sizeof k_modes[0]; m++) {
         mp_trace *tr = mp_trace_create();
@@ -540,7 +459,7 @@ static void test_nested(void **state)
 static void test_cap(void **state)
 {
     (void)state;
-    built b = while_model(1000 * 1000 * 1000);
+    built b = mp_cf_while_model(1000 * 1000 * 1000, X);
     mp_trace *tr = mp_trace_create();
     mp_session *s = open_session(&b, MP_MEMORY_AUTO, tr, 50);
     const float x0[X] = {0};
