@@ -19,6 +19,7 @@ static const mp_kernel *const k_tables[] = {
     mp_kernels_unary_math,
     mp_kernels_normalization, mp_kernels_conv3d,
     mp_kernels_detection,
+    mp_kernels_audio, mp_kernels_numeric_verify,
     mp_kernels_control_flow,
     mp_kernels_lstm, mp_kernels_rnn, mp_kernels_svdf,
     mp_kernels_gather, mp_kernels_movement, mp_kernels_matmul,
@@ -191,7 +192,7 @@ void mp_apply_activation_f32(float *x, size_t n, int32_t act)
     }
 }
 
-static float half_to_float(uint16_t h)
+float mp_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
     if (exp == 0) {
@@ -225,7 +226,7 @@ mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, voi
     if (t->dtype == MP_DT_FLOAT16) {
         const uint16_t *h = t->data;
         for (size_t i = 0; i < count; i++)
-            f[i] = half_to_float(h[i]);
+            f[i] = mp_half_to_float(h[i]);
     } else if (t->dtype == MP_DT_INT8 || t->dtype == MP_DT_UINT8) {
         const mp_quant *q = &t->info->quant;
         if (q->count < 1) {

@@ -18,11 +18,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/kernels/fft.h"
 #include "engine/kernels/kernel.h"
 
-/* ---- the one-dimensional transform --------------------------------------------------------- */
+/* ---- the one-dimensional transform (fft.h) ------------------------------------------------- */
 
-static bool fft_pow2(size_t n)
+bool mp_fft_pow2(size_t n)
 {
     return n > 0 && (n & (n - 1)) == 0;
 }
@@ -30,8 +31,7 @@ static bool fft_pow2(size_t n)
 /* A length that is not a power of two runs as a direct DFT below this. */
 #define MP_FFT_DFT_LIMIT 512
 
-/* tw[k] = exp(-2 pi i k / n), k < n, interleaved (re, im). */
-static void fft_twiddles(double *tw, size_t n)
+void mp_fft_twiddles(double *tw, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         const double a = -2.0 * M_PI * (double)k / (double)n;
@@ -40,13 +40,11 @@ static void fft_twiddles(double *tw, size_t n)
     }
 }
 
-/* In place: z (n complex, interleaved) becomes its DFT, Z[k] = sum_j z[j] exp(-2 pi i jk/n).
- * tw: fft_twiddles(n); tmp: n complex (the direct DFT's output when n is not a power of 2). */
-static void fft_1d(double *z, size_t n, const double *tw, double *tmp)
+void mp_fft_1d(double *z, size_t n, const double *tw, double *tmp)
 {
     if (n <= 1)
         return;
-    if (!fft_pow2(n)) {
+    if (!mp_fft_pow2(n)) {
         for (size_t k = 0; k < n; k++) {
             double re = 0.0, im = 0.0;
             size_t at = 0; /* j * k mod n */
@@ -120,8 +118,8 @@ static mp_status rfft_plan(mp_node *n, rfft_layout *L)
     if (fh < 1 || fw < 1)
         return mp_node_fail(n, MP_ERR_SHAPE, "fft_length [%lld, %lld] of '%s' must be positive",
                             (long long)fh, (long long)fw, mp_tname(len));
-    if ((!fft_pow2((size_t)fh) && fh >= MP_FFT_DFT_LIMIT) ||
-        (!fft_pow2((size_t)fw) && fw >= MP_FFT_DFT_LIMIT))
+    if ((!mp_fft_pow2((size_t)fh) && fh >= MP_FFT_DFT_LIMIT) ||
+        (!mp_fft_pow2((size_t)fw) && fw >= MP_FFT_DFT_LIMIT))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "fft_length [%lld, %lld] of '%s': a length "
                             "that is not a power of two must be below %d", (long long)fh,
                             (long long)fw, mp_tname(len), MP_FFT_DFT_LIMIT);
@@ -203,8 +201,8 @@ static mp_status rfft_run(mp_node *n)
     double *s = n->scratch;
     double *work = s + L.work, *line = s + L.line, *tmp = s + L.tmp;
     double *tw_h = s + L.tw_h, *tw_w = s + L.tw_w;
-    fft_twiddles(tw_h, L.fh);
-    fft_twiddles(tw_w, L.fw);
+    mp_fft_twiddles(tw_h, L.fh);
+    mp_fft_twiddles(tw_w, L.fw);
     const size_t rows = h < L.fh ? h : L.fh, cols = w < L.fw ? w : L.fw;
     const float *x = in->data;
     float *y = out->data;
@@ -219,7 +217,7 @@ static mp_status rfft_run(mp_node *n)
             memset(line, 0, 2 * L.fw * sizeof *line);
             for (size_t c = 0; c < cols; c++)
                 line[2 * c] = x[r * w + c];
-            fft_1d(line, L.fw, tw_w, tmp);
+            mp_fft_1d(line, L.fw, tw_w, tmp);
             memcpy(dst, line, 2 * L.wc * sizeof *dst);
         }
         /* each kept column: transformed over the rows, rounded into the output */
@@ -228,7 +226,7 @@ static mp_status rfft_run(mp_node *n)
                 line[2 * r] = work[2 * (r * L.wc + v)];
                 line[2 * r + 1] = work[2 * (r * L.wc + v) + 1];
             }
-            fft_1d(line, L.fh, tw_h, tmp);
+            mp_fft_1d(line, L.fh, tw_h, tmp);
             for (size_t u = 0; u < L.fh; u++) {
                 y[2 * (u * L.wc + v)] = (float)line[2 * u];
                 y[2 * (u * L.wc + v) + 1] = (float)line[2 * u + 1];

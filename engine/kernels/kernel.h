@@ -122,6 +122,8 @@ void mp_apply_activation_f32(float *x, size_t n, int32_t act);
  * quantized_dimension; float16) allocated as MP_MEM_KERNEL for this node. *owned is set
  * when the caller must mp_mem_free the result. */
 mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, void **owned);
+/* An IEEE half's bits as float32, exactly (NumericVerify's float16 input). */
+float mp_half_to_float(uint16_t h);
 
 /* The node's state: n->state, or a new zeroed block of `size` bytes (kind kernel, owned by
  * the operator) on the first call. NULL after recording MP_ERR_NOMEM with mp_node_fail. */
@@ -194,6 +196,8 @@ extern const mp_kernel mp_kernels_conv3d[];      /* CONV_3D, CONV_3D_TRANSPOSE *
 extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM,
                                                     BIDIRECTIONAL_SEQUENCE_LSTM */
 extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess (custom) */
+extern const mp_kernel mp_kernels_audio[];       /* AudioSpectrogram, Mfcc (custom) */
+extern const mp_kernel mp_kernels_numeric_verify[]; /* NumericVerify (custom) */
 extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF */
 extern const mp_kernel mp_kernels_resource[];    /* VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE,
                                                     CALL_ONCE */

@@ -181,6 +181,21 @@ typedef struct mp_op_options {
     /* RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL, MULTINOMIAL (RandomOptions): the generator's
      * seeds (both 0: a seed of memprof's choosing, engine/kernels/random.c) */
     int64_t random_seed, random_seed2;
+    /* ADD, SUB (16x8): the schema's pot_scale_int16 negated, so zeroed options keep its
+     * default (true): set when the file says false (int16 inputs take the general path) */
+    bool int16_general_scale;
+    /* AudioSpectrogram (custom): window_size and stride in samples (>= 2, >= 1 when read),
+     * magnitude_squared (else the magnitude) */
+    int32_t spec_window, spec_stride;
+    bool spec_magnitude_squared;
+    /* Mfcc (custom): the filterbank's frequency limits in Hz (whole numbers, as TensorFlow Lite
+     * reads them; 0 <= lower < upper when read), filterbank_channel_count (>= 1) and
+     * dct_coefficient_count (1..filterbank_channel_count) */
+    float mfcc_lower_hz, mfcc_upper_hz;
+    int32_t mfcc_channels, mfcc_dct_count;
+    /* NumericVerify (custom): tolerance (a fraction of the input's scale), log_if_failed */
+    float nv_tolerance;
+    bool nv_log_if_failed;
 } mp_op_options;
 
 typedef struct mp_op_info {

@@ -708,6 +708,26 @@ def seeds():
     sparse_tensors[1] = dict(sparse_tensors[1], sparsity=bad)
     out["sparse_bad_index.tflite"] = model([(124, None), (9, None)], sparse_tensors, sparse_ops,
                                            [0], [5], sparse_bufs)
+    # TensorFlow Lite's own custom operators (FlexBuffer options): AudioSpectrogram (window 16,
+    # stride 8: 7 frames of 9 bins) -> Mfcc (sample rate 8000 a constant, 20..4000 Hz, 4
+    # channels, 3 coefficients), and NumericVerify of an int8 tensor against its float one.
+    out["audio.tflite"] = model(
+        [(32, "AudioSpectrogram"), (32, "Mfcc"), (32, "NumericVerify")],
+        [dict(name="x", type=F32, shape=[64, 1]),
+         dict(name="spec", type=F32, shape=[1, 7, 9]),
+         dict(name="rate", type=I32, shape=[1], buffer=1),
+         dict(name="mfcc", type=F32, shape=[1, 7, 3]),
+         dict(name="q", type=I8, shape=[4], scale=[0.5], zp=[-1]),
+         dict(name="r", type=F32, shape=[4]),
+         dict(name="diff", type=F32, shape=[4])],
+        [{"opcode": 0, "in": [0], "out": [1], "custom": flex_map([
+            ("magnitude_squared", "b", 1), ("stride", "i", 8), ("window_size", "i", 16)])},
+         {"opcode": 1, "in": [1, 2], "out": [3], "custom": flex_map([
+             ("dct_coefficient_count", "i", 3), ("filterbank_channel_count", "i", 4),
+             ("lower_frequency_limit", "f", 20.0), ("upper_frequency_limit", "f", 4000.0)])},
+         {"opcode": 2, "in": [4, 5], "out": [6], "custom": flex_map([
+             ("log_if_failed", "b", 0), ("tolerance", "f", 5.0)])}],
+        [0, 4, 5], [3, 6], [b"", struct.pack("<i", 8000)])
     # Refused on purpose: a custom operator, and two subgraphs.
     out["custom_op.tflite"] = model(
         [(32, "fake-op")],

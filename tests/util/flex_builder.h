@@ -127,4 +127,37 @@ static inline size_t fxb_detection(uint8_t *buf, size_t cap, const mp_detection_
     return fxb_map(buf, cap, e, (int)(sizeof e / sizeof e[0]), 4, 1);
 }
 
+/* The options of TensorFlow Lite's AudioSpectrogram, Mfcc and NumericVerify from o, keys sorted,
+ * as a converter writes them from the TensorFlow ops' attributes (Mfcc's frequency limits are
+ * float attributes there: written as floats, read truncated to integers). */
+static inline size_t fxb_spectrogram(uint8_t *buf, size_t cap, const mp_op_options *o)
+{
+    const fxb_entry e[] = {
+        {"magnitude_squared", MP_FLEX_BOOL, o->spec_magnitude_squared, 0, 0},
+        {"stride", MP_FLEX_INT, o->spec_stride, 0, 0},
+        {"window_size", MP_FLEX_INT, o->spec_window, 0, 0},
+    };
+    return fxb_map(buf, cap, e, 3, 4, 1);
+}
+
+static inline size_t fxb_mfcc(uint8_t *buf, size_t cap, const mp_op_options *o)
+{
+    const fxb_entry e[] = {
+        {"dct_coefficient_count", MP_FLEX_INT, o->mfcc_dct_count, 0, 0},
+        {"filterbank_channel_count", MP_FLEX_INT, o->mfcc_channels, 0, 0},
+        {"lower_frequency_limit", MP_FLEX_FLOAT, 0, o->mfcc_lower_hz, 0},
+        {"upper_frequency_limit", MP_FLEX_FLOAT, 0, o->mfcc_upper_hz, 0},
+    };
+    return fxb_map(buf, cap, e, 4, 4, 1);
+}
+
+static inline size_t fxb_numeric_verify(uint8_t *buf, size_t cap, const mp_op_options *o)
+{
+    const fxb_entry e[] = {
+        {"log_if_failed", MP_FLEX_BOOL, o->nv_log_if_failed, 0, 0},
+        {"tolerance", MP_FLEX_FLOAT, 0, o->nv_tolerance, 0},
+    };
+    return fxb_map(buf, cap, e, 2, 4, 1);
+}
+
 #endif
