@@ -32,6 +32,7 @@
 #include <xnnpack.h>
 
 #include "engine/kernels/broadcast.h"
+#include "engine/kernels/int16.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
 
@@ -215,6 +216,8 @@ static mp_status binary_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "inputs '%s' (%s) and '%s' (%s) differ in dtype",
                             a->info->name, mp_dtype_name(a->dtype), b->info->name,
                             mp_dtype_name(b->dtype));
+    if (a->dtype == MP_DT_INT16) /* 16x8: int16_binary.c */
+        return mp_i16_binary_infer(n);
     if (!binary_dtype_ok(a->dtype))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "input '%s' has dtype %s (supported: f32, i32, i64, i8, u8)",
@@ -334,6 +337,8 @@ static enum xnn_status binary_setup(const mp_node *n, xnn_operator_t op, size_t 
 static mp_status binary_prepare(mp_node *n)
 {
     const mp_tensor *a = n->in[0];
+    if (a->dtype == MP_DT_INT16) /* no state: all at the run */
+        return MP_OK;
     const bool q8 = mp_dtype_is_q8(a->dtype);
     binary_state *s = mp_node_state(n, q8 ? sizeof *s : offsetof(binary_state, xnn_refused));
     if (!s)
@@ -437,6 +442,8 @@ static void clamp_int(void *data, mp_dtype dt, size_t count, int32_t act)
 
 static mp_status binary_run(mp_node *n)
 {
+    if (n->in[0]->dtype == MP_DT_INT16)
+        return mp_i16_binary_run(n);
     binary_state *s = n->state;
     if (!s)
         return mp_node_fail(n, MP_ERR_ARG, "run before prepare");

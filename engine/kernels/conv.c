@@ -28,6 +28,7 @@
 #include <math.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/int16.h"
 #include "engine/kernels/quant_tensor.h"
 
 typedef struct conv_geom {
@@ -108,9 +109,9 @@ static mp_status conv_geometry(mp_node *n, conv_geom *g)
         return mp_node_fail(n, MP_ERR_FORMAT, "expects input, filter and optional bias, 1 output");
     const mp_tensor *in = n->in[0], *f = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
 
-    if (in->dtype != MP_DT_FLOAT32 && !mp_dtype_is_q8(in->dtype))
+    if (in->dtype != MP_DT_FLOAT32 && !mp_dtype_is_q8(in->dtype) && in->dtype != MP_DT_INT16)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input '%s' is %s; expected f32, i8 or u8",
+                            "input '%s' is %s; expected f32, i8, u8 or i16",
                             in->info->name, mp_dtype_name(in->dtype));
     if (in->rank != 4)
         return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' %s must have rank 4 (NHWC)",
@@ -186,6 +187,8 @@ static mp_status conv_geometry(mp_node *n, conv_geom *g)
     return mp_node_weighted_q(n, "filter", g->out_c, is_depthwise(n) ? 3 : 0, &g->q);
 }
 
+    if (in->dtype == MP_DT_INT16) /* 16x8: plain C in int16_linear.c */
+        return mp_i16_weighted_check(n, "filter", g->out_c, is_depthwise(n) ? 3 : 0);
 static mp_status conv_infer(mp_node *n)
 {
     conv_geom g;
@@ -294,7 +297,7 @@ static mp_status conv_prepare(mp_node *n)
     const mp_op_options *o = n->opt;
     conv_geom g;
     mp_status st = conv_geometry(n, &g);
-    if (st != MP_OK)
+    if (st != MP_OK || n->in[0]->dtype == MP_DT_INT16) /* int16: no state, all at the run */
         return st;
 
     conv_state *s = mp_node_state(n, sizeof *s);
@@ -394,3 +397,28 @@ const mp_kernel mp_kernels_conv[] = {
      .run = conv_run, .release = conv_release},
     {.opcode = -1},
 };
+/* An int16 (16x8) node: its geometry and TensorFlow Lite's padding to int16_linear.c. */
+static mp_status conv_run_i16(mp_node *n)
+{
+    const mp_op_options *o = n->opt;
+    conv_geom g;
+    mp_status st = conv_geometry(n, &g);
+    if (st != MP_OK)
+        return st;
+    uint32_t top = 0, bottom = 0, left = 0, right = 0;
+    if (o->padding == MP_PAD_SAME) {
+        same_pad(g.in_h, g.k_h, o->stride_h, o->dilation_h, &top, &bottom);
+        same_pad(g.in_w, g.k_w, o->stride_w, o->dilation_w, &left, &right);
+    }
+    mp_i16_conv_shape s = {
+        .batch = g.batch, .in_h = g.in_h, .in_w = g.in_w, .in_c = g.in_c, .k_h = g.k_h,
+        .k_w = g.k_w, .out_h = g.out_h, .out_w = g.out_w, .out_c = g.out_c,
+        .group_in = (int32_t)g.group_in, .group_out = (int32_t)g.group_out,
+        .stride_h = o->stride_h, .stride_w = o->stride_w, .dil_h = o->dilation_h,
+        .dil_w = o->dilation_w, .pad_top = (int32_t)top, .pad_left = (int32_t)left,
+        .depthwise = is_depthwise(n)};
+    return mp_i16_conv_run(n, &s);
+}
+
+    if (n->in[0]->dtype == MP_DT_INT16)
+        return conv_run_i16(n);

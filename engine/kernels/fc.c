@@ -25,6 +25,7 @@
 #include <math.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/int16.h"
 #include "engine/kernels/quant_tensor.h"
 
 typedef struct fc_state {
@@ -71,8 +72,8 @@ static mp_status fc_geometry(mp_node *n, fc_geom *g)
         mp_status st = mp_node_check_f32_weighted(n, "weights");
         if (st != MP_OK)
             return st;
-    } else if (!mp_dtype_is_q8(in->dtype)) {
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s; expected f32, i8 or u8",
+    } else if (!mp_dtype_is_q8(in->dtype) && in->dtype != MP_DT_INT16) {
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is %s; expected f32, i8, u8 or i16",
                             in->info->name, mp_dtype_name(in->dtype));
     }
     if (w->rank != 2 || w->dims[0] < 1 || w->dims[1] < 1)
@@ -99,6 +100,8 @@ static mp_status fc_geometry(mp_node *n, fc_geom *g)
     g->batch = elems / g->in_c;
     g->quantized = in->dtype != MP_DT_FLOAT32;
     /* per-channel weight scales along the output channels, dimension 0 of [Cout, Cin] */
+    if (in->dtype == MP_DT_INT16) /* 16x8: plain C in int16_linear.c */
+        return mp_i16_weighted_check(n, "weights", (int32_t)g->out_c, 0);
     return g->quantized ? mp_node_weighted_q(n, "weights", (int32_t)g->out_c, 0, &g->q) : MP_OK;
 }
 
@@ -221,7 +224,7 @@ static mp_status fc_prepare(mp_node *n)
 {
     fc_geom g;
     mp_status st = fc_geometry(n, &g);
-    if (st != MP_OK)
+    if (st != MP_OK || n->in[0]->dtype == MP_DT_INT16) /* int16: no state, all at the run */
         return st;
     fc_state *s = mp_node_state(n, sizeof *s);
     if (!s)
@@ -292,6 +295,11 @@ static void fc_plain(const float *in, const float *w, const float *bias, float *
 
 static mp_status fc_run(mp_node *n)
 {
+    if (n->in[0]->dtype == MP_DT_INT16) { /* 16x8 */
+        fc_geom g;
+        mp_status st = fc_geometry(n, &g);
+        return st != MP_OK ? st : mp_i16_fc_run(n, g.batch, g.in_c, g.out_c);
+    }
     fc_state *s = n->state;
     if (!s)
         return mp_node_fail(n, MP_ERR_ARG, "run before prepare");

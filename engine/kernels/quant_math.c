@@ -71,6 +71,23 @@ int32_t mp_multiply_by_quantized_multiplier(int32_t x, int32_t quantized_multipl
                                      right);
 }
 
+int32_t mp_multiply_by_quantized_multiplier_i64(int64_t x, int32_t quantized_multiplier,
+                                                int shift)
+{
+    if (shift > 14)
+        shift = 14;
+    int64_t reduced = quantized_multiplier < 0x7FFF0000
+                          ? floor_shift((int64_t)quantized_multiplier + (1 << 15), 16)
+                          : 0x7FFF;
+    int total = 15 - shift; /* 1 .. 46 for shifts from -31 */
+    if (total > 62)
+        total = 62;
+    /* x * reduced + 2^(total - 1), wrapping in 64 bits as two's complement */
+    uint64_t u = (uint64_t)x * (uint64_t)reduced + ((uint64_t)1 << (total - 1));
+    int64_t v = u <= (uint64_t)INT64_MAX ? (int64_t)u : (int64_t)(u - ((uint64_t)1 << 63)) + INT64_MIN;
+    return wrap_i32((uint32_t)(uint64_t)floor_shift(v, total));
+}
+
 /* gemmlowp's SaturatingRoundingMultiplyByPOT: a left shift by e > 0 saturating beyond
  * +-(2^(31 - e) - 1) (both sides symmetric, as there), a rounding divide for e < 0. */
 static int32_t sat_rounding_mul_pot(int32_t x, int e)

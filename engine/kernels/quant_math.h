@@ -38,6 +38,15 @@ int32_t mp_rounding_divide_by_pot(int32_t x, int exponent);
  * by 2^max(-shift, 0). */
 int32_t mp_multiply_by_quantized_multiplier(int32_t x, int32_t quantized_multiplier, int shift);
 
+/* TensorFlow Lite's MultiplyByQuantizedMultiplier on an int64 x (its 16x8 kernels' int64
+ * accumulators): the multiplier reduced to 15 bits ((quantized_multiplier + 2^15) >> 16,
+ * 0x7FFF from 0x7FFF0000 up), x times it plus 2^(total - 1), shifted right by total =
+ * 15 - shift (arithmetically), truncated to 32 bits. One rounding, not the int32 version's
+ * two. Wraps where TensorFlow Lite's would overflow; shift above 14 (total below 1, which
+ * TensorFlow Lite never reaches: it asserts shift < 8) is taken as 14. */
+int32_t mp_multiply_by_quantized_multiplier_i64(int64_t x, int32_t quantized_multiplier,
+                                                int shift);
+
 /* TensorFlow Lite's GetInvSqrtQuantizedMultiplierExp with kReverseShift (-1): 1 / sqrt(x) for
  * x >= 0 as a multiplier and a (left) shift, x normalized into [2^27, 2^29) by pairs of bits,
  * five Newton-Raphson steps in gemmlowp's Q3.28 fixed point (saturating rounding shifts

@@ -611,6 +611,11 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
         break;
     case BO_ADD: case BO_MUL: case BO_SUB: case BO_DIV: case BO_L2NORM:
         TRY_FB(mp_fb_u8(fb, ot, 0, 0, "fused_activation_function", &act));
+        if (k->type == BO_ADD || k->type == BO_SUB) { /* pot_scale_int16, default true */
+            bool pot = true;
+            TRY_FB(mp_fb_bool(fb, ot, 1, true, "pot_scale_int16", &pot));
+            o->int16_general_scale = !pot;
+        }
         break;
     case BO_LSTM:
     case BO_UNI_SEQUENCE_LSTM:

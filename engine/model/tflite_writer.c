@@ -1334,8 +1334,10 @@ static size_t write_options(fbb *b, const tfw_op *op, int type)
         tb_u8(&t, 1, o->activation, MP_ACT_NONE);
         break;
     case OPT_ADD: case OPT_MUL: case OPT_SUB: case OPT_DIV: case OPT_L2NORM:
-        /* activation first in all of these (ADD/SUB's pot_scale_int16 left at default) */
+        /* activation first in all of these */
         tb_u8(&t, 0, o->activation, MP_ACT_NONE);
+        if (type == OPT_ADD || type == OPT_SUB) /* pot_scale_int16, default true */
+            tb_u8(&t, 1, !o->int16_general_scale, 1);
         break;
     case OPT_RESIZE_BILINEAR:
         /* new_height (deprecated), new_width (deprecated), align_corners, half_pixel_centers */

@@ -643,6 +643,37 @@ def seeds():
          dict(name="y", type=F32, shape=[1, 6])],
         [{"opcode": 0, "in": [0], "out": [1]}, {"opcode": 1, "in": [1], "out": [2]}],
         [0], [2], [b""])
+    # 16x8 quantization (int16 activations of zero point 0, int8 weights): QUANTIZE float32 ->
+    # int16, CONV_2D (per-channel weights, int64 bias), DEPTHWISE_CONV_2D (int64 bias), ADD of
+    # the two with pot_scale_int16 false (the general path), FULLY_CONNECTED, DEQUANTIZE.
+    out["int16x8.tflite"] = model(
+        [(114, None), (3, None), (4, None), (0, None), (9, None), (6, None)],
+        [dict(name="x", type=F32, shape=[1, 3, 3, 2]),
+         dict(name="q", type=I16, shape=[1, 3, 3, 2], scale=[1.0 / 4096], zp=[0]),
+         dict(name="wc", type=I8, shape=[2, 3, 3, 2], buffer=1, scale=[0.01, 0.02], zp=[0, 0]),
+         dict(name="bc", type=I64, shape=[2], buffer=2),
+         dict(name="c", type=I16, shape=[1, 3, 3, 2], scale=[1.0 / 512], zp=[0]),
+         dict(name="wd", type=I8, shape=[1, 3, 3, 2], buffer=3, scale=[0.005, 0.01], zp=[0, 0],
+              qdim=3),
+         dict(name="bd", type=I64, shape=[2], buffer=4),
+         dict(name="d", type=I16, shape=[1, 3, 3, 2], scale=[1.0 / 512], zp=[0]),
+         dict(name="a", type=I16, shape=[1, 3, 3, 2], scale=[1.0 / 512], zp=[0]),
+         dict(name="wf", type=I8, shape=[3, 18], buffer=5, scale=[0.004], zp=[0]),
+         dict(name="bf", type=I64, shape=[3], buffer=6),
+         dict(name="yq", type=I16, shape=[1, 3], scale=[1.0 / 256], zp=[0]),
+         dict(name="y", type=F32, shape=[1, 3])],
+        [{"opcode": 0, "in": [0], "out": [1]},
+         {"opcode": 1, "in": [1, 2, 3], "out": [4], "opt_type": 1,
+          "opt": [(0, "B", 0), (1, "i", 1), (2, "i", 1)]},
+         {"opcode": 2, "in": [4, 5, 6], "out": [7], "opt_type": 2,
+          "opt": [(0, "B", 0), (1, "i", 1), (2, "i", 1), (3, "i", 1)]},
+         {"opcode": 3, "in": [4, 7], "out": [8], "opt_type": 11, "opt": [(1, "B", 0)]},
+         {"opcode": 4, "in": [8, 9, 10], "out": [11], "opt_type": 8},
+         {"opcode": 5, "in": [11], "out": [12]}],
+        [0], [12],
+        [b"", bytes((i * 53 + 7) % 256 for i in range(36)), struct.pack("<2q", 1500, -2500),
+         bytes((i * 29 + 3) % 256 for i in range(18)), struct.pack("<2q", -700, 300),
+         bytes((i * 61 + 5) % 256 for i in range(54)), struct.pack("<3q", 40000, -9000, 0)])
     # TFLite_Detection_PostProcess (issue 16): the custom operator memprof runs, its
     # FlexBuffer options; 4 anchors, 2 classes and a background column, fast NMS.
     det_opts = flex_map([

@@ -1,0 +1,45 @@
+/* TensorFlow Lite's 16x8 quantization (int16 activations of zero point 0, int8 weights): the
+ * plain-C kernels the existing operators hand their int16 nodes to (XNNPACK has no int16).
+ * int16_linear.c: FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (TensorFlow Lite's
+ * reference_integer_ops FullyConnected / ConvPerChannel / DepthwiseConvPerChannel for int16);
+ * int16_binary.c: ADD, SUB (add.cc / sub.cc: the power-of-two path and the general one) and
+ * MUL. None keeps state: what a run needs is computed from the tensors at the run. */
+#ifndef MP_INT16_H
+#define MP_INT16_H
+
+#include "engine/kernels/kernel.h"
+
+/* An int16 activation of node n (input 0 is int16): t int16 (else "<role> 't' is <dtype>;
+ * with i16 input '<input 0>' it must be i16"), one scale (*scale) and zero point 0 (TensorFlow
+ * Lite's int16 kernels refuse others). MP_ERR_UNSUPPORTED naming the tensor. */
+mp_status mp_i16_activation(mp_node *n, const mp_tensor *t, const char *role, float *scale);
+
+/* The quantization of an int16 node with weights (input 0 int16): input and output int16
+ * with one scale and zero point 0; weights int8, symmetric, one scale or out_channels along
+ * channel_dim; the bias (input 2 when present) int64, or int32 where TensorFlow Lite takes it
+ * (CONV_2D, FULLY_CONNECTED: not DEPTHWISE_CONV_2D); a fused activation with an integer range.
+ * weights_word names input 1 ("filter", "weights"). MP_ERR_UNSUPPORTED naming the tensor. */
+mp_status mp_i16_weighted_check(mp_node *n, const char *weights_word, int32_t out_channels,
+                                int32_t channel_dim);
+
+/* The geometry of an int16 CONV_2D / DEPTHWISE_CONV_2D (conv.c computes it). */
+typedef struct mp_i16_conv_shape {
+    int32_t batch, in_h, in_w, in_c;
+    int32_t k_h, k_w, out_h, out_w, out_c;
+    int32_t group_in, group_out; /* input channels read by, output channels of, one group */
+    int32_t stride_h, stride_w, dil_h, dil_w;
+    int32_t pad_top, pad_left;   /* TensorFlow Lite's padding before (SAME: total / 2) */
+    bool depthwise;              /* filter [1, KH, KW, out_c], else [out_c, KH, KW, group_in] */
+} mp_i16_conv_shape;
+
+/* Run an int16 CONV_2D / DEPTHWISE_CONV_2D of shape g (checked by mp_i16_weighted_check). */
+mp_status mp_i16_conv_run(mp_node *n, const mp_i16_conv_shape *g);
+/* Run an int16 FULLY_CONNECTED: batch rows of in_c to rows of out_c. */
+mp_status mp_i16_fc_run(mp_node *n, size_t batch, size_t in_c, size_t out_c);
+
+/* ADD, SUB, MUL with int16 inputs (the node's inputs and output present, two inputs): check
+ * the quantization, give the output its broadcast shape; run. */
+mp_status mp_i16_binary_infer(mp_node *n);
+mp_status mp_i16_binary_run(mp_node *n);
+
+#endif

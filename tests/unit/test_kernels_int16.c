@@ -1,0 +1,791 @@
+/* Tests of TensorFlow Lite's 16x8 kernels (int16 activations, int8 weights; int16_linear.c and
+ * int16_binary.c): FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, ADD, SUB and MUL bit for bit
+ * against values worked out by hand (in the comments) and against TensorFlow Lite's integer
+ * formulas restated here from its reference kernels (int64 accumulator and the 15-bit
+ * MultiplyByQuantizedMultiplier with an int64 bias; int32 accumulator and the int32 one with
+ * an int32 bias or none; the power-of-two and general ADD / SUB paths), the refusals with
+ * their messages, and a writer-built 16x8 graph (QUANTIZE, CONV_2D, DEPTHWISE_CONV_2D, ADD,
+ * FULLY_CONNECTED, DEQUANTIZE) run through a session in static and dynamic modes with equal
+ * outputs, within a propagated quantization-error bound of the float graph it quantizes. */
+#include "tests/util/testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/kernels/quant_math.h"
+#include "engine/model/tflite_writer.h"
+#include "engine/session.h"
+#include "tests/util/kernel_harness.h"
+
+static const int64_t k_zeros[64];
+
+/* An LCG step: an integer in [lo, hi]. */
+static int32_t next_int(uint32_t *state, int32_t lo, int32_t hi)
+{
+    *state = *state * 1103515245u + 12345u;
+    return lo + (int32_t)((*state >> 9) % (uint32_t)(hi - lo + 1));
+}
+
+/* ---- TensorFlow Lite's requantization, restated ------------------------------------------ */
+
+/* floor(v / 2^t) for t >= 1 without shifting a negative number. */
+static int64_t floor_div_pot(int64_t v, int t)
+{
+    int64_t d = INT64_C(1) << t;
+    return v >= 0 ? v / d : -((-v + d - 1) / d);
+}
+
+/* common.h's MultiplyByQuantizedMultiplier(int64 x, ...): the multiplier rounded to 15 bits,
+ * (x * it + 2^(14 - shift)) >> (15 - shift). Test values keep x * 2^15 inside int64. */
+static int32_t ref_mbqm64(int64_t x, int32_t m, int shift)
+{
+    int64_t reduced = m < 0x7FFF0000 ? ((int64_t)m + 32768) / 65536 : 0x7FFF;
+    int t = 15 - shift;
+    return (int32_t)floor_div_pot(x * reduced + (INT64_C(1) << (t - 1)), t);
+}
+
+/* The requantization of a channel: M = QuantizeMultiplier(real); int64 or int32 path. */
+static int32_t ref_requant(int64_t acc, double real, bool wide, int32_t lo, int32_t hi)
+{
+    int32_t m;
+    int shift;
+    assert_true(mp_quantize_multiplier(real, &m, &shift));
+    int32_t v = wide ? ref_mbqm64(acc, m, shift)
+                     : mp_multiply_by_quantized_multiplier((int32_t)(uint32_t)(uint64_t)acc, m,
+                                                           shift);
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* int16 range of a fused activation on an output of scale s (zero point 0). */
+static void act_range(int act, float s, int32_t *lo, int32_t *hi)
+{
+    *lo = INT16_MIN;
+    *hi = INT16_MAX;
+    if (act == MP_ACT_RELU || act == MP_ACT_RELU6)
+        *lo = 0;
+    if (act == MP_ACT_RELU6)
+        *hi = (int32_t)fminf(roundf(6.0f / s), 32767.0f);
+}
+
+static void test_mbqm64_hand(void **state)
+{
+    (void)state;
+    /* 0.5 = 2^30 * 2^(0 - 31): reduced (2^30 + 2^15) >> 16 = 2^14, total shift 15.
+     * 3 * 2^14 + 2^14 = 2^16 -> >> 15 = 2 (1.5 rounds up); -3: -2^15 >> 15 = -1 (-1.5 up). */
+    assert_int_equal(mp_multiply_by_quantized_multiplier_i64(3, 1 << 30, 0), 2);
+    assert_int_equal(mp_multiply_by_quantized_multiplier_i64(-3, 1 << 30, 0), -1);
+    /* 0.125 (shift -2): 1600 -> 200, 195 -> (195 * 2^14 + 2^16) >> 17 = 24 (24.375) */
+    assert_int_equal(mp_multiply_by_quantized_multiplier_i64(1600, 1 << 30, -2), 200);
+    assert_int_equal(mp_multiply_by_quantized_multiplier_i64(195, 1 << 30, -2), 24);
+    /* a multiplier from 0x7FFF0000 up reduces to 0x7FFF: x * 0x7FFF / 2^15, rounded */
+    assert_int_equal(mp_multiply_by_quantized_multiplier_i64(1 << 20, 0x7FFFFFFF, 0), 1048544);
+    /* beyond int32 accumulators: 2^40 * 2^-10 = 2^30 */
+    assert_int_equal(mp_multiply_by_quantized_multiplier_i64(INT64_C(1) << 40, 1 << 30, -9),
+                     1 << 30);
+    /* against the restatement over a sweep of values and shifts */
+    uint32_t s = 7;
+    for (int i = 0; i < 20000; i++) {
+        int64_t x = (int64_t)next_int(&s, -1000000000, 1000000000) * next_int(&s, 1, 6000);
+        int32_t m = next_int(&s, 1 << 30, 0x7FFFFFFF);
+        int shift = next_int(&s, -31, 0);
+        int64_t want = ref_mbqm64(x, m, shift);
+        if (want < INT32_MIN || want > INT32_MAX)
+            continue;
+        assert_int_equal(mp_multiply_by_quantized_multiplier_i64(x, m, shift), want);
+    }
+}
+
+/* ---- FULLY_CONNECTED by hand --------------------------------------------------------------- */
+
+/* x [1,3] = (100, -200, 300) at scale 0.5; weights [2,3] rows (1, 2, 3), (-1, 0, 1) at 0.25;
+ * output scale 1: multiplier 0.125 = 2^30 * 2^(-2 - 31). Accumulators 600 + bias, -100 + 300
+ * + bias. With the int64 bias (1000, -5): 1600 -> 200; 195 -> 24.375 -> 24 (one rounding).
+ * With the same bias as int32: the int32 path rounds twice, 195 * 2^30 / 2^31 = 97.5 -> 98,
+ * then 98 / 4 = 24.5 -> 25 (ties away from zero): the two paths differ by one there. */
+static void run_fc_hand(mp_dtype bias_dt, int16_t want1)
+{
+    static const int8_t w[6] = {1, 2, 3, -1, 0, 1};
+    static const int64_t b64[2] = {1000, -5};
+    static const int32_t b32[2] = {1000, -5};
+    static const float xs = 0.5f, ws = 0.25f, ys = 1.0f;
+    kh_case c;
+    kh_init(&c, MP_OP_FULLY_CONNECTED, NULL);
+    mp_tensor *x = kh_input(&c, MP_DT_INT16, 2, (int32_t[]){1, 3}, NULL);
+    kh_quant(&c, x, 1, &xs, k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT8, 2, (int32_t[]){2, 3}, w), 1, &ws, k_zeros, 0);
+    kh_input(&c, bias_dt, 1, (int32_t[]){2}, bias_dt == MP_DT_INT64 ? (const void *)b64 : b32);
+    mp_tensor *y = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, y, 1, &ys, k_zeros, 0);
+    memcpy(x->data, (const int16_t[]){100, -200, 300}, 6);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(y->dims[0], 1);
+    assert_int_equal(y->dims[1], 2);
+    assert_int_equal(((int16_t *)y->data)[0], 200);
+    assert_int_equal(((int16_t *)y->data)[1], want1);
+    kh_free(&c);
+}
+
+static void test_fc_hand(void **state)
+{
+    (void)state;
+    run_fc_hand(MP_DT_INT64, 24);
+    run_fc_hand(MP_DT_INT32, 25);
+}
+
+/* ---- convolutions against the restated reference ------------------------------------------ */
+
+typedef struct conv_cfg {
+    bool dw;                       /* DEPTHWISE_CONV_2D (mult = depth multiplier) */
+    int32_t n, h, w, ic, kh, kw, oc;
+    int32_t groups;                /* CONV_2D: input channels / filter channels */
+    int32_t sh, sw, dh, dwl;       /* strides, dilations */
+    int32_t padding, act;
+    bool per_channel;
+    int bias;                      /* 0 none, 32, 64 */
+} conv_cfg;
+
+/* One output dimension and the padding before it, TensorFlow Lite's rules. */
+static void ref_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t padding, int32_t *out,
+                    int32_t *before)
+{
+    int32_t eff = (k - 1) * d + 1;
+    *out = padding == MP_PAD_SAME ? (in + s - 1) / s : (in - eff) / s + 1;
+    int32_t total = (*out - 1) * s + eff - in;
+    *before = padding == MP_PAD_SAME && total > 0 ? total / 2 : 0;
+}
+
+static void check_conv(const conv_cfg *p, const char *what)
+{
+    uint32_t st = (uint32_t)(p->ic * 131 + p->oc * 7 + p->kh + (p->dw ? 1000 : 0) + p->bias);
+    int32_t fin = p->dw ? 1 : p->ic / p->groups; /* input channels a filter reads */
+    int32_t fdims[4] = {p->dw ? 1 : p->oc, p->kh, p->kw, p->dw ? p->oc : fin};
+    size_t fn = (size_t)p->oc * p->kh * p->kw * fin;
+    size_t xn = (size_t)p->n * p->h * p->w * p->ic;
+    int8_t *f = malloc(fn);
+    int16_t *xv = malloc(xn * 2);
+    int64_t b64[16];
+    int32_t b32[16];
+    float wsc[16];
+    assert_true(p->oc <= 16);
+    for (size_t i = 0; i < fn; i++)
+        f[i] = (int8_t)next_int(&st, -127, 127);
+    for (size_t i = 0; i < xn; i++)
+        xv[i] = (int16_t)next_int(&st, -3000, 3000);
+    for (int32_t o = 0; o < p->oc; o++) {
+        b32[o] = next_int(&st, -500000, 500000);
+        b64[o] = b32[o];
+        wsc[o] = 0.002f * (float)(1 + o % 3);
+    }
+    if (p->bias == 64)
+        b64[p->oc - 1] = INT64_C(1) << 35; /* beyond 32 bits: saturates high */
+    static const float xs = 0.001f, ys = 0.00015f;
+    int32_t lo, hi;
+    act_range(p->act, ys, &lo, &hi);
+
+    kh_case c;
+    kh_init(&c, p->dw ? MP_OP_DEPTHWISE_CONV_2D : MP_OP_CONV_2D, NULL);
+    c.opt.stride_h = p->sh;
+    c.opt.stride_w = p->sw;
+    c.opt.dilation_h = p->dh;
+    c.opt.dilation_w = p->dwl;
+    c.opt.padding = p->padding;
+    c.opt.activation = p->act;
+    c.opt.depth_multiplier = p->dw ? p->oc / p->ic : 1;
+    mp_tensor *x = kh_input(&c, MP_DT_INT16, 4, (int32_t[]){p->n, p->h, p->w, p->ic}, xv);
+    kh_quant(&c, x, 1, &xs, k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT8, 4, fdims, f), p->per_channel ? p->oc : 1, wsc,
+             k_zeros, p->dw ? 3 : 0);
+    if (p->bias == 64)
+        kh_input(&c, MP_DT_INT64, 1, &p->oc, b64);
+    else if (p->bias == 32)
+        kh_input(&c, MP_DT_INT32, 1, &p->oc, b32);
+    else
+        kh_omit_input(&c);
+    mp_tensor *y = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, y, 1, &ys, k_zeros, 0);
+    kh_expect_ok(&c, kh_run(&c));
+
+    int32_t oh, ow, pt, pl;
+    ref_dim(p->h, p->kh, p->sh, p->dh, p->padding, &oh, &pt);
+    ref_dim(p->w, p->kw, p->sw, p->dwl, p->padding, &ow, &pl);
+    assert_int_equal(y->rank, 4);
+    assert_int_equal(y->dims[1], oh);
+    assert_int_equal(y->dims[2], ow);
+    assert_int_equal(y->dims[3], p->oc);
+    bool wide = p->dw || p->bias == 64;
+    int32_t per_group = p->oc / (p->dw ? p->ic : p->groups);
+    size_t inside = 0, total = 0;
+    for (int32_t b = 0; b < p->n; b++)
+        for (int32_t oy = 0; oy < oh; oy++)
+            for (int32_t ox = 0; ox < ow; ox++)
+                for (int32_t o = 0; o < p->oc; o++) {
+                    int64_t acc = 0;
+                    for (int32_t ky = 0; ky < p->kh; ky++)
+                        for (int32_t kx = 0; kx < p->kw; kx++) {
+                            int32_t iy = oy * p->sh - pt + ky * p->dh;
+                            int32_t ix = ox * p->sw - pl + kx * p->dwl;
+                            if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w)
+                                continue;
+                            for (int32_t i = 0; i < fin; i++) {
+                                int32_t ch = (o / per_group) * fin + i;
+                                int32_t xval = xv[((b * p->h + iy) * p->w + ix) * p->ic + ch];
+                                int32_t wval = p->dw ? f[(ky * p->kw + kx) * p->oc + o]
+                                                     : f[((o * p->kh + ky) * p->kw + kx) * fin + i];
+                                acc += (int64_t)xval * wval;
+                            }
+                        }
+                    if (p->bias)
+                        acc += p->bias == 64 ? b64[o] : b32[o];
+                    double real = (double)xs * (double)wsc[p->per_channel ? o : 0] / (double)ys;
+                    int32_t want = ref_requant(acc, real, wide, lo, hi);
+                    int32_t got = ((int16_t *)y->data)[((b * oh + oy) * ow + ox) * p->oc + o];
+                    if (got != want)
+                        fail_msg("%s: [%d,%d,%d,%d] got %d, want %d", what, b, oy, ox, o, got,
+                                 want);
+                    inside += want > lo && want < hi;
+                    total++;
+                }
+    assert_true(inside * 4 >= total); /* the case tests arithmetic, not only clamping */
+    kh_free(&c);
+    free(f);
+    free(xv);
+}
+
+static void test_conv_reference(void **state)
+{
+    (void)state;
+    const conv_cfg cases[] = {
+        /* dw n  h  w ic kh kw oc g  sh sw dh dw  padding      act            pc    bias */
+        {false, 1, 5, 6, 3, 3, 3, 4, 1, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true, 64},
+        {false, 2, 7, 5, 2, 3, 2, 3, 1, 2, 1, 1, 2, MP_PAD_VALID, MP_ACT_RELU, false, 64},
+        {false, 1, 6, 6, 4, 2, 2, 6, 2, 2, 2, 1, 1, MP_PAD_SAME, MP_ACT_RELU6, true, 64},
+        {false, 1, 5, 5, 3, 3, 3, 2, 1, 1, 1, 2, 2, MP_PAD_SAME, MP_ACT_NONE, true, 32},
+        {false, 1, 4, 4, 2, 1, 1, 3, 1, 3, 3, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true, 0},
+        {true, 1, 6, 5, 3, 3, 3, 6, 1, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true, 64},
+        {true, 2, 7, 7, 2, 3, 3, 2, 1, 2, 2, 1, 1, MP_PAD_VALID, MP_ACT_RELU, false, 64},
+        {true, 1, 8, 6, 4, 2, 3, 4, 1, 1, 2, 2, 1, MP_PAD_SAME, MP_ACT_NONE, true, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "case %zu", i);
+        check_conv(&cases[i], what);
+    }
+}
+
+/* FULLY_CONNECTED against the reference: rows of a rank-3 input, per-channel weights. */
+static void test_fc_reference(void **state)
+{
+    (void)state;
+    enum { IN = 7, OUT = 5, ROWS = 6 };
+    uint32_t st = 99;
+    int8_t w[OUT * IN];
+    int64_t b64[OUT];
+    int32_t b32[OUT];
+    static float wsc[OUT];
+    int16_t xv[ROWS * IN];
+    for (int i = 0; i < OUT * IN; i++)
+        w[i] = (int8_t)next_int(&st, -127, 127);
+    for (int o = 0; o < OUT; o++) {
+        b32[o] = next_int(&st, -300000, 300000);
+        b64[o] = b32[o];
+        wsc[o] = 0.003f * (float)(1 + o);
+    }
+    for (int i = 0; i < ROWS * IN; i++)
+        xv[i] = (int16_t)next_int(&st, -20000, 20000);
+    static const float xs = 0.0005f, ys = 0.0004f;
+    for (int variant = 0; variant < 4; variant++) {
+        bool per_channel = variant & 1, wide = variant < 2;
+        kh_case c;
+        kh_init(&c, MP_OP_FULLY_CONNECTED, NULL);
+        kh_quant(&c, kh_input(&c, MP_DT_INT16, 3, (int32_t[]){2, 3, IN}, xv), 1, &xs, k_zeros,
+                 0);
+        kh_quant(&c, kh_input(&c, MP_DT_INT8, 2, (int32_t[]){OUT, IN}, w),
+                 per_channel ? OUT : 1, wsc, k_zeros, 0);
+        kh_input(&c, wide ? MP_DT_INT64 : MP_DT_INT32, 1, (int32_t[]){OUT},
+                 wide ? (const void *)b64 : b32);
+        mp_tensor *y = kh_output(&c, MP_DT_INT16);
+        kh_quant(&c, y, 1, &ys, k_zeros, 0);
+        kh_expect_ok(&c, kh_run(&c));
+        assert_int_equal(y->dims[0], ROWS);
+        for (int r = 0; r < ROWS; r++)
+            for (int o = 0; o < OUT; o++) {
+                int64_t acc = b64[o];
+                for (int i = 0; i < IN; i++)
+                    acc += (int64_t)xv[r * IN + i] * w[o * IN + i];
+                /* per tensor: the two scales multiplied in float first (GetQuantized-
+                 * ConvolutionMultipler); per channel in double */
+                double real = per_channel ? (double)xs * (double)wsc[o] / (double)ys
+                                          : (double)(xs * wsc[0]) / (double)ys;
+                int32_t want = ref_requant(acc, real, wide, INT16_MIN, INT16_MAX);
+                assert_int_equal(((int16_t *)y->data)[r * OUT + o], want);
+            }
+        kh_free(&c);
+    }
+}
+
+/* ---- refusals -------------------------------------------------------------------------------- */
+
+static void conv_i16_case(kh_case *c, int32_t opcode, mp_dtype wdt, mp_dtype bdt, const int64_t *x_zp)
+{
+    static const int8_t f[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    static const int64_t b[2] = {0, 0};
+    static const float s = 0.5f;
+    kh_init(c, opcode, NULL);
+    kh_quant(c, kh_input(c, MP_DT_INT16, 4, (int32_t[]){1, 2, 2, 2}, NULL), 1, &s, x_zp, 0);
+    int32_t fd[4] = {opcode == MP_OP_DEPTHWISE_CONV_2D ? 1 : 2, 1, 1, 2};
+    kh_quant(c, kh_input(c, wdt, 4, fd, f), 1, &s, k_zeros, 0);
+    kh_input(c, bdt, 1, (int32_t[]){2}, b);
+    kh_quant(c, kh_output(c, MP_DT_INT16), 1, &s, k_zeros, 0);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    kh_case c;
+    static const int64_t zp5 = 5;
+    /* an int16 activation with a zero point other than 0 (the reader refuses it in files) */
+    conv_i16_case(&c, MP_OP_CONV_2D, MP_DT_INT8, MP_DT_INT64, &zp5);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "i16 input 't0' has zero point 5; TensorFlow Lite's int16 kernels take only 0");
+    kh_free(&c);
+    /* DEPTHWISE_CONV_2D takes only an int64 bias with int16 input; CONV_2D an int32 one too */
+    conv_i16_case(&c, MP_OP_DEPTHWISE_CONV_2D, MP_DT_INT8, MP_DT_INT32, k_zeros);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "bias 't2' is i32; with i16 input 't0' it must be i64");
+    kh_free(&c);
+    conv_i16_case(&c, MP_OP_CONV_2D, MP_DT_INT8, MP_DT_INT32, k_zeros);
+    kh_expect_ok(&c, kh_run(&c));
+    kh_free(&c);
+    conv_i16_case(&c, MP_OP_CONV_2D, MP_DT_INT8, MP_DT_INT16, k_zeros);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "bias 't2' is i16; with i16 input 't0' it must be i64 or i32");
+    kh_free(&c);
+    /* int16 weights (TensorFlow Lite's 16x8 weights are int8) */
+    conv_i16_case(&c, MP_OP_CONV_2D, MP_DT_INT16, MP_DT_INT64, k_zeros);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "filter 't1' is i16; 16x8 nodes take i8 filter");
+    kh_free(&c);
+    /* an int16 input with an int8 output */
+    static const float s = 0.5f;
+    kh_init(&c, MP_OP_FULLY_CONNECTED, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 2, (int32_t[]){1, 2}, NULL), 1, &s, k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT8, 2, (int32_t[]){1, 2}, (int8_t[]){1, 1}), 1, &s,
+             k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT8), 1, &s, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "output 't2' is i8; with i16 input 't0' it must be i16");
+    kh_free(&c);
+}
+
+/* ---- ADD, SUB, MUL -------------------------------------------------------------------------- */
+
+/* A binary case on [count] (or a and b shapes), scales sa, sb, so; returns the output. */
+static void run_bin(int32_t op, bool general, int act, const float sc[3], int32_t ra,
+                    const int32_t *da, const int16_t *a, int32_t rb, const int32_t *db,
+                    const int16_t *b, int16_t *y, size_t ny)
+{
+    kh_case c;
+    kh_init(&c, op, NULL);
+    c.opt.int16_general_scale = general;
+    c.opt.activation = act;
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, ra, da, a), 1, &sc[0], k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, rb, db, b), 1, &sc[1], k_zeros, 0);
+    mp_tensor *out = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, out, 1, &sc[2], k_zeros, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(mp_tensor_elements(out), ny);
+    memcpy(y, out->data, ny * 2);
+    kh_free(&c);
+}
+
+/* Hand cases.
+ * Power-of-two ADD (the schema's default): scales 2^-10, 2^-12 -> 2^-10; b divided by 4,
+ * rounding ties away from zero: 100 + 6/4 (1.5 -> 2) = 102; 100 - 1.5 (-> -2) = 98;
+ * 32767 + 100 saturates at 32767; -32768 + (-2) at -32768. SUB: 100 - 2 = 98, 100 + 2 = 102.
+ * General ADD (pot_scale_int16 false) with scales 1, 1 -> 2: twice the larger input scale 2,
+ * input multipliers 1/2 (2^30, shift 0), output multiplier 2 / (2^15 * 2) = 2^-15
+ * (2^30, shift -14); 3 + 0 -> 3 << 15 scaled by 1/2 = 49152, then halved (24576) and divided
+ * by 2^14: 1.5 -> 2; -3 -> -2; 5 + 4: 81920 + 65536 = 147456 -> 73728 / 2^14 = 4.5 -> 5.
+ * MUL with scales 1, 1 -> 4: multiplier 1/4 (2^30, shift -1): 5 * 3 = 15 -> high multiply
+ * 7.5 -> 8 (ties up), / 2 = 4 (3.75); 5 * -3: -7.5 -> -7, / 2 = -3.5 -> -4 (-3.75). */
+static void test_binary_hand(void **state)
+{
+    (void)state;
+    const int32_t d4 = 4;
+    int16_t y[4];
+    const float pot[3] = {0x1p-10f, 0x1p-12f, 0x1p-10f};
+    run_bin(MP_OP_ADD, false, MP_ACT_NONE, pot, 1, &d4, (int16_t[]){100, 100, 32767, -32768}, 1,
+            &d4, (int16_t[]){6, -6, 400, -8}, y, 4);
+    assert_memory_equal(y, ((int16_t[]){102, 98, 32767, -32768}), 8);
+    run_bin(MP_OP_SUB, false, MP_ACT_NONE, pot, 1, &d4, (int16_t[]){100, 100, 32767, -32768}, 1,
+            &d4, (int16_t[]){6, -6, -400, 8}, y, 4);
+    assert_memory_equal(y, ((int16_t[]){98, 102, 32767, -32768}), 8);
+    /* with RELU the power-of-two result is clamped at 0 */
+    run_bin(MP_OP_ADD, false, MP_ACT_RELU, pot, 1, &d4, (int16_t[]){-100, 5, 0, 1}, 1, &d4,
+            (int16_t[]){6, -6, 0, 0}, y, 4);
+    assert_memory_equal(y, ((int16_t[]){0, 3, 0, 1}), 8);
+    const float gen[3] = {1.0f, 1.0f, 2.0f};
+    run_bin(MP_OP_ADD, true, MP_ACT_NONE, gen, 1, &d4, (int16_t[]){3, -3, 5, 0}, 1, &d4,
+            (int16_t[]){0, 0, 4, 0}, y, 4);
+    assert_memory_equal(y, ((int16_t[]){2, -2, 5, 0}), 8);
+    /* the same scales with pot_scale_int16 set and all three powers of two: the power-of-two
+     * path refuses an input scale above the output's */
+    const float mul[3] = {1.0f, 1.0f, 4.0f};
+    run_bin(MP_OP_MUL, false, MP_ACT_NONE, mul, 1, &d4, (int16_t[]){5, 5, 0, 200}, 1, &d4,
+            (int16_t[]){3, -3, 7, 200}, y, 4);
+    assert_memory_equal(y, ((int16_t[]){4, -4, 0, 10000}), 8);
+}
+
+/* TensorFlow Lite's general int16 ADD / SUB of one pair, restated (add.h AddElementwise,
+ * sub.h SubElementwise; left shift 15). */
+static int32_t ref_general(bool sub, int32_t x, int32_t w, const float sc[3], int32_t lo,
+                           int32_t hi)
+{
+    double twice = (double)(2.0f * fmaxf(sc[0], sc[1]));
+    int32_t ma, mb, mo;
+    int ea, eb, eo;
+    assert_true(mp_quantize_multiplier((double)sc[0] / twice, &ma, &ea));
+    assert_true(mp_quantize_multiplier((double)sc[1] / twice, &mb, &eb));
+    assert_true(mp_quantize_multiplier(twice / (double)(32768.0f * sc[2]), &mo, &eo));
+    int32_t a = mp_multiply_by_quantized_multiplier(x * 32768, ma, ea);
+    int32_t b = mp_multiply_by_quantized_multiplier(w * 32768, mb, eb);
+    int32_t v = mp_multiply_by_quantized_multiplier(sub ? a - b : a + b, mo, eo);
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* Random general ADD / SUB / MUL with broadcasting ([2,3,4] with [3,1]) against the
+ * restatement, and ADD with equal non-power-of-two scales left on the (default) option:
+ * the general path is taken as the scales are not powers of two. */
+static void test_binary_reference(void **state)
+{
+    (void)state;
+    enum { N = 24, M = 3 };
+    const int32_t da[3] = {2, 3, 4}, db[2] = {3, 1};
+    int16_t a[N], b[M], y[N];
+    uint32_t st = 5;
+    for (int i = 0; i < N; i++)
+        a[i] = (int16_t)next_int(&st, -32768, 32767);
+    for (int i = 0; i < M; i++)
+        b[i] = (int16_t)next_int(&st, -32768, 32767);
+    const float scs[3][3] = {{0.0007f, 0.0003f, 0.0011f}, {0.3f, 0.3f, 0.25f},
+                             {0.001f, 0.002f, 0.0005f}};
+    for (int k = 0; k < 3; k++)
+        for (int op = 0; op < 3; op++) {
+            int32_t code = op == 0 ? MP_OP_ADD : op == 1 ? MP_OP_SUB : MP_OP_MUL;
+            run_bin(code, k == 0, MP_ACT_NONE, scs[k], 3, da, a, 2, db, b, y, N);
+            for (int i = 0; i < N; i++) {
+                int32_t x = a[i], w = b[(i / 4) % 3], want;
+                if (code == MP_OP_MUL) {
+                    int32_t m;
+                    int e;
+                    double real = (double)scs[k][0] * (double)scs[k][1] / (double)scs[k][2];
+                    assert_true(mp_quantize_multiplier(real, &m, &e));
+                    want = mp_multiply_by_quantized_multiplier(x * w, m, e);
+                    want = want < INT16_MIN ? INT16_MIN : (want > INT16_MAX ? INT16_MAX : want);
+                } else {
+                    want = ref_general(code == MP_OP_SUB, x, w, scs[k], INT16_MIN, INT16_MAX);
+                }
+                if (y[i] != want)
+                    fail_msg("scales %d op %d element %d: got %d, want %d", k, op, i, y[i], want);
+            }
+        }
+    /* power-of-two SUB broadcasts (BroadcastSub16POTSlow): [2,3,4] - [3,1] at 2^-8, 2^-9 -> 2^-8 */
+    const float pot[3] = {0x1p-8f, 0x1p-9f, 0x1p-8f};
+    run_bin(MP_OP_SUB, false, MP_ACT_NONE, pot, 3, da, a, 2, db, b, y, N);
+    for (int i = 0; i < N; i++) {
+        int32_t v = a[i] - mp_rounding_divide_by_pot(b[(i / 4) % 3], 1);
+        v = v < INT16_MIN ? INT16_MIN : (v > INT16_MAX ? INT16_MAX : v);
+        assert_int_equal(y[i], v);
+    }
+}
+
+static void test_binary_refusals(void **state)
+{
+    (void)state;
+    kh_case c;
+    const int32_t d2 = 2, d1 = 1;
+    static const float pot[3] = {0x1p-8f, 0x1p-8f, 0x1p-8f};
+    /* power-of-two ADD does not broadcast in TensorFlow Lite */
+    kh_init(&c, MP_OP_ADD, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &pot[0], k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d1, NULL), 1, &pot[1], k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &pot[2], k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "power-of-two int16 ADD (pot_scale_int16) does not broadcast");
+    kh_free(&c);
+    /* an input scale above the output's on the power-of-two path */
+    static const float up[3] = {0x1p-6f, 0x1p-8f, 0x1p-8f};
+    kh_init(&c, MP_OP_SUB, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &up[0], k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &up[1], k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &up[2], k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "power-of-two scales 2^-6, 2^-8 -> 2^-8");
+    kh_free(&c);
+    /* general ADD whose output multiplier is not below 1 (TensorFlow Lite aborts) */
+    static const float tiny[3] = {1.0f, 1.0f, 0x1p-15f};
+    kh_init(&c, MP_OP_ADD, NULL);
+    c.opt.int16_general_scale = true;
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &tiny[0], k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &tiny[1], k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &tiny[2], k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "the output multiplier 2 is not below 1");
+    kh_free(&c);
+    /* a non-zero zero point */
+    static const int64_t zp = 3;
+    kh_init(&c, MP_OP_MUL, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &pot[0], k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &pot[1], &zp, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &pot[2], k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "i16 input 't1' has zero point 3");
+    kh_free(&c);
+    /* DIV has no int16 kernel */
+    kh_init(&c, MP_OP_DIV, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &pot[0], k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d2, NULL), 1, &pot[1], k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &pot[2], k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "only ADD, SUB and MUL take int16 inputs");
+    kh_free(&c);
+}
+
+/* ---- a 16x8 graph through the session ---------------------------------------------------------
+ *
+ * x f32 [1,6,6,2] -> QUANTIZE (i16, scale SX) -> CONV_2D 3x3 SAME, 4 channels (per-channel int8
+ * weights, int64 bias) -> DEPTHWISE_CONV_2D 3x3 SAME -> ADD (conv + depthwise, general path)
+ * -> FULLY_CONNECTED [3, 144] -> DEQUANTIZE f32 [1,3].
+ * The float graph it quantizes has the dequantized weights (q * scale) and biases (q * input
+ * scale * weight scale), so the only differences are the activations' roundings. Each stage's
+ * error is bounded by what it receives times the L1 norm of the weights it applies (max over
+ * output channels), plus one unit of its output scale (the requantization rounds twice at
+ * most: half a unit each) plus 2^-14 of the value (the 15-bit multiplier of the int64 path);
+ * ADD adds its inputs' bounds, scaled by their multipliers of 1, and one output unit. The
+ * test computes that bound from the data and checks every output within it. Scales keep
+ * every value far from the int16 limits, so nothing saturates. */
+#define G_H 6
+#define G_C 2
+#define G_K 4
+#define G_O 3
+static const float G_SX = 1.0f / 4096, G_SC = 1.0f / 512, G_SD = 1.0f / 512, G_SA = 1.0f / 512,
+                   G_SY = 1.0f / 256;
+static float g_wc_scale[G_K] = {0.01f, 0.02f, 0.015f, 0.005f};
+static float g_wd_scale[G_K] = {0.005f, 0.0025f, 0.0075f, 0.00625f};
+static float g_wf_scale[G_O] = {0.004f, 0.002f, 0.003f};
+static int8_t g_wc[G_K * 9 * G_C], g_wd[9 * G_K], g_wf[G_O * G_H * G_H * G_K];
+static int64_t g_bc[G_K], g_bd[G_K], g_bf[G_O];
+
+static void g_init(void)
+{
+    uint32_t st = 2024;
+    for (size_t i = 0; i < sizeof g_wc; i++)
+        g_wc[i] = (int8_t)next_int(&st, -100, 100);
+    for (size_t i = 0; i < sizeof g_wd; i++)
+        g_wd[i] = (int8_t)next_int(&st, -100, 100);
+    for (size_t i = 0; i < sizeof g_wf; i++)
+        g_wf[i] = (int8_t)next_int(&st, -100, 100);
+    for (int i = 0; i < G_K; i++) {
+        g_bc[i] = next_int(&st, -20000, 20000);
+        g_bd[i] = next_int(&st, -20000, 20000);
+    }
+    for (int i = 0; i < G_O; i++)
+        g_bf[i] = next_int(&st, -200000, 200000);
+}
+
+static void *g_model(size_t *size)
+{
+    g_init();
+    mp_tfw *w = mp_tfw_create();
+    const int32_t dx[4] = {1, G_H, G_H, G_C}, dk[4] = {1, G_H, G_H, G_K};
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 4, dx, 0, NULL);
+    int q = mp_tfw_tensor(w, "q", MP_DT_INT16, 4, dx, 0, NULL);
+    mp_tfw_tensor_quant(w, q, 1, &G_SX, NULL, 0);
+    int wc = mp_tfw_tensor(w, "wc", MP_DT_INT8, 4, (int32_t[]){G_K, 3, 3, G_C},
+                           mp_tfw_buffer(w, g_wc, sizeof g_wc), NULL);
+    mp_tfw_tensor_quant(w, wc, G_K, g_wc_scale, NULL, 0);
+    int bc = mp_tfw_tensor(w, "bc", MP_DT_INT64, 1, (int32_t[]){G_K},
+                           mp_tfw_buffer(w, g_bc, sizeof g_bc), NULL);
+    int c = mp_tfw_tensor(w, "c", MP_DT_INT16, 4, dk, 0, NULL);
+    mp_tfw_tensor_quant(w, c, 1, &G_SC, NULL, 0);
+    int wd = mp_tfw_tensor(w, "wd", MP_DT_INT8, 4, (int32_t[]){1, 3, 3, G_K},
+                           mp_tfw_buffer(w, g_wd, sizeof g_wd), NULL);
+    mp_tfw_tensor_quant(w, wd, G_K, g_wd_scale, NULL, 3);
+    int bd = mp_tfw_tensor(w, "bd", MP_DT_INT64, 1, (int32_t[]){G_K},
+                           mp_tfw_buffer(w, g_bd, sizeof g_bd), NULL);
+    int d = mp_tfw_tensor(w, "d", MP_DT_INT16, 4, dk, 0, NULL);
+    mp_tfw_tensor_quant(w, d, 1, &G_SD, NULL, 0);
+    int a = mp_tfw_tensor(w, "a", MP_DT_INT16, 4, dk, 0, NULL);
+    mp_tfw_tensor_quant(w, a, 1, &G_SA, NULL, 0);
+    int wf = mp_tfw_tensor(w, "wf", MP_DT_INT8, 2, (int32_t[]){G_O, G_H * G_H * G_K},
+                           mp_tfw_buffer(w, g_wf, sizeof g_wf), NULL);
+    mp_tfw_tensor_quant(w, wf, G_O, g_wf_scale, NULL, 0);
+    int bf = mp_tfw_tensor(w, "bf", MP_DT_INT64, 1, (int32_t[]){G_O},
+                           mp_tfw_buffer(w, g_bf, sizeof g_bf), NULL);
+    int yq = mp_tfw_tensor(w, "yq", MP_DT_INT16, 2, (int32_t[]){1, G_O}, 0, NULL);
+    mp_tfw_tensor_quant(w, yq, 1, &G_SY, NULL, 0);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, (int32_t[]){1, G_O}, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_QUANTIZE, 1, &x, 1, &q, &o);
+    o.padding = MP_PAD_SAME;
+    o.stride_w = o.stride_h = 1;
+    mp_tfw_op(w, MP_OP_CONV_2D, 3, (int32_t[]){q, wc, bc}, 1, &c, &o);
+    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){c, wd, bd}, 1, &d, &o);
+    o = mp_tfw_options_default();
+    o.int16_general_scale = true; /* as the 16x8 converter writes ADD */
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){c, d}, 1, &a, &o);
+    o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){a, wf, bf}, 1, &yq, &o);
+    mp_tfw_op(w, MP_OP_DEQUANTIZE, 1, &yq, 1, &y, &o);
+    mp_tfw_io(w, 1, &x, 1, &y);
+    void *bytes = NULL;
+    mp_error err = {0};
+    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
+        fail_msg("writer: %s", err.msg);
+    mp_tfw_free(w);
+    return bytes;
+}
+
+static void g_input(float *x)
+{
+    uint32_t st = 77;
+    for (int i = 0; i < G_H * G_H * G_C; i++)
+        x[i] = (float)next_int(&st, -4000, 4000) / 1000.0f;
+}
+
+static void run_g_model(mp_memory_mode mode, void **out, size_t *sizes)
+{
+    size_t size;
+    void *bytes = g_model(&size);
+    struct mp_session *s = kh_session(mode, bytes, size, "16x8");
+    mp_error err = {0};
+    float x[G_H * G_H * G_C];
+    g_input(x);
+    assert_int_equal(mp_session_set_input(s, 0, x, sizeof x, &err), MP_OK);
+    if (mp_session_run(s, &err) != MP_OK)
+        fail_msg("run (%s): %s", mp_memory_mode_name(mode), err.msg);
+    const mp_tensor *t = mp_session_output(s, 0);
+    sizes[0] = t->bytes;
+    out[0] = malloc(t->bytes);
+    memcpy(out[0], t->data, t->bytes);
+    mp_session_destroy(s);
+}
+
+/* The float graph: a SAME 3x3 convolution (depthwise when dw) over [G_H, G_H] with channels
+ * cin -> G_K, and its error bound: err_out = l1 * err_in + unit + |value| * 2^-14. */
+static void f_conv(const float *in, int cin, bool dw, const int8_t *w, const float *ws,
+                   const int64_t *bq, float in_scale, float *out, double err_in, double unit,
+                   double *err_out)
+{
+    *err_out = 0;
+    for (int o = 0; o < G_K; o++) {
+        double l1 = 0;
+        for (int ky = 0; ky < 3; ky++)
+            for (int kx = 0; kx < 3; kx++)
+                for (int i = 0; i < (dw ? 1 : cin); i++)
+                    l1 += fabs((double)(dw ? w[(ky * 3 + kx) * G_K + o] : w[((o * 3 + ky) * 3 + kx) * cin + i])) *
+                          (double)ws[o];
+        for (int oy = 0; oy < G_H; oy++)
+            for (int ox = 0; ox < G_H; ox++) {
+                double acc = (double)bq[o] * (double)in_scale * (double)ws[o];
+                for (int ky = 0; ky < 3; ky++)
+                    for (int kx = 0; kx < 3; kx++) {
+                        int iy = oy - 1 + ky, ix = ox - 1 + kx;
+                        if (iy < 0 || iy >= G_H || ix < 0 || ix >= G_H)
+                            continue;
+                        for (int i = 0; i < (dw ? 1 : cin); i++) {
+                            int ch = dw ? o : i;
+                            double wv = (dw ? w[(ky * 3 + kx) * G_K + o]
+                                            : w[((o * 3 + ky) * 3 + kx) * cin + i]) *
+                                        (double)ws[o];
+                            acc += wv * in[(iy * G_H + ix) * cin + ch];
+                        }
+                    }
+                out[(oy * G_H + ox) * G_K + o] = (float)acc;
+                double e = l1 * err_in + unit + fabs(acc) * 0x1p-14;
+                *err_out = fmax(*err_out, e);
+            }
+    }
+}
+
+static void test_graph_16x8(void **state)
+{
+    (void)state;
+    kh_expect_modes_equal(run_g_model, 1);
+
+    void *out[1];
+    size_t sizes[1];
+    run_g_model(MP_MEMORY_STATIC, out, sizes);
+    assert_int_equal(sizes[0], G_O * sizeof(float));
+    const float *got = out[0];
+
+    float x[G_H * G_H * G_C], c[G_H * G_H * G_K], d[G_H * G_H * G_K], a[G_H * G_H * G_K];
+    g_input(x);
+    double ec, ed;
+    f_conv(x, G_C, false, g_wc, g_wc_scale, g_bc, G_SX, c, G_SX / 2, G_SC, &ec);
+    f_conv(c, G_K, true, g_wd, g_wd_scale, g_bd, G_SC, d, ec, G_SD, &ed);
+    double amax = 0;
+    for (int i = 0; i < G_H * G_H * G_K; i++) {
+        a[i] = c[i] + d[i];
+        amax = fmax(amax, fabs(a[i]));
+        /* far from saturation: every stage stays below 3/4 of its int16 range */
+        assert_true(fabs(c[i]) < 24000 * G_SC && fabs(d[i]) < 24000 * G_SD &&
+                    fabs(a[i]) < 24000 * G_SA);
+    }
+    double ea = ec + ed + G_SA;
+    for (int o = 0; o < G_O; o++) {
+        double acc = (double)g_bf[o] * (double)G_SA * (double)g_wf_scale[o], l1 = 0;
+        for (int i = 0; i < G_H * G_H * G_K; i++) {
+            double wv = g_wf[o * G_H * G_H * G_K + i] * (double)g_wf_scale[o];
+            acc += wv * a[i];
+            l1 += fabs(wv);
+        }
+        double bound = l1 * ea + G_SY + fabs(acc) * 0x1p-14;
+        assert_true(fabs(acc) < 24000 * G_SY);
+        if (!(fabs(got[o] - acc) <= bound))
+            fail_msg("output %d: got %g, float graph %g, bound %g", o, (double)got[o], acc, bound);
+        /* the bound is meaningful: below one (the outputs reach tens) */
+        assert_true(bound < 1.0);
+    }
+    (void)amax;
+    free(out[0]);
+}
+
+/* The reader keeps ADD's pot_scale_int16: false read back as int16_general_scale, the default
+ * (absent) as the power-of-two path. */
+static void test_pot_option_roundtrip(void **state)
+{
+    (void)state;
+    for (int general = 0; general < 2; general++) {
+        mp_tfw *w = mp_tfw_create();
+        int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 1, (int32_t[]){2}, 0, NULL);
+        int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 1, (int32_t[]){2}, 0, NULL);
+        mp_op_options o = mp_tfw_options_default();
+        o.int16_general_scale = general;
+        mp_tfw_op(w, MP_OP_SUB, 2, (int32_t[]){a, a}, 1, &y, &o);
+        mp_tfw_io(w, 1, &a, 1, &y);
+        void *bytes = NULL;
+        size_t size;
+        mp_error err = {0};
+        assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+        mp_tfw_free(w);
+        mp_model *m = NULL;
+        if (mp_model_load_memory(bytes, size, "pot", &m, &err) != MP_OK)
+            fail_msg("load: %s", err.msg);
+        free(bytes);
+        assert_int_equal(m->ops[0].opt.int16_general_scale, general);
+        mp_model_free(m);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mbqm64_hand),
+        cmocka_unit_test(test_fc_hand),
+        cmocka_unit_test(test_conv_reference),
+        cmocka_unit_test(test_fc_reference),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_binary_hand),
+        cmocka_unit_test(test_binary_reference),
+        cmocka_unit_test(test_binary_refusals),
+        cmocka_unit_test(test_graph_16x8),
+        cmocka_unit_test(test_pot_option_roundtrip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
