@@ -182,13 +182,13 @@ static mp_status conv_geometry(mp_node *n, conv_geom *g)
     g->quantized = in->dtype != MP_DT_FLOAT32;
     if (!g->quantized)
         return mp_node_check_f32_weighted(n, "filter");
+    if (in->dtype == MP_DT_INT16) /* 16x8: plain C in int16_linear.c */
+        return mp_i16_weighted_check(n, "filter", g->out_c, is_depthwise(n) ? 3 : 0);
     /* per-channel filter scales along the output channels: dimension 0 of OHWI, 3 of
      * DEPTHWISE's [1,KH,KW,C*M] */
     return mp_node_weighted_q(n, "filter", g->out_c, is_depthwise(n) ? 3 : 0, &g->q);
 }
 
-    if (in->dtype == MP_DT_INT16) /* 16x8: plain C in int16_linear.c */
-        return mp_i16_weighted_check(n, "filter", g->out_c, is_depthwise(n) ? 3 : 0);
 static mp_status conv_infer(mp_node *n)
 {
     conv_geom g;
@@ -372,31 +372,6 @@ static mp_status conv_prepare(mp_node *n)
     return MP_OK;
 }
 
-static mp_status conv_run(mp_node *n)
-{
-    conv_state *s = n->state;
-    if (!s)
-        return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
-    if (s->empty)
-        return MP_OK;
-    enum xnn_status xs = xnn_run_operator(s->op, n->pool);
-    if (xs != xnn_status_success)
-        return mp_node_xnn_fail(n, xs, "convolution run");
-    int32_t act = n->opt->activation;
-    if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
-        mp_apply_activation_f32(n->out[0]->data, s->out_elems, act);
-    return MP_OK;
-}
-
-const mp_kernel mp_kernels_conv[] = {
-    {.opcode = MP_OP_CONV_2D, .optional_inputs = 1u << 2, .min_inputs = 2, .max_inputs = 3,
-     .n_outputs = 1, .infer = conv_infer, .prepare = conv_prepare, .run = conv_run,
-     .release = conv_release},
-    {.opcode = MP_OP_DEPTHWISE_CONV_2D, .optional_inputs = 1u << 2, .min_inputs = 2,
-     .max_inputs = 3, .n_outputs = 1, .infer = conv_infer, .prepare = conv_prepare,
-     .run = conv_run, .release = conv_release},
-    {.opcode = -1},
-};
 /* An int16 (16x8) node: its geometry and TensorFlow Lite's padding to int16_linear.c. */
 static mp_status conv_run_i16(mp_node *n)
 {
@@ -420,5 +395,30 @@ static mp_status conv_run_i16(mp_node *n)
     return mp_i16_conv_run(n, &s);
 }
 
+static mp_status conv_run(mp_node *n)
+{
     if (n->in[0]->dtype == MP_DT_INT16)
         return conv_run_i16(n);
+    conv_state *s = n->state;
+    if (!s)
+        return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
+    if (s->empty)
+        return MP_OK;
+    enum xnn_status xs = xnn_run_operator(s->op, n->pool);
+    if (xs != xnn_status_success)
+        return mp_node_xnn_fail(n, xs, "convolution run");
+    int32_t act = n->opt->activation;
+    if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)
+        mp_apply_activation_f32(n->out[0]->data, s->out_elems, act);
+    return MP_OK;
+}
+
+const mp_kernel mp_kernels_conv[] = {
+    {.opcode = MP_OP_CONV_2D, .optional_inputs = 1u << 2, .min_inputs = 2, .max_inputs = 3,
+     .n_outputs = 1, .infer = conv_infer, .prepare = conv_prepare, .run = conv_run,
+     .release = conv_release},
+    {.opcode = MP_OP_DEPTHWISE_CONV_2D, .optional_inputs = 1u << 2, .min_inputs = 2,
+     .max_inputs = 3, .n_outputs = 1, .infer = conv_infer, .prepare = conv_prepare,
+     .run = conv_run, .release = conv_release},
+    {.opcode = -1},
+};
