@@ -117,31 +117,43 @@ static void report_mem_free(report_mem *rm)
     free(rm->called_by);
 }
 
-/* Who calls subgraph k: the first caller, and how many more (empty when none). */
-static void callers_of(const mp_model *m, int32_t k, char *b, size_t n)
+/* Who calls each subgraph: its first caller and how many more, into rm->called_by (empty
+ * when none); one pass over every operator. */
+static void callers(const mp_model *m, report_mem *rm)
 {
-    int count = 0;
-    b[0] = '\0';
+    int *count = calloc((size_t)rm->n, sizeof *count);
+    if (!count)
+        return; /* names left out, nothing wrong */
     for (int32_t g = 0; g < m->n_subgraphs; g++) {
         const mp_model *sg = mp_model_subgraph(m, g);
         for (int32_t i = 0; i < sg->n_ops; i++) {
             const mp_op_info *op = &sg->ops[i];
-            bool calls = (op->opcode == MP_OP_WHILE || op->opcode == MP_OP_IF ||
-                          op->opcode == MP_OP_CALL_ONCE) &&
-                         (op->opt.subgraph_a == k || op->opt.subgraph_b == k);
-            if (calls && count++ == 0)
-                snprintf(b, n, "%s (op #%d of subgraph %d)", mp_op_name(op->opcode), (int)i,
-                         (int)g);
+            if (op->opcode != MP_OP_WHILE && op->opcode != MP_OP_IF &&
+                op->opcode != MP_OP_CALL_ONCE)
+                continue;
+            const int32_t to[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
+            for (int q = 0; q < 2; q++) {
+                int32_t k = to[q];
+                if (k <= 0 || k >= rm->n || (q == 1 && k == to[0]))
+                    continue; /* CALL_ONCE keeps its one callee in both */
+                if (count[k]++ == 0)
+                    snprintf(rm->called_by[k], sizeof rm->called_by[k],
+                             "%s (op #%d of subgraph %d)", mp_op_name(op->opcode), (int)i, (int)g);
+            }
         }
     }
-    if (count > 1) {
-        size_t l = strlen(b);
-        snprintf(b + l, n - l, " and %d more", count - 1);
-    }
+    for (int32_t k = 1; k < rm->n; k++)
+        if (count[k] > 1) {
+            size_t l = strlen(rm->called_by[k]);
+            snprintf(rm->called_by[k] + l, sizeof rm->called_by[k] - l, " and %d more",
+                     count[k] - 1);
+        }
+    free(count);
 }
 
-/* The report's view of subgraph set k's plan (arrays malloc'd into rm). */
-static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k)
+/* The report's view of subgraph set k's plan (arrays malloc'd into rm), its first tensor
+ * and operator in the trace's tables tb and ob. */
+static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k, int32_t tb, int32_t ob)
 {
     const mp_plan_set *p = &c->sets[k];
     const mp_model *m = mp_session_model(c->s);
@@ -164,12 +176,6 @@ static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k)
                                          q->planner == mp_planner_default(), q->valid,
                                          q->why, q->arena, q->time_ns};
     }
-    int32_t tb = 0, ob = 0;
-    for (int32_t j = 0; j < k; j++) {
-        tb += mp_model_subgraph(m, j)->n_tensors;
-        ob += mp_model_subgraph(m, j)->n_ops;
-    }
-    callers_of(m, k, rm->called_by[k], sizeof rm->called_by[k]);
     *r = (mp_plan_report){
         .model = c->a->model, .meta = mp_trace_get_meta(c->tr), .exact = c->a->exact,
         .items = items, .n_items = p->n_items,
@@ -184,6 +190,7 @@ static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k)
         .called_by = rm->called_by[k][0] ? rm->called_by[k] : NULL, .tensor_base = tb,
         .op_base = ob, .session_arena = p->session_arena,
         .when = p->when == MP_SG_AT_PREPARE ? MP_PRW_PREPARE
+                : p->when == MP_SG_AGAIN    ? MP_PRW_AGAIN
                 : p->when == MP_SG_AT_RUN   ? MP_PRW_RUN
                                             : MP_PRW_NONE};
     return true;
@@ -202,9 +209,14 @@ static bool fill_report(const mp_plan_ctx *c, report_mem *rm)
     rm->inputs = calloc((size_t)m->n_inputs + 1, sizeof *rm->inputs);
     if (!rm->reps || !rm->items || !rm->res || !rm->called_by || !rm->inputs)
         return false;
-    for (int32_t k = 0; k < c->n_sets; k++)
-        if (!fill_set(c, rm, k))
+    callers(m, rm);
+    /* subgraph k's tensors and operators follow those before it in the trace's tables */
+    for (int32_t k = 0, tb = 0, ob = 0; k < c->n_sets; k++) {
+        if (!fill_set(c, rm, k, tb, ob))
             return false;
+        tb += mp_model_subgraph(m, k)->n_tensors;
+        ob += mp_model_subgraph(m, k)->n_ops;
+    }
     for (int i = 0; i < m->n_inputs; i++) {
         const mp_tensor *t = mp_session_input(c->s, i);
         rm->inputs[i] = (mp_plan_report_input){t->info->name, t->rank, t->dims};

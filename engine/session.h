@@ -203,13 +203,18 @@ mp_status mp_session_plan_items(mp_session *s, mp_plan_item **items, int32_t *n,
  *   AT_PREPARE  planned by the prepare (made first when needed) for the shapes its caller
  *               passed; its arena, of arena_bytes, held with the others' until teardown (as
  *               TensorFlow Lite allocates every subgraph's);
+ *   AGAIN       as AT_PREPARE for the shapes its caller passed first, but a caller is
+ *               deferred (a WHILE whose body changes a shape: outputs known only while
+ *               running): the run plans it again as those shapes change;
  *   AT_RUN      a CALL_ONCE's: planned when the first run calls it, its arena freed once it
  *               ran (TensorFlow Lite's ReleaseNonPersistentMemory); planned here as that run
  *               plans it, for the listing, its arena (arena_bytes) freed again;
  *   NONE        nothing planned (nothing listed): no prepare calls it (an IF's branch its
  *               constant condition does not take, a subgraph no operator calls), or dynamic
  *               mode. */
-typedef enum mp_subgraph_when { MP_SG_NONE = 0, MP_SG_AT_PREPARE, MP_SG_AT_RUN } mp_subgraph_when;
+typedef enum mp_subgraph_when {
+    MP_SG_NONE = 0, MP_SG_AT_PREPARE, MP_SG_AT_RUN, MP_SG_AGAIN
+} mp_subgraph_when;
 mp_status mp_session_subgraph_plan_items(mp_session *s, int32_t k, mp_plan_item **items,
                                          int32_t *n, mp_subgraph_when *when,
                                          uint64_t *arena_bytes, mp_error *err);

@@ -108,6 +108,9 @@ struct mp_session {
     mp_session **subs;     /* root: the child of each subgraph (n_subgraphs entries, [0] NULL) */
     int32_t *tensor_base;  /* root: each subgraph's first tensor in the trace's tables ... */
     int32_t *op_base;      /* ... and its first operator */
+    int32_t *caller_at;    /* root: the operators calling subgraph k (WHILE, IF, CALL_ONCE) are
+                              callers[caller_at[k] .. caller_at[k + 1]) (made at load) */
+    struct sg_caller { int32_t subgraph, op; } *callers;
     uint64_t iterations;   /* root: WHILE iterations since the current run or prepare began */
     struct mp_res_store *resources; /* root: resource variables and CALL_ONCE marks (NULL: none yet) */
 };

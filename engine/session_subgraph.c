@@ -78,6 +78,53 @@ static mp_status child_create(mp_session *root, int32_t k, mp_error *err)
     return st;
 }
 
+/* The subgraph operator i of subgraph g calls as its q-th callee (q 0 or 1), or -1: a WHILE's
+ * cond and body, an IF's branches, a CALL_ONCE's one (kept in both: counted once). The reader
+ * checked every index. */
+static int32_t callee_of(const mp_op_info *op, int q)
+{
+    if (op->opcode != MP_OP_WHILE && op->opcode != MP_OP_IF && op->opcode != MP_OP_CALL_ONCE)
+        return -1;
+    return q == 0 ? op->opt.subgraph_a
+                  : op->opt.subgraph_b != op->opt.subgraph_a ? op->opt.subgraph_b : -1;
+}
+
+/* caller_at and callers: every calling operator by the subgraph it calls (two passes). */
+static mp_status callers_index(mp_session *s, mp_error *err)
+{
+    const mp_model *m = s->model;
+    int32_t n = m->n_subgraphs, total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t g = 0; g < n; g++) {
+            const mp_model *sg = mp_model_subgraph(m, g);
+            for (int32_t i = 0; i < sg->n_ops; i++)
+                for (int q = 0; q < 2; q++) {
+                    int32_t k = callee_of(&sg->ops[i], q);
+                    if (k <= 0 || k >= n)
+                        continue;
+                    if (pass == 0)
+                        s->caller_at[k + 1]++;
+                    else
+                        s->callers[s->caller_at[k]++] = (struct sg_caller){g, i};
+                }
+        }
+        if (pass == 0) {
+            for (int32_t k = 0; k < n; k++)
+                s->caller_at[k + 1] += s->caller_at[k];
+            total = s->caller_at[n];
+            s->callers = mp_mem_calloc(s->mem, sizeof *s->callers * ((size_t)total + 1), 0,
+                                       MP_MEM_ENGINE, MP_OWNER_NONE);
+            if (!s->callers)
+                return mp_fail(err, MP_ERR_NOMEM, "out of memory loading %s", m->path);
+        }
+    }
+    /* the fill advanced caller_at[k] to the end of k's callers, the start of k + 1's */
+    for (int32_t k = n; k > 0; k--)
+        s->caller_at[k] = s->caller_at[k - 1];
+    s->caller_at[0] = 0;
+    return MP_OK;
+}
+
 mp_status mp_ss_children_create(mp_session *s, mp_error *err)
 {
     const mp_model *m = s->model;
@@ -87,21 +134,29 @@ mp_status mp_ss_children_create(mp_session *s, mp_error *err)
     s->subs = mp_mem_calloc(s->mem, sizeof(mp_session *) * n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
     s->tensor_base = mp_mem_calloc(s->mem, sizeof(int32_t) * n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
     s->op_base = mp_mem_calloc(s->mem, sizeof(int32_t) * n, 0, MP_MEM_ENGINE, MP_OWNER_NONE);
-    if (!s->subs || !s->tensor_base || !s->op_base)
+    s->caller_at = mp_mem_calloc(s->mem, sizeof(int32_t) * (n + 1), 0, MP_MEM_ENGINE,
+                                 MP_OWNER_NONE);
+    if (!s->subs || !s->tensor_base || !s->op_base || !s->caller_at)
         return mp_fail(err, MP_ERR_NOMEM, "out of memory loading %s", m->path);
     int32_t nt, no;
     mp_ss_trace_bases(m, s->tensor_base, s->op_base, &nt, &no);
-    for (int32_t k = 1; k < m->n_subgraphs; k++) {
-        mp_status st = child_create(s, k, err);
-        if (st != MP_OK)
-            return st;
-    }
-    return MP_OK;
+    mp_status st = callers_index(s, err);
+    if (st != MP_OK)
+        return st;
+    for (int32_t k = 1; k < m->n_subgraphs && st == MP_OK; k++)
+        st = child_create(s, k, err);
+    return st;
 }
 
 void mp_ss_children_destroy(mp_session *s)
 {
-    if (s->root != s || !s->subs)
+    if (s->root != s)
+        return;
+    mp_mem_free(s->mem, s->caller_at);
+    mp_mem_free(s->mem, s->callers);
+    s->caller_at = NULL;
+    s->callers = NULL;
+    if (!s->subs)
         return;
     for (int32_t k = 1; k < s->model->n_subgraphs; k++) {
         mp_session *c = s->subs[k];
@@ -225,18 +280,6 @@ bool mp_call_output_deferred(const mp_node *n, int32_t subgraph, int32_t i)
 
 /* ---- what is planned for each subgraph (mp_session_subgraph_plan_items) ------------------ */
 
-/* A CALL_ONCE of some subgraph calls subgraph k. */
-static bool called_once(const mp_model *m, int32_t k)
-{
-    for (int32_t g = 0; g < m->n_subgraphs; g++) {
-        const mp_model *sg = mp_model_subgraph(m, g);
-        for (int32_t i = 0; i < sg->n_ops; i++)
-            if (sg->ops[i].opcode == MP_OP_CALL_ONCE && sg->ops[i].opt.subgraph_a == k)
-                return true;
-    }
-    return false;
-}
-
 mp_status mp_session_subgraph_plan_items(mp_session *s, int32_t k, mp_plan_item **items,
                                          int32_t *n, mp_subgraph_when *when,
                                          uint64_t *arena_bytes, mp_error *err)
@@ -251,23 +294,34 @@ mp_status mp_session_subgraph_plan_items(mp_session *s, int32_t k, mp_plan_item 
     if (k < 0 || k >= count)
         return mp_fail(err, MP_ERR_ARG, "%s: no subgraph %d (the model has %d)", s->model->path,
                        (int)k, (int)count);
-    /* the root's plan, made first when due (the prepare plans the subgraphs it calls) */
-    mp_status st = mp_session_plan_items(s, items, n, NULL, err);
-    if (st != MP_OK || k == 0) {
+    if (k == 0) {
+        mp_status st = mp_session_plan_items(s, items, n, NULL, err);
         *when = st == MP_OK && s->opt.mode != MP_MEMORY_DYNAMIC ? MP_SG_AT_PREPARE : MP_SG_NONE;
         *arena_bytes = s->arena_bytes;
         return st;
     }
-    free(*items);
-    *items = NULL;
-    *n = 0;
+    /* the root's prepare, when due, plans the subgraphs it calls */
+    mp_status st = !s->prepared || s->shapes_dirty || s->plan_dirty ? mp_session_prepare(s, err)
+                                                                     : MP_OK;
+    if (st != MP_OK)
+        return st;
     mp_session *c = s->subs ? s->subs[k] : NULL;
     if (!c || s->opt.mode == MP_MEMORY_DYNAMIC)
         return MP_OK;
-    if (!called_once(s->model, k) || c->model->n_inputs != 0) {
+    bool once = false, again = false;
+    for (int32_t j = s->caller_at[k]; j < s->caller_at[k + 1]; j++) {
+        const struct sg_caller *w = &s->callers[j];
+        const mp_session *cs = w->subgraph == 0 ? s : s->subs[w->subgraph];
+        if (!cs)
+            continue;
+        once |= cs->model->ops[w->op].opcode == MP_OP_CALL_ONCE;
+        /* a caller whose outputs are known only while running: the shapes it passes change */
+        again |= cs->prepared && cs->nrt[w->op].deferred;
+    }
+    if (!once || c->model->n_inputs != 0) {
         if (!c->prepared)
             return MP_OK; /* no prepare called it */
-        *when = MP_SG_AT_PREPARE;
+        *when = again ? MP_SG_AGAIN : MP_SG_AT_PREPARE;
         *arena_bytes = c->arena_bytes;
         return mp_sm_plan_items(c, items, n, err);
     }

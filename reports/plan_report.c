@@ -210,9 +210,12 @@ static void text_subgraph(FILE *f, const mp_plan_report *r)
                    "  constant condition takes the other branch)\n");
         return;
     }
-    fprintf(f, "  %s\n", r->when == MP_PRW_PREPARE
-                             ? "planned at prepare for its caller's shapes, held until teardown"
-                             : "planned when the first run calls it, freed once it ran");
+    static const char *const how[] = {
+        "", "planned at prepare for its caller's shapes, held until teardown",
+        "planned when the first run calls it, freed once it ran",
+        "planned at prepare for its caller's first shapes, and again while\n"
+        "  running as they change (its caller's outputs are known only then)"};
+    fprintf(f, "  %s\n", how[r->when]);
     fprintf(f, "  %" PRId32 " tensors and %" PRId32 " kernel scratch buffer%s planned\n",
             r->n_items - r->n_scratch, r->n_scratch, r->n_scratch == 1 ? "" : "s");
     fprintf(f, "  lower bound %s, naive (no reuse) %s\n\n",
@@ -239,7 +242,7 @@ static plan_total total_of(const mp_plan_report *r)
     for (int32_t k = 0; k < r->n_subgraphs; k++) {
         const mp_plan_report *g = sub_at(r, k);
         uint64_t a = g->when != MP_PRW_NONE ? g->res[g->chosen].arena : 0;
-        if (g->when == MP_PRW_PREPARE) {
+        if (g->when == MP_PRW_PREPARE || g->when == MP_PRW_AGAIN) {
             t.planned += a;
             t.session += g->session_arena;
         } else if (g->when == MP_PRW_RUN) {
@@ -261,11 +264,13 @@ static void text_total(FILE *f, const mp_plan_report *r)
                "  from prepare to teardown, as TensorFlow Lite does; a CALL_ONCE's only\n"
                "  while the first run calls it.\n");
     fprintf(f, "  %-26s %-9s %16s %16s\n", "subgraph", "planned", "arena", "session holds");
+    bool again = false;
     for (int32_t k = 0; k < r->n_subgraphs; k++) {
         const mp_plan_report *g = sub_at(r, k);
         char lab[40];
         snprintf(lab, sizeof lab, "%" PRId32 " %.24s", k, sg_name(g));
-        static const char *const when[] = {"never", "prepare", "first run"};
+        static const char *const when[] = {"never", "prepare", "first run", "prepare*"};
+        again |= g->when == MP_PRW_AGAIN;
         if (g->when == MP_PRW_NONE)
             fprintf(f, "  %-26s %-9s %16s %16s\n", lab, when[g->when], "-", "-");
         else
@@ -281,6 +286,9 @@ static void text_total(FILE *f, const mp_plan_report *r)
                 bytes_s(b2, sizeof b2, t.session + t.run_session, x));
     fprintf(f, "  session holds: the arenas the session allocates (its planner, and\n"
                "  XNNPACK's read slack past each arena's end)\n");
+    if (again)
+        fprintf(f, "  * planned again while running, as its caller's shapes change: the run's\n"
+                   "    arenas for it differ from the prepare's\n");
 }
 
 void mp_report_plan_text(FILE *f, const mp_plan_report *r)
@@ -381,7 +389,10 @@ static json_t *peer_json(const mp_plan_report *r)
 
 static const char *when_word(mp_plan_report_when w)
 {
-    return w == MP_PRW_PREPARE ? "prepare" : w == MP_PRW_RUN ? "first_run" : "never";
+    return w == MP_PRW_PREPARE ? "prepare"
+           : w == MP_PRW_AGAIN ? "prepare_and_run"
+           : w == MP_PRW_RUN   ? "first_run"
+                               : "never";
 }
 
 /* The figures of r's buffers, subgraph 0's and every other's alike, set on o: the counts

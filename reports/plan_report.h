@@ -47,7 +47,8 @@ typedef struct mp_plan_report_peer {
 typedef enum mp_plan_report_when {
     MP_PRW_NONE = 0, /* never: no prepare calls it */
     MP_PRW_PREPARE,  /* at prepare; its arena held with the others' until teardown */
-    MP_PRW_RUN       /* by the CALL_ONCE that calls it in the first run, freed after it */
+    MP_PRW_RUN,      /* by the CALL_ONCE that calls it in the first run, freed after it */
+    MP_PRW_AGAIN     /* at prepare, and again while running as its caller's shapes change */
 } mp_plan_report_when;
 
 typedef struct mp_plan_report mp_plan_report;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# memprof plan on models of several subgraphs (tools/gen_model while and callonce): exit 0, a
+# memprof plan on models of several subgraphs (tools/gen_model while, grow and callonce): exit 0, a
 # section per subgraph (named, its caller, when it is planned, its planner table), the model's
 # total (the subgraphs' arenas held at once, the session's figure equal to the arenas a traced
 # run of memprof run allocates), the JSON valid against its schema with one entry per further
@@ -18,6 +18,7 @@ mp_need python3-jsonschema "validating memprof plan's JSON against docs/schemas"
 cd "$tmp" || exit 1
 "$gen" while 3 loop.tflite || fail "gen_model while failed"
 "$gen" callonce 8 once.tflite || fail "gen_model callonce failed"
+"$gen" grow 3 grow.tflite || fail "gen_model grow failed"
 
 # valid FILE : the document validates against memprof-plan's schema
 valid() {
@@ -66,6 +67,12 @@ has out "^Subgraph 1 init, called by CALL_ONCE (op #0 of subgraph 0)"
 has out "planned when the first run calls it, freed once it ran"
 has out "^  1 init  *first run"
 
+# a loop whose variable grows: cond and body planned at prepare and again while running
+expect 0 "$mp" plan grow.tflite
+[ "$(grep -c 'and again while$' "$tmp/out")" = 2 ] || fail "grow: not 2 subgraphs planned again"
+has out "^  2 body  *prepare\*"
+has out "^  \* planned again while running"
+
 # one subgraph: no section, no total
 expect 0 "$mp" plan zoo:mnist_mlp
 hasnt out "^Subgraph "
@@ -95,6 +102,10 @@ assert t["prepare_session_bytes"] == sum(s["session_arena_bytes"] for s in [j] +
 PY
 expect 0 "$mp" plan once.tflite --format json -o once.json
 valid once.json
+expect 0 "$mp" plan grow.tflite --format json -o grow.json
+valid grow.json
+"$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit([s["planned"] for s in j["subgraphs"]] != ["prepare_and_run"] * 2)' grow.json ||
+  fail "grow.json: the subgraphs are not planned again while running"
 expect 0 "$mp" plan zoo:mnist_mlp --format json -o mlp.json
 valid mlp.json
 "$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(j["subgraphs"] != [] or j["total"]["n_subgraphs"] != 1)' mlp.json ||

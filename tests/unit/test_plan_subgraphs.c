@@ -3,7 +3,8 @@
  * a WHILE model whose cond and body subgraphs have tensors of known sizes, every subgraph's
  * buffers, lower bound and planners' arenas worked out by hand here; the arenas the session
  * holds added up and checked against the arena blocks a traced run of the same model
- * allocates (the independent figure). A CALL_ONCE's init subgraph is planned as its first run
+ * allocates (the independent figure). A loop whose variable grows has its subgraphs planned
+ * at prepare and again while running (the run makes arenas). A CALL_ONCE's init subgraph is planned as its first run
  * plans it and its arena freed again (the trace shows it alive in run 1 only); an IF's
  * branch its constant condition does not take is not planned; a subgraph out of range is
  * refused naming it. */
@@ -117,6 +118,22 @@ static void arenas_in_run(const mp_trace *tr, uint64_t run, int64_t *at_begin, i
     }
 }
 
+/* Arena blocks allocated inside run `run`. */
+static int arenas_made_in_run(const mp_trace *tr, uint64_t run)
+{
+    const mp_event *ev = mp_trace_events(tr);
+    bool in = false;
+    int count = 0;
+    for (size_t k = 0; k < mp_trace_count(tr); k++) {
+        if (ev[k].type == MP_EV_PHASE_BEGIN && ev[k].aux == MP_PHASE_RUN)
+            in = ev[k].id == run;
+        else if (ev[k].type == MP_EV_PHASE_END && ev[k].aux == MP_PHASE_RUN)
+            in = false;
+        count += in && ev[k].type == MP_EV_ALLOC && ev[k].kind == MP_KIND_STATIC;
+    }
+    return count;
+}
+
 /* WHILE i < 3: i + 1, x * 2 + 1 (x float [100]). */
 static void test_while_subgraphs(void **state)
 {
@@ -193,8 +210,49 @@ static void test_while_subgraphs(void **state)
     arenas_in_run(tr, 1, &at_begin, &peak);
     assert_int_equal(at_begin, (int64_t)held);
     assert_int_equal(peak, (int64_t)held);
+    assert_int_equal(arenas_made_in_run(tr, 1), 0);
     mp_session_destroy(s);
     assert_int_equal(mp_test_trace_live(tr), 0);
+    mp_trace_destroy(tr);
+    free(b.bytes);
+}
+
+/* A loop whose variable y grows by one element per iteration (from [1, 1]): the WHILE is
+ * deferred, so cond and body are planned at prepare for y [1, 1] and again while running. */
+static void test_growing_loop(void **state)
+{
+    (void)state;
+    mp_test_model b = mp_cf_grow_model(3);
+    mp_session *s = open_static(&b, NULL);
+    int32_t n;
+    uint64_t arena;
+    mp_plan_item *v = list(s, 1, &n, MP_SG_AGAIN, &arena);
+    free(v);
+    /* body: bi 0, by 1, then one_i 2, one_f 3, tail 4 (constants), plus 5, by2 6, bi2 7;
+     * op 0 ADD(by, one_f) -> plus, op 1 CONCATENATION(plus, tail) -> by2, op 2 ADD -> bi2.
+     * Every buffer takes one 64 B slot (by, plus [1,1], by2 [1,2], bi, bi2 [1]): bi [0,2],
+     * by [0,0], plus [0,1], by2 [1,2], bi2 [2,2]: three alive at every op, bound 192 (first
+     * at op 0), naive 320; best reaches the bound (by2 takes by's slot, bi2 plus's). */
+    v = list(s, 2, &n, MP_SG_AGAIN, &arena);
+    assert_int_equal(n, 5);
+    expect_item(v, n, 1, 4, 0, 0);
+    expect_item(v, n, 5, 4, 0, 1);
+    expect_item(v, n, 6, 8, 1, 2);
+    expect_planners(v, n, 3 * IS, 0, 5 * IS, 3 * IS);
+    free(v);
+    assert_int_equal(arena, 3 * IS + MP_INPUT_SLACK);
+    mp_session_destroy(s);
+
+    /* the run plans them again: arenas made inside it (none in the fixed loop's) */
+    mp_trace *tr = mp_trace_create();
+    s = open_static(&b, tr);
+    int32_t i0 = 0;
+    float y0 = 0.0f;
+    mp_test_set_input(s, 0, &i0, sizeof i0);
+    mp_test_set_input(s, 1, &y0, sizeof y0);
+    mp_test_run(s);
+    assert_true(arenas_made_in_run(tr, 1) > 0);
+    mp_session_destroy(s);
     mp_trace_destroy(tr);
     free(b.bytes);
 }
@@ -346,6 +404,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_while_subgraphs),
+        cmocka_unit_test(test_growing_loop),
         cmocka_unit_test(test_call_once_subgraph),
         cmocka_unit_test(test_if_branch_not_taken),
     };

@@ -77,3 +77,37 @@ mp_test_model mp_cf_while_model(int32_t n, int32_t len)
     mp_cf_body_io(w, v);
     return mp_test_tfw_finish(w);
 }
+
+/* WHILE i < n: i = i + 1, y = CONCATENATION(y + 1, [1]) along axis 1 (y float [1, L]): y grows
+ * by one element per iteration. */
+mp_test_model mp_cf_grow_model(int32_t n)
+{
+    mp_tfw *w = mp_tfw_create();
+    int i0 = mp_tfw_tensor(w, "i0", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int y0 = mp_tfw_tensor(w, "y0", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, (int32_t[]){1, -1});
+    int i1 = mp_tfw_tensor(w, "i_end", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int y1 = mp_tfw_tensor(w, "y_end", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, (int32_t[]){1, -1});
+    mp_cf_while_op(w, (int[]){i0, y0, i1, y1}, 1, 2);
+    mp_tfw_io(w, 2, (int32_t[]){i0, y0}, 1, &y1);
+
+    mp_tfw_subgraph(w, "cond");
+    mp_cf_cond_less(w, n, MP_DT_FLOAT32, 2, (int32_t[]){1, 1});
+
+    mp_tfw_subgraph(w, "body");
+    int bi = mp_tfw_tensor(w, "bi", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int by = mp_tfw_tensor(w, "by", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, (int32_t[]){1, -1});
+    int one_i = mp_cf_const_i32(w, "one_i", 1), one_f = mp_cf_const_f32(w, "one_f", 1.0f);
+    float onev = 1.0f;
+    int tail = mp_tfw_tensor(w, "tail", MP_DT_FLOAT32, 2, (int32_t[]){1, 1},
+                             mp_tfw_buffer(w, &onev, sizeof onev), NULL);
+    int p = mp_tfw_tensor(w, "plus", MP_DT_FLOAT32, 2, (int32_t[]){1, 1}, 0, NULL);
+    int by2 = mp_tfw_tensor(w, "by2", MP_DT_FLOAT32, 2, (int32_t[]){1, 2}, 0, NULL);
+    int bi2 = mp_tfw_tensor(w, "bi2", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){by, one_f}, 1, &p, NULL);
+    mp_op_options c = mp_tfw_options_default();
+    c.axis = 1;
+    mp_tfw_op(w, MP_OP_CONCATENATION, 2, (int32_t[]){p, tail}, 1, &by2, &c);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){bi, one_i}, 1, &bi2, NULL);
+    mp_cf_body_io(w, (int[]){bi, by, bi2, by2});
+    return mp_test_tfw_finish(w);
+}

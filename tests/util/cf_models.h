@@ -1,7 +1,7 @@
 /* Models of several subgraphs written with the tflite writer, for the tests of control flow
  * (test_control_flow.c) and of the plans of every subgraph (test_plan_subgraphs.c): the pieces
- * of a WHILE loop over a counter i (int32 [1]) and a float vector x (float [len]), and the
- * loop model x = 2x + 1, i = i + 1 while i < n. */
+ * of a WHILE loop over a counter i (int32 [1]) and a float vector x (float [len]), the loop
+ * model x = 2x + 1, i = i + 1 while i < n, and a loop whose variable grows. */
 #ifndef MP_TEST_CF_MODELS_H
 #define MP_TEST_CF_MODELS_H
 
@@ -28,5 +28,10 @@ void mp_cf_main_while(mp_tfw *w, int32_t len, int cond, int body);
 /* WHILE i < n: i = i + 1, x = 2x + 1 (x float [len]). Subgraph 1 is cond (LESS), 2 body (MUL
  * x by 2 into 'twice', ADD 1 into x_next, ADD 1 to i into i_next, in that order). */
 mp_test_model mp_cf_while_model(int32_t n, int32_t len);
+/* WHILE i < n: i = i + 1, y = CONCATENATION(y + 1, [1]) along axis 1 (y float [1, L], from
+ * input y0 [1, 1]): y grows by one element per iteration, so the WHILE's outputs are known
+ * only after the loop (deferred). Subgraph 1 is cond, 2 body (ADD -> plus, CONCATENATION ->
+ * by2, ADD -> bi2). */
+mp_test_model mp_cf_grow_model(int32_t n);
 
 #endif
