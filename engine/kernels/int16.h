@@ -3,7 +3,8 @@
  * int16_linear.c: FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (TensorFlow Lite's
  * reference_integer_ops FullyConnected / ConvPerChannel / DepthwiseConvPerChannel for int16);
  * int16_binary.c: ADD, SUB (add.cc / sub.cc: the power-of-two path and the general one) and
- * MUL. None keeps state: what a run needs is computed from the tensors at the run. */
+ * MUL; int16_activation.c: LOGISTIC and TANH (reference_integer_ops' sigmoid table). None
+ * keeps state: what a run needs is computed from the tensors at the run. */
 #ifndef MP_INT16_H
 #define MP_INT16_H
 
@@ -37,9 +38,18 @@ mp_status mp_i16_conv_run(mp_node *n, const mp_i16_conv_shape *g);
 /* Run an int16 FULLY_CONNECTED: batch rows of in_c to rows of out_c. */
 mp_status mp_i16_fc_run(mp_node *n, size_t batch, size_t in_c, size_t out_c);
 
+/* TensorFlow Lite's CheckedLog2: the rounded log2 of x (float arithmetic, as there), true when
+ * x is within 1e-3 (in the exponent) of a power of two. */
+bool mp_i16_checked_log2(float x, int *log2_rounded);
+
 /* ADD, SUB, MUL with int16 inputs (the node's inputs and output present, two inputs): check
  * the quantization, give the output its broadcast shape; run. */
 mp_status mp_i16_binary_infer(mp_node *n);
 mp_status mp_i16_binary_run(mp_node *n);
+
+/* LOGISTIC and TANH with an int16 input (int16_activation.c): check the quantization (the
+ * node's one input and output present); run. */
+mp_status mp_i16_sigmoid_check(mp_node *n);
+mp_status mp_i16_sigmoid_run(mp_node *n);
 
 #endif

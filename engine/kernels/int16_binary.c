@@ -35,9 +35,7 @@ typedef struct i16_binary {
     int32_t lo, hi;
 } i16_binary;
 
-/* TensorFlow Lite's CheckedLog2: the rounded log2 of x, true when x is within 1e-3 (in the
- * exponent) of a power of two. */
-static bool checked_log2(float x, int *log2_rounded)
+bool mp_i16_checked_log2(float x, int *log2_rounded)
 {
     const float l = logf(x) * (1.0f / logf(2.0f));
     const float r = roundf(l);
@@ -67,8 +65,8 @@ static mp_status i16_binary_params(mp_node *n, i16_binary *p)
         return MP_OK;
     }
     int l[3];
-    p->pot = !n->opt->int16_general_scale && checked_log2(s[0], &l[0]) &&
-             checked_log2(s[1], &l[1]) && checked_log2(s[2], &l[2]);
+    p->pot = !n->opt->int16_general_scale && mp_i16_checked_log2(s[0], &l[0]) &&
+             mp_i16_checked_log2(s[1], &l[1]) && mp_i16_checked_log2(s[2], &l[2]);
     if (p->pot) {
         int sa = l[0] - l[2], sb = l[1] - l[2];
         if ((sa != 0 && sb != 0) || sa > 0 || sb > 0)

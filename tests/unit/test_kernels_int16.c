@@ -546,6 +546,95 @@ static void test_binary_refusals(void **state)
     kh_free(&c);
 }
 
+/* ---- LOGISTIC and TANH ------------------------------------------------------------------------ */
+
+static void run_sig(int32_t op, float si, const int16_t *x, int16_t *y, size_t count)
+{
+    static const float so = 0x1p-15f;
+    kh_case c;
+    kh_init(&c, op, NULL);
+    const int32_t d = (int32_t)count;
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d, x), 1, &si, k_zeros, 0);
+    mp_tensor *out = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, out, 1, &so, k_zeros, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    memcpy(y, out->data, count * 2);
+    kh_free(&c);
+}
+
+/* By hand, input scale 2^-12 (Q3.12: times 3, 1/24 of a unit per table entry):
+ * LOGISTIC 0 -> table[0] = 32768 (0.5 in 0.16) << 9, + 2^9, >> 10 = 16384.
+ * 4096 (1.0) -> 12288 = entry 24 exactly: 47911 << 9 + 512 >> 10 = 23956 (sigmoid(1) *
+ * 32768 = 23955.8); -4096 mirrored: (2^25 - 47911 * 512 + 511) >> 10 = 9024511 >> 10 = 8812
+ * (8812.2).
+ * TANH 4096 -> 12288 >> 8 = entry 48 (sigmoid(2)) = 57724: (57724 << 8) - 2^23 + 2^7 >> 8 =
+ * 24956 (tanh(1) * 32768 = 24955.9); -4096: -(57724 << 8) + 2^23 + 127 >> 8 = -24956; 0 -> 0.
+ * Input scale 0.01 (multiplier 0.01 * 12288 doubled 8 times: 31457, shift 8): 32767 is far
+ * beyond the table: LOGISTIC (0x7FFF << 10 + 2^9) >> 10 = 32767, -32768 -> 1; TANH 32767,
+ * -32767. */
+static void test_sigmoid_hand(void **state)
+{
+    (void)state;
+    int16_t y[3];
+    run_sig(MP_OP_LOGISTIC, 0x1p-12f, (int16_t[]){0, 4096, -4096}, y, 3);
+    assert_memory_equal(y, ((int16_t[]){16384, 23956, 8812}), 6);
+    run_sig(MP_OP_TANH, 0x1p-12f, (int16_t[]){0, 4096, -4096}, y, 3);
+    assert_memory_equal(y, ((int16_t[]){0, 24956, -24956}), 6);
+    run_sig(MP_OP_LOGISTIC, 0.01f, (int16_t[]){32767, -32768, 0}, y, 3);
+    assert_memory_equal(y, ((int16_t[]){32767, 1, 16384}), 6);
+    run_sig(MP_OP_TANH, 0.01f, (int16_t[]){32767, -32768, 0}, y, 3);
+    assert_memory_equal(y, ((int16_t[]){32767, -32767, 0}), 6);
+}
+
+/* Every int16 input on a power-of-two and two other scales: within 4 units of 32768 * f(x)
+ * (the table's interpolation and rounding, the multiplier's truncation), and monotone. */
+static void test_sigmoid_all_inputs(void **state)
+{
+    (void)state;
+    enum { N = 65536 };
+    int16_t *x = malloc(N * 2), *y = malloc(N * 2);
+    for (int i = 0; i < N; i++)
+        x[i] = (int16_t)(i - 32768);
+    const float scales[3] = {0x1p-12f, 0.0003f, 0.00071f};
+    for (int op = 0; op < 2; op++)
+        for (int k = 0; k < 3; k++) {
+            int32_t code = op ? MP_OP_TANH : MP_OP_LOGISTIC;
+            run_sig(code, scales[k], x, y, N);
+            for (int i = 0; i < N; i++) {
+                double r = (double)x[i] * scales[k];
+                double f = op ? tanh(r) : 1.0 / (1.0 + exp(-r));
+                double want = fmin(f * 32768.0, 32767.0);
+                if (fabs(y[i] - want) > 4.0)
+                    fail_msg("op %d scale %g x %d: got %d, f %g", op, (double)scales[k], x[i], y[i],
+                             want);
+                if (i > 0 && y[i] < y[i - 1])
+                    fail_msg("op %d not monotone at x %d", op, x[i]);
+            }
+        }
+    free(x);
+    free(y);
+}
+
+static void test_sigmoid_refusals(void **state)
+{
+    (void)state;
+    kh_case c;
+    static const float si = 0x1p-12f, so = 0x1p-14f;
+    const int32_t d = 2;
+    kh_init(&c, MP_OP_LOGISTIC, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d, NULL), 1, &si, k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &so, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "i16 output 't1' has scale 6.10352e-05; TensorFlow Lite's int16 LOGISTIC "
+                    "takes 2^-15 only");
+    kh_free(&c);
+    kh_init(&c, MP_OP_RELU, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d, NULL), 1, &si, k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &si, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "only LOGISTIC and TANH take int16 inputs");
+    kh_free(&c);
+}
+
 /* ---- a 16x8 graph through the session ---------------------------------------------------------
  *
  * x f32 [1,6,6,2] -> QUANTIZE (i16, scale SX) -> CONV_2D 3x3 SAME, 4 channels (per-channel int8
@@ -784,6 +873,9 @@ int main(void)
         cmocka_unit_test(test_binary_hand),
         cmocka_unit_test(test_binary_reference),
         cmocka_unit_test(test_binary_refusals),
+        cmocka_unit_test(test_sigmoid_hand),
+        cmocka_unit_test(test_sigmoid_all_inputs),
+        cmocka_unit_test(test_sigmoid_refusals),
         cmocka_unit_test(test_graph_16x8),
         cmocka_unit_test(test_pot_option_roundtrip),
     };

@@ -1,0 +1,138 @@
+/* 16x8 LOGISTIC and TANH (int16.h): TensorFlow Lite's int16 reference kernels
+ * (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare / TanhPrepare),
+ * bit for bit, in plain C.
+ *
+ * The input (int16, zero point 0) is brought to TensorFlow Lite's table scale, 1 / (3 * 4096)
+ * per unit: times 3 when its scale is 2^-12 (the power-of-two case), else times
+ * round-down(scale * 3 * 4096 * 2^k) and shifted right by k with rounding, k the smallest
+ * shift that lifts that multiplier above 32767 / 2 (at most 31). Its magnitude then indexes
+ * a 256-entry table of sigmoid(i / 24) in unsigned 0.16 (512 input steps per entry for
+ * LOGISTIC, 256 for TANH, whose tanh(x) = 2 sigmoid(2x) - 1), interpolated linearly in the
+ * integers, mirrored for negative inputs, and brought back to the output's Q0.15 (its scale
+ * must be 2^-15, zero point 0, as TensorFlow Lite requires). Beyond the table the result
+ * saturates. TensorFlow Lite's optimized build takes gemmlowp's fixed-point functions
+ * instead for a 2^-12 input; memprof follows the reference kernels. */
+#include "engine/kernels/int16.h"
+
+#include <stdint.h>
+
+/* TensorFlow Lite's sigmoid_table_uint16: sigmoid(i / 24) in unsigned 0.16, i = 0 .. 255. Its
+ * published values (no single rounding of the function reproduces all of them, so they are
+ * data here, not computed). */
+static const uint16_t k_sigmoid_table[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
+    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
+    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
+    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
+    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
+    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
+    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
+    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
+    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
+    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535
+};
+
+typedef struct i16_sigmoid {
+    int32_t mult; /* the input's multiplier to the table scale */
+    int shift;    /* then a rounding right shift */
+} i16_sigmoid;
+
+static mp_status sigmoid_params(mp_node *n, i16_sigmoid *p)
+{
+    float si, so;
+    mp_status st = mp_i16_activation(n, n->in[0], "input", &si);
+    if (st != MP_OK || (st = mp_i16_activation(n, n->out[0], "output", &so)) != MP_OK)
+        return st;
+    int l2;
+    if (!mp_i16_checked_log2(so, &l2) || l2 != -15)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "i16 output '%s' has scale %g; TensorFlow Lite's int16 %s takes "
+                            "2^-15 only",
+                            mp_tname(n->out[0]), (double)so,
+                            n->opcode == MP_OP_TANH ? "TANH" : "LOGISTIC");
+    if (mp_i16_checked_log2(si, &l2) && 12 + l2 == 0) { /* Q3.12: times 3 */
+        p->mult = 3;
+        p->shift = 0;
+        return MP_OK;
+    }
+    double m = (double)si * 4096.0 * 3.0;
+    int k = 0;
+    while (m <= 32767.0 / 2.0 && k <= 30) {
+        k++;
+        m *= 2.0;
+    }
+    if (!(m < 2147483648.0))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "i16 input '%s' has scale %g, beyond what the int16 %s takes",
+                            mp_tname(n->in[0]), (double)si,
+                            n->opcode == MP_OP_TANH ? "TANH" : "LOGISTIC");
+    p->mult = (int32_t)m;
+    p->shift = k;
+    return MP_OK;
+}
+
+mp_status mp_i16_sigmoid_check(mp_node *n)
+{
+    if (n->opcode != MP_OP_LOGISTIC && n->opcode != MP_OP_TANH)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is i16; of the activations only "
+                            "LOGISTIC and TANH take int16 inputs", mp_tname(n->in[0]));
+    i16_sigmoid p = {0, 0};
+    return sigmoid_params(n, &p);
+}
+
+/* floor(v / 2^k), k >= 0, without shifting a negative value. */
+static inline int64_t floor_shift(int64_t v, int k)
+{
+    return v >= 0 ? v >> k : ~(~v >> k);
+}
+
+/* The table's interpolation at |v| with `bits` input steps per entry (9 LOGISTIC, 8 TANH),
+ * scaled by 2^bits; sat beyond the table. */
+static inline uint32_t table_at(uint64_t a, int bits, uint32_t sat)
+{
+    uint64_t uh = a >> bits;
+    if (uh >= 255)
+        return sat;
+    uint32_t ua = k_sigmoid_table[uh], ub = k_sigmoid_table[uh + 1];
+    uint32_t ut = (uint32_t)(a & ((1u << bits) - 1));
+    return (ua << bits) + ut * (ub - ua);
+}
+
+mp_status mp_i16_sigmoid_run(mp_node *n)
+{
+    i16_sigmoid p = {0, 0};
+    mp_status st = sigmoid_params(n, &p);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    size_t count = mp_tensor_elements(in);
+    if (mp_tensor_elements(out) != count)
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold input '%s''s elements",
+                            mp_tname(out), mp_tname(in));
+    const int16_t *x = in->data;
+    int16_t *y = out->data;
+    const int64_t round = p.shift > 0 ? INT64_C(1) << (p.shift - 1) : 0;
+    const bool tanh_op = n->opcode == MP_OP_TANH;
+    for (size_t i = 0; i < count; i++) {
+        /* 64 bits: a large multiplier (an input scale above 4/3) cannot overflow here */
+        int64_t v = floor_shift((int64_t)x[i] * p.mult + round, p.shift);
+        uint64_t a = v >= 0 ? (uint64_t)v : (uint64_t)(-(v + 1)) + 1;
+        if (tanh_op) {
+            int64_t r = table_at(a, 8, 0xFFFFu << 8);
+            r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+            y[i] = (int16_t)floor_shift(r, 8);
+        } else {
+            uint32_t r = table_at(a, 9, 0x7FFFu << 10);
+            r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
+            y[i] = (int16_t)(r >> 10);
+        }
+    }
+    return MP_OK;
+}
