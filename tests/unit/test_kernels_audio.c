@@ -12,13 +12,15 @@
  * model (float audio [16000, 1] -> AudioSpectrogram(480, 320, squared) -> Mfcc(16000 Hz, 40
  * coefficients) -> conv -> fully connected -> softmax) run through a session: its MFCCs
  * against the references, probabilities finite and summing to 1, static and dynamic modes
- * equal, a sample rate of 0 refused at the run. */
+ * equal, a sample rate of 0 refused at the run; and by `memprof run` with its inputs from files
+ * (without them, the reference inputs' rate 0 refused with exit 2). */
 #include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "engine/model/tflite_writer.h"
 #include "engine/session.h"
@@ -795,6 +797,60 @@ static void test_speech_model(void **state)
     kh_expect_modes_equal(run_speech, 2);
 }
 
+/* `memprof run` on the speech model with the audio and the rate from files, in static and
+ * dynamic modes: exit 0, the probabilities shown and written (4 floats summing to 1); without
+ * input files the reference inputs give the rate 0: refused with exit 2, naming it. */
+static void test_speech_cli(void **state)
+{
+    (void)state;
+    size_t size;
+    void *bytes = speech_model(&size);
+    assert_int_equal(mp_test_tmpdir_make("mp_audio"), 0);
+    char model[512], audio[512], rate[512], log[512];
+    snprintf(model, sizeof model, "%s", mp_test_tmp_path("speech.tflite"));
+    snprintf(audio, sizeof audio, "%s", mp_test_tmp_path("audio.bin"));
+    snprintf(rate, sizeof rate, "%s", mp_test_tmp_path("rate.bin"));
+    snprintf(log, sizeof log, "%s", mp_test_tmp_path("log.txt"));
+    mp_test_write_bytes(model, bytes, size);
+    free(bytes);
+    float *x = malloc(SR * sizeof *x);
+    speech_audio(x);
+    mp_test_write_bytes(audio, x, SR * sizeof *x);
+    free(x);
+    const int32_t sr = SR;
+    mp_test_write_bytes(rate, &sr, 4);
+    static const char *modes[2] = {"static", "dynamic"};
+    char cmd[4096];
+    size_t n;
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "'%s/memprof' run '%s' --memory %s --input 0='%s' "
+                 "--input 1='%s' --output-dir '%s' >'%s' 2>&1", MP_BINARY_DIR, model, modes[k],
+                 audio, rate, mp_test_tmpdir(), log);
+        const int rc = system(cmd);
+        char *text = mp_test_read_file(log, &n);
+        if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
+            fail_msg("memprof run --memory %s failed (%d): %s", modes[k], rc, text ? text : "");
+        if (!text || !strstr(text, "labels_softmax  f32 [1,4]"))
+            fail_msg("the probabilities are not shown as f32 [1,4]: %s", text ? text : "");
+        free(text);
+        float *p = mp_test_read_file(mp_test_tmp_path("output_0.bin"), &n);
+        assert_non_null(p);
+        assert_int_equal(n, CLASSES * sizeof(float));
+        assert_true(fabs((double)p[0] + p[1] + p[2] + p[3] - 1.0) < 1e-5);
+        free(p);
+    }
+    snprintf(cmd, sizeof cmd, "'%s/memprof' run '%s' >'%s' 2>&1", MP_BINARY_DIR, model, log);
+    const int rc = system(cmd);
+    char *text = mp_test_read_file(log, &n);
+    assert_true(WIFEXITED(rc));
+    assert_int_equal(WEXITSTATUS(rc), 2);
+    if (!text || !strstr(text, "operator #1 Mfcc: sample rate 'decoded_sample_data:1' is 0; it "
+                               "must be positive"))
+        fail_msg("unexpected output: %s", text ? text : "");
+    free(text);
+    mp_test_tmpdir_remove();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -809,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_numeric_verify_errors),
         cmocka_unit_test(test_options_read),
         cmocka_unit_test(test_speech_model),
+        cmocka_unit_test(test_speech_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
