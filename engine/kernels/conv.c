@@ -20,6 +20,8 @@
  * XNNPACK requantizes in float (within one unit of TensorFlow Lite's fixed-point result)
  * and refuses some scale ratios; the refusal names the operator. Other dtype mixes are
  * refused naming the tensor and its dtype.
+ * DEPTHWISE_CONV_2D filters XNNPACK has no depthwise microkernel for (1x31, 7x7 ...) run on
+ * dwconv.c's plain C instead, chosen at prepare (conv_dw_c), with no XNNPACK operator.
  * Filters are packed by XNNPACK at the first prepare. Later prepares only call xnn_setup_*
  * unless something the operator was created with changed (channel grouping, or explicit
  * SAME padding, see below), and run is xnn_run_operator alone. */
@@ -28,6 +30,7 @@
 #include <math.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/dwconv.h"
 #include "engine/kernels/int16.h"
 #include "engine/kernels/quant_tensor.h"
 
@@ -58,6 +61,11 @@ typedef struct conv_state {
     bool loaded;          /* filter and bias views taken */
     bool empty;           /* current shape has no output elements: nothing to run */
     size_t out_elems;
+    /* DEPTHWISE_CONV_2D on dwconv.c instead (no XNNPACK operator): filters XNNPACK has no
+     * depthwise microkernel for */
+    bool dw_c;
+    mp_dwconv dw;
+    float *dw_scale;      /* quantized: its requantization scales (kernel memory) */
 } conv_state;
 
 static bool is_depthwise(const mp_node *n)
@@ -206,6 +214,7 @@ static void conv_release(mp_node *n)
         return;
     mp_mem_free(n->mem, s->filter_owned);
     mp_mem_free(n->mem, s->bias_owned);
+    mp_mem_free(n->mem, s->dw_scale);
     mp_node_free_state(n, &s->op);
 }
 
@@ -292,6 +301,64 @@ static enum xnn_status conv_setup(const mp_node *n, const conv_geom *g, xnn_oper
     return xnn_setup_convolution2d_nhwc_f32(op, b, h, w, x, y, n->pool);
 }
 
+/* The padding before of one dimension under SAME, as same_pad, in 64 bits. */
+static int64_t same_before(int32_t in, int32_t out, int32_t k, int32_t stride, int32_t dil)
+{
+    int64_t total = ((int64_t)out - 1) * stride + (int64_t)(k - 1) * dil + 1 - in;
+    return total > 0 ? total / 2 : 0;
+}
+
+/* Whether the node runs on dwconv.c (s->dw_c: depthwise, a filter it takes, constant or our
+ * dequantized copy, read in place at every run); fills s->dw for the current shapes, and for
+ * a quantized node its requantization scales (once; MP_ERR_NOMEM when they cannot be had). */
+static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
+{
+    const mp_op_options *o = n->opt;
+    const mp_tensor *f = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
+    int32_t mult = (int32_t)g->group_out;
+    s->dw_c = is_depthwise(n) && (s->filter_owned || f->is_const) &&
+              (!b || s->bias_owned || b->is_const) &&
+              (g->quantized ? mp_dwconv_wanted_q8(g->k_h, g->k_w, mult)
+                            : mp_dwconv_wanted(g->k_h, g->k_w, mult));
+    if (!s->dw_c)
+        return MP_OK;
+    mp_dwconv *d = &s->dw;
+    *d = (mp_dwconv){.batch = g->batch, .in_h = g->in_h, .in_w = g->in_w, .in_c = g->in_c,
+                     .mult = mult, .out_h = g->out_h, .out_w = g->out_w, .k_h = g->k_h,
+                     .k_w = g->k_w, .stride_h = o->stride_h, .stride_w = o->stride_w,
+                     .dil_h = o->dilation_h, .dil_w = o->dilation_w,
+                     .filter = s->filter_owned ? s->filter_owned : f->data,
+                     .bias = b ? (s->bias_owned ? s->bias_owned : b->data) : NULL,
+                     .lo = -INFINITY, .hi = INFINITY};
+    if (o->padding == MP_PAD_SAME) { /* same_pad's, in 64 bits (a hostile dilation) */
+        d->pad_top = same_before(g->in_h, g->out_h, g->k_h, o->stride_h, o->dilation_h);
+        d->pad_left = same_before(g->in_w, g->out_w, g->k_w, o->stride_w, o->dilation_w);
+    }
+    mp_activation_range(o->activation, &d->lo, &d->hi); /* TANH / SIGN_BIT: applied in run */
+    if (!g->quantized)
+        return MP_OK;
+    const mp_weighted_q *q = &g->q;
+    if (!s->dw_scale) {
+        s->dw_scale = mp_mem_alloc(n->mem, (size_t)g->out_c * sizeof(float), 0, MP_MEM_KERNEL,
+                                   MP_OWNER_OP(n->index));
+        if (!s->dw_scale)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for %d requantization scales",
+                                g->out_c);
+        for (int32_t c = 0; c < g->out_c; c++) /* as XNNPACK computes them */
+            s->dw_scale[c] = q->in_scale * q->w_scale[q->kind == MP_WQ_QC8 ? c : 0] / q->out_scale;
+    }
+    d->q_uint8 = q->kind == MP_WQ_QU8;
+    d->filter_q = f->data;
+    d->bias_q = b ? b->data : NULL;
+    d->scale = s->dw_scale;
+    d->in_zp = q->in_zp;
+    d->w_zp = q->w_zp;
+    d->out_zp = q->out_zp;
+    d->out_lo = q->out_lo;
+    d->out_hi = q->out_hi;
+    return MP_OK;
+}
+
 static mp_status conv_prepare(mp_node *n)
 {
     const mp_op_options *o = n->opt;
@@ -338,6 +405,12 @@ static mp_status conv_prepare(mp_node *n)
     s->empty = s->out_elems == 0;
     if (s->empty)
         return MP_OK;
+    if ((st = conv_dw_c(n, &g, s)) != MP_OK)
+        return st;
+    if (s->dw_c) {
+        mp_xnn_delete(&s->op);
+        return MP_OK;
+    }
 
     if (!s->op) {
         /* Views that are not our float32 copies point at tensor storage, which may have moved
@@ -404,8 +477,12 @@ static mp_status conv_run(mp_node *n)
         return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
     if (s->empty)
         return MP_OK;
-    enum xnn_status xs = xnn_run_operator(s->op, n->pool);
-    if (xs != xnn_status_success)
+    enum xnn_status xs = xnn_status_success;
+    if (s->dw_c && n->in[0]->dtype == MP_DT_FLOAT32)
+        mp_dwconv_run_f32(&s->dw, n->in[0]->data, n->out[0]->data, n->pool);
+    else if (s->dw_c)
+        mp_dwconv_run_q8(&s->dw, n->in[0]->data, n->out[0]->data, n->pool);
+    else if ((xs = xnn_run_operator(s->op, n->pool)) != xnn_status_success)
         return mp_node_xnn_fail(n, xs, "convolution run");
     int32_t act = n->opt->activation;
     if (act == MP_ACT_TANH || act == MP_ACT_SIGN_BIT)

@@ -25,30 +25,15 @@ typedef struct conv_params {
     pthreadpool_t pool;
 } conv_params;
 
-static int32_t out_size(int32_t in, int32_t k, int32_t s, int32_t d, int32_t padding)
-{
-    int32_t eff = (k - 1) * d + 1;
-    return padding == MP_PAD_SAME ? (in + s - 1) / s : (in - eff) / s + 1;
-}
-
-static int32_t pad_before(int32_t in, int32_t k, int32_t s, int32_t d, int32_t padding)
-{
-    if (padding != MP_PAD_SAME)
-        return 0;
-    int32_t eff = (k - 1) * d + 1, out = (in + s - 1) / s;
-    int32_t total = (out - 1) * s + eff - in;
-    return total > 0 ? total / 2 : 0;
-}
-
 /* Naive convolution, accumulated in double. Filter layout: CONV_2D [Cout,KH,KW,Cin/groups],
  * DEPTHWISE [1,KH,KW,Cout]. */
 static void ref_conv(const conv_params *p, int32_t h, int32_t w, const float *x, const float *f,
                      const float *bias, float *y)
 {
-    int32_t oh = out_size(h, p->kh, p->sh, p->dh, p->padding);
-    int32_t ow = out_size(w, p->kw, p->sw, p->dw, p->padding);
-    int32_t pt = pad_before(h, p->kh, p->sh, p->dh, p->padding);
-    int32_t pl = pad_before(w, p->kw, p->sw, p->dw, p->padding);
+    int32_t oh = kh_conv_out_size(h, p->kh, p->sh, p->dh, p->padding);
+    int32_t ow = kh_conv_out_size(w, p->kw, p->sw, p->dw, p->padding);
+    int32_t pt = kh_conv_pad_before(h, p->kh, p->sh, p->dh, p->padding);
+    int32_t pl = kh_conv_pad_before(w, p->kw, p->sw, p->dw, p->padding);
     bool dw = p->op == MP_OP_DEPTHWISE_CONV_2D;
     int32_t groups = dw ? p->cin : (p->groups ? p->groups : 1);
     int32_t gic = dw ? 1 : p->cin / groups, goc = p->cout / groups;
@@ -165,8 +150,8 @@ static void check_conv(const conv_params *p)
 
     kh_fill(x->data, mp_tensor_elements(x), 1, 1.0f);
     kh_expect_ok(&c, kh_run(&c));
-    int32_t oh = out_size(p->h, p->kh, p->sh, p->dh, p->padding);
-    int32_t ow = out_size(p->w, p->kw, p->sw, p->dw, p->padding);
+    int32_t oh = kh_conv_out_size(p->h, p->kh, p->sh, p->dh, p->padding);
+    int32_t ow = kh_conv_out_size(p->w, p->kw, p->sw, p->dw, p->padding);
     assert_int_equal(y->rank, 4);
     assert_int_equal(y->dims[0], p->n);
     assert_int_equal(y->dims[1], oh);
@@ -195,8 +180,8 @@ static void check_conv(const conv_params *p)
         x->data = calloc(1, x->bytes + XNN_EXTRA_BYTES);
         kh_fill(x->data, mp_tensor_elements(x), 3, 1.0f);
         kh_expect_ok(&c, kh_run(&c));
-        assert_int_equal(y->dims[1], out_size(p->h2, p->kh, p->sh, p->dh, p->padding));
-        assert_int_equal(y->dims[2], out_size(p->w2, p->kw, p->sw, p->dw, p->padding));
+        assert_int_equal(y->dims[1], kh_conv_out_size(p->h2, p->kh, p->sh, p->dh, p->padding));
+        assert_int_equal(y->dims[2], kh_conv_out_size(p->w2, p->kw, p->sw, p->dw, p->padding));
         on = mp_tensor_elements(y);
         want = malloc(on * sizeof(float) + 1);
         ref_conv(p, p->h2, p->w2, x->data, fref, p->bias ? bias : NULL, want);

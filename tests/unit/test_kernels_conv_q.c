@@ -34,48 +34,16 @@ typedef struct qdata {
     int32_t in_zp, out_zp, w_zp, lo, hi;
 } qdata;
 
-static int32_t out_size(int32_t in, int32_t k, int32_t s, int32_t d, int32_t padding)
-{
-    int32_t eff = (k - 1) * d + 1;
-    return padding == MP_PAD_SAME ? (in + s - 1) / s : (in - eff) / s + 1;
-}
-
-static int32_t pad_before(int32_t in, int32_t k, int32_t s, int32_t d, int32_t padding)
-{
-    int32_t eff = (k - 1) * d + 1, total = (out_size(in, k, s, d, padding) - 1) * s + eff - in;
-    return padding == MP_PAD_SAME && total > 0 ? total / 2 : 0;
-}
-
-/* TensorFlow Lite's CalculateActivationRangeQuantized, restated: the quantized 0 and 6 (or -1
- * and 1) as zp + round(v / scale), clamped to the dtype's range. */
-static void act_range(int act, float scale, int32_t zp, int32_t qmin, int32_t qmax, int32_t *lo,
-                      int32_t *hi)
-{
-    *lo = qmin;
-    *hi = qmax;
-    if (act == MP_ACT_RELU || act == MP_ACT_RELU6)
-        *lo = zp > qmin ? zp : qmin;
-    if (act == MP_ACT_RELU6) {
-        int32_t six = zp + (int32_t)roundf(6.0f / scale);
-        *hi = six < qmax ? six : qmax;
-    }
-    if (act == MP_ACT_RELU_N1_TO_1) {
-        int32_t m1 = zp + (int32_t)roundf(-1.0f / scale), p1 = zp + (int32_t)roundf(1.0f / scale);
-        *lo = m1 > qmin ? m1 : qmin;
-        *hi = p1 < qmax ? p1 : qmax;
-    }
-}
-
 /* TensorFlow Lite's reference integer convolution (ConvPerChannel / DepthwiseConvPerChannel,
  * and the uint8 Conv with its filter offset). Filters: CONV_2D [Cout,KH,KW,Cin],
  * DEPTHWISE [1,KH,KW,Cout], output channel ic*M+m. */
 static void ref_qconv(const qconv *p, const qdata *d)
 {
     bool dw = p->op == MP_OP_DEPTHWISE_CONV_2D;
-    int32_t oh = out_size(p->h, p->kh, p->sh, p->dh, p->padding);
-    int32_t ow = out_size(p->w, p->kw, p->sw, p->dw, p->padding);
-    int32_t pt = pad_before(p->h, p->kh, p->sh, p->dh, p->padding);
-    int32_t pl = pad_before(p->w, p->kw, p->sw, p->dw, p->padding);
+    int32_t oh = kh_conv_out_size(p->h, p->kh, p->sh, p->dh, p->padding);
+    int32_t ow = kh_conv_out_size(p->w, p->kw, p->sw, p->dw, p->padding);
+    int32_t pt = kh_conv_pad_before(p->h, p->kh, p->sh, p->dh, p->padding);
+    int32_t pl = kh_conv_pad_before(p->w, p->kw, p->sw, p->dw, p->padding);
     int32_t mult = p->cout / p->cin;
     for (int32_t oc = 0; oc < p->cout; oc++) {
         float ws = d->w_scale[p->kind == QC8 ? oc : 0];
@@ -160,8 +128,8 @@ static void check_qconv(const qconv *p, const char *what)
     int32_t fdims[4] = {dw ? 1 : p->cout, p->kh, p->kw, dw ? p->cout : p->cin};
     size_t xn = (size_t)p->n * p->h * p->w * p->cin;
     size_t fn = (size_t)fdims[0] * p->kh * p->kw * fdims[3];
-    int32_t oh = out_size(p->h, p->kh, p->sh, p->dh, p->padding);
-    int32_t ow = out_size(p->w, p->kw, p->sw, p->dw, p->padding);
+    int32_t oh = kh_conv_out_size(p->h, p->kh, p->sh, p->dh, p->padding);
+    int32_t ow = kh_conv_out_size(p->w, p->kw, p->sw, p->dw, p->padding);
     size_t yn = (size_t)p->n * oh * ow * p->cout;
     assert_true(p->cout <= 64);
 
@@ -184,7 +152,7 @@ static void check_qconv(const qconv *p, const char *what)
     d.out_zp = u8 ? 120 : 5;
     for (int32_t c = 0; c < p->cout; c++)
         d.bias[c] = irand(&seed, -3000, 3000);
-    act_range(p->act, d.out_scale, d.out_zp, qmin, qmax, &d.lo, &d.hi);
+    kh_q_act_range(p->act, d.out_scale, d.out_zp, qmin, qmax, &d.lo, &d.hi);
 
     int64_t in_zp64 = d.in_zp, out_zp64 = d.out_zp, w_zp64[64] = {0};
     w_zp64[0] = d.w_zp;

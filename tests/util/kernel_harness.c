@@ -231,6 +231,37 @@ double kh_ref_act(double x, int act)
     }
 }
 
+int32_t kh_conv_out_size(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t padding)
+{
+    int32_t eff = (k - 1) * dil + 1;
+    return padding == MP_PAD_SAME ? (in + stride - 1) / stride : (in - eff) / stride + 1;
+}
+
+int32_t kh_conv_pad_before(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t padding)
+{
+    int32_t eff = (k - 1) * dil + 1;
+    int32_t total = (kh_conv_out_size(in, k, stride, dil, padding) - 1) * stride + eff - in;
+    return padding == MP_PAD_SAME && total > 0 ? total / 2 : 0;
+}
+
+void kh_q_act_range(int act, float scale, int32_t zp, int32_t qmin, int32_t qmax, int32_t *lo,
+                    int32_t *hi)
+{
+    *lo = qmin;
+    *hi = qmax;
+    if (act == MP_ACT_RELU || act == MP_ACT_RELU6)
+        *lo = zp > qmin ? zp : qmin;
+    if (act == MP_ACT_RELU6) {
+        int32_t six = zp + (int32_t)roundf(6.0f / scale);
+        *hi = six < qmax ? six : qmax;
+    }
+    if (act == MP_ACT_RELU_N1_TO_1) {
+        int32_t m1 = zp + (int32_t)roundf(-1.0f / scale), p1 = zp + (int32_t)roundf(1.0f / scale);
+        *lo = m1 > qmin ? m1 : qmin;
+        *hi = p1 < qmax ? p1 : qmax;
+    }
+}
+
 void kh_expect_close(const float *got, const float *want, size_t n, double lo)
 {
     size_t at = 0;

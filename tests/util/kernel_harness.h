@@ -59,6 +59,16 @@ void kh_fill_bytes(mp_tensor *t, unsigned seed);
 size_t kh_bc_offset(const mp_tensor *t, int32_t out_rank, const int32_t *out_dims, size_t flat);
 /* Reference fused activation, written from the TFLite definitions. */
 double kh_ref_act(double x, int act);
+/* Convolutions and pools, restated from TensorFlow Lite: the output size of one dimension
+ * (SAME: ceil(in / stride); VALID: (in - effective window) / stride + 1, the window
+ * (k - 1) * dil + 1), and SAME's padding before it (the smaller half of the total
+ * (out - 1) * stride + window - in, at least 0; 0 for VALID). */
+int32_t kh_conv_out_size(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t padding);
+int32_t kh_conv_pad_before(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t padding);
+/* TensorFlow Lite's CalculateActivationRangeQuantized, restated: the quantized 0 and 6 (or -1
+ * and 1) as zp + round(v / scale), clamped to the dtype's range [qmin, qmax]. */
+void kh_q_act_range(int act, float scale, int32_t zp, int32_t qmin, int32_t qmax, int32_t *lo,
+                    int32_t *hi);
 /* Fail unless every |got-want| / max(|want|, lo) <= 1e-5. Pass lo ~ sqrt(terms summed) so
  * that cancellation in long sums (which XNNPACK reorders) is judged fairly. */
 void kh_expect_close(const float *got, const float *want, size_t n, double lo);

@@ -1,0 +1,327 @@
+/* DEPTHWISE_CONV_2D in plain C (dwconv.h), float32 and 8-bit: the filters this XNNPACK has
+ * no depthwise microkernel for (float: any window but 3, 4, 9 or 25 taps; int8 / uint8: any
+ * but 9 or 25), which it would run as a grouped GEMM of one channel per group.
+ *
+ * For each output pixel, the taps whose input pixel lies inside (the window clipped at the
+ * borders: padding contributes nothing) in the outer loop, the channels contiguous in the
+ * inner one: float32 sixty-four channels in four vector accumulators, then sixteen, then one
+ * at a time; 8-bit sixteen int32 sums at a time, requantized as XNNPACK does (bit for bit).
+ * The filter [KH,KW,C*M] is read in place. Compiled for AVX-512, AVX2 and baseline x86-64,
+ * chosen at load time (target_clones). Rows of the output in tasks on the thread pool. With
+ * a depth multiplier M, output channel c*M+m reads input channel c. */
+#include "engine/kernels/dwconv.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#if defined(__x86_64__) && !defined(__clang__)
+/* products and sums fused into one instruction where the processor has it */
+#pragma GCC optimize("fp-contract=fast")
+#define DW_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DW_HOT
+#endif
+
+static _Atomic int g_policy = MP_DWCONV_AUTO;
+
+void mp_dwconv_set_policy(mp_dwconv_policy p)
+{
+    atomic_store(&g_policy, (int)p);
+}
+
+mp_dwconv_policy mp_dwconv_get_policy(void)
+{
+    return (mp_dwconv_policy)atomic_load(&g_policy);
+}
+
+bool mp_dwconv_wanted(int32_t k_h, int32_t k_w, int32_t mult)
+{
+    switch (mp_dwconv_get_policy()) {
+    case MP_DWCONV_XNNPACK: return false;
+    case MP_DWCONV_C: return true;
+    case MP_DWCONV_AUTO: break;
+    }
+    /* XNNPACK's float depthwise microkernels (primary tiles of 3, 4, 9 and 25 taps, one
+     * output channel per group) run at 30-40 GFLOP/s, above this kernel's 15-30; its GEMM
+     * fall-back for other windows at 1-3, where this one is 8-19 times faster. A depth
+     * multiplier is a GEMM there too, but one as fast as the gathers here
+     * (docs/benchmarks.md). */
+    int64_t taps = (int64_t)k_h * k_w;
+    return mult == 1 && taps != 3 && taps != 4 && taps != 9 && taps != 25;
+}
+
+bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t mult)
+{
+    switch (mp_dwconv_get_policy()) {
+    case MP_DWCONV_XNNPACK: return false;
+    case MP_DWCONV_C: return true;
+    case MP_DWCONV_AUTO: break;
+    }
+    /* XNNPACK's quantized depthwise microkernels: 9 and 25 taps */
+    int64_t taps = (int64_t)k_h * k_w;
+    return mult == 1 && taps != 9 && taps != 25;
+}
+
+typedef float v16 __attribute__((vector_size(64)));
+#define DW_V 16
+#define DW_LOAD(v, p) memcpy(&(v), (p), sizeof(v16))
+#define DW_STORE(p, v) memcpy((p), &(v), sizeof(v16))
+
+/* The taps k in [0, k_count) of one dimension whose input position base + k * dil lies in
+ * [0, in): [*k0, *k1). */
+static void tap_range(int64_t base, int32_t in, int32_t k_count, int32_t dil, int32_t *k0,
+                      int32_t *k1)
+{
+    int64_t lo = base < 0 ? (-base + dil - 1) / dil : 0;
+    int64_t hi = base >= in ? 0 : ((int64_t)in - base + dil - 1) / dil;
+    hi = hi < k_count ? hi : k_count;
+    lo = lo < hi ? lo : hi;
+    *k0 = (int32_t)lo;
+    *k1 = (int32_t)hi;
+}
+
+/* One output pixel's window: where the taps inside the input start, in elements of the
+ * input and the filter, and the steps between them. */
+typedef struct dw_window {
+    size_t x;                /* input pixel of tap (ky0, kx0), channel 0 */
+    size_t w;                /* filter tap (ky0, kx0), output channel 0 */
+    size_t x_row, x_col;     /* input elements between taps down and across */
+    size_t w_row;            /* filter elements between tap rows (KW * OC) */
+    int32_t rows, cols;      /* taps inside */
+} dw_window;
+
+/* out[c .. c + 16 * NV) of a multiplier-1 window, NV vectors at a time */
+#define DW_BLOCK(NV)                                                                           \
+    for (; c + (NV) * DW_V <= oc; c += (NV) * DW_V) {                                          \
+        v16 a[NV], xv, wv;                                                                     \
+        for (int v = 0; v < (NV); v++) {                                                       \
+            if (bias)                                                                          \
+                DW_LOAD(a[v], bias + c + v * DW_V);                                            \
+            else                                                                               \
+                a[v] = (v16){0};                                                               \
+        }                                                                                      \
+        for (int32_t i = 0; i < win->rows; i++) {                                              \
+            const float *xp = x + i * win->x_row + c, *wp = w + i * win->w_row + c;            \
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)               \
+                for (int v = 0; v < (NV); v++) {                                               \
+                    DW_LOAD(xv, xp + v * DW_V);                                                \
+                    DW_LOAD(wv, wp + v * DW_V);                                                \
+                    a[v] += xv * wv;                                                           \
+                }                                                                              \
+        }                                                                                      \
+        for (int v = 0; v < (NV); v++)                                                         \
+            DW_STORE(out + c + v * DW_V, a[v]);                                                \
+    }
+
+/* out[0 .. oc) of one pixel of a multiplier-1 convolution, before the clamp (x and w at the
+ * window's first tap). */
+DW_HOT static void dw_pixel_m1(const dw_window *win, const float *x, const float *w,
+                               const float *bias, float *out, size_t oc)
+{
+    size_t c = 0;
+    DW_BLOCK(4)
+    DW_BLOCK(1)
+    for (; c < oc; c++) {
+        float acc = bias ? bias[c] : 0.0f;
+        for (int32_t i = 0; i < win->rows; i++) {
+            const float *xp = x + i * win->x_row + c, *wp = w + i * win->w_row + c;
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)
+                acc += *xp * *wp;
+        }
+        out[c] = acc;
+    }
+}
+
+/* The same with a depth multiplier: sixteen output channels at a time, their inputs
+ * (channel c / mult) gathered into a vector tap by tap, then one at a time. */
+DW_HOT static void dw_pixel_mult(const dw_window *win, const float *x, const float *w,
+                                 const float *bias, float *out, size_t in_c, size_t mult)
+{
+    size_t oc = in_c * mult, c = 0;
+    for (; c + DW_V <= oc; c += DW_V) {
+        size_t idx[DW_V];
+        for (int l = 0; l < DW_V; l++)
+            idx[l] = (c + (size_t)l) / mult;
+        v16 a, xv = {0}, wv;
+        if (bias)
+            DW_LOAD(a, bias + c);
+        else
+            a = (v16){0};
+        for (int32_t i = 0; i < win->rows; i++) {
+            const float *xp = x + i * win->x_row, *wp = w + i * win->w_row + c;
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc) {
+                for (int l = 0; l < DW_V; l++)
+                    xv[l] = xp[idx[l]];
+                DW_LOAD(wv, wp);
+                a += xv * wv;
+            }
+        }
+        DW_STORE(out + c, a);
+    }
+    for (; c < oc; c++) {
+        float acc = bias ? bias[c] : 0.0f;
+        for (int32_t i = 0; i < win->rows; i++) {
+            const float *xp = x + i * win->x_row + c / mult, *wp = w + i * win->w_row + c;
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)
+                acc += *xp * *wp;
+        }
+        out[c] = acc;
+    }
+}
+
+DW_HOT static void dw_clamp(float *y, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+}
+
+/* ---- 8-bit quantized ---- */
+
+/* XNNPACK's fp32 requantization of one channel's sum: rounded half to even by adding and
+ * taking away 1.5 * 2^23 (exact: the clamped value is below 2^9). */
+static inline int32_t dw_requant(const mp_dwconv *d, uint32_t sum, size_t c)
+{
+    float f = (float)(int32_t)sum * d->scale[c];
+    float lo = (float)(d->out_lo - d->out_zp), hi = (float)(d->out_hi - d->out_zp);
+    f = f < lo ? lo : f > hi ? hi : f;
+    return (int32_t)((f + 0x1.8p23f) - 0x1.8p23f) + d->out_zp;
+}
+
+/* The taps of sixteen channels' sums a[], input l read by XEXPR (xp at the tap's pixel). */
+#define DW_Q8_TAPS(T, XEXPR)                                                                   \
+    for (int32_t i = 0; i < win->rows; i++) {                                                  \
+        const T *xp = x + i * win->x_row, *wp = w + i * win->w_row + c;                        \
+        for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)                   \
+            for (int l = 0; l < DW_V; l++)                                                     \
+                a[l] += (uint32_t)(((int32_t)(XEXPR) - xz) * ((int32_t)wp[l] - wz));           \
+    }
+
+/* One output pixel of an 8-bit convolution of element type T: sixteen channels at a time
+ * (inputs gathered with a depth multiplier), then one at a time; each requantized into out.
+ * Sums in uint32: they wrap as XNNPACK's int32 ones do. */
+#define DW_Q8_PIXEL(NAME, T)                                                                   \
+    DW_HOT static void NAME(const mp_dwconv *d, const dw_window *win, const T *x, const T *w,  \
+                            T *out)                                                            \
+    {                                                                                          \
+        size_t mult = (size_t)d->mult, oc = (size_t)d->in_c * mult, c = 0;                     \
+        const int32_t xz = d->in_zp, wz = d->w_zp;                                             \
+        for (; c + DW_V <= oc; c += DW_V) {                                                    \
+            uint32_t a[DW_V];                                                                  \
+            size_t idx[DW_V];                                                                  \
+            for (int l = 0; l < DW_V; l++) {                                                   \
+                a[l] = d->bias_q ? (uint32_t)d->bias_q[c + (size_t)l] : 0;                     \
+                idx[l] = (c + (size_t)l) / mult;                                               \
+            }                                                                                  \
+            if (mult == 1)                                                                     \
+                DW_Q8_TAPS(T, xp[c + (size_t)l])                                               \
+            else                                                                               \
+                DW_Q8_TAPS(T, xp[idx[l]])                                                      \
+            for (int l = 0; l < DW_V; l++)                                                     \
+                out[c + (size_t)l] = (T)dw_requant(d, a[l], c + (size_t)l);                    \
+        }                                                                                      \
+        for (; c < oc; c++) {                                                                  \
+            uint32_t a = d->bias_q ? (uint32_t)d->bias_q[c] : 0;                               \
+            for (int32_t i = 0; i < win->rows; i++) {                                          \
+                const T *xp = x + i * win->x_row + c / mult, *wp = w + i * win->w_row + c;     \
+                for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)           \
+                    a += (uint32_t)(((int32_t)*xp - xz) * ((int32_t)*wp - wz));                \
+            }                                                                                  \
+            out[c] = (T)dw_requant(d, a, c);                                                   \
+        }                                                                                      \
+    }
+
+DW_Q8_PIXEL(dw_pixel_s8, int8_t)
+DW_Q8_PIXEL(dw_pixel_u8, uint8_t)
+
+/* ---- rows of the output ---- */
+
+typedef struct dw_job {
+    const mp_dwconv *d;
+    const void *x;
+    void *y;
+    bool q8;
+} dw_job;
+
+/* One output pixel, its window at win, into element pix of the output. */
+static void dw_pixel(const dw_job *j, const dw_window *win, size_t pix)
+{
+    const mp_dwconv *d = j->d;
+    size_t in_c = (size_t)d->in_c, mult = (size_t)d->mult, oc = in_c * mult;
+    if (!j->q8) {
+        const float *x = (const float *)j->x + win->x, *w = d->filter + win->w;
+        float *out = (float *)j->y + pix * oc;
+        if (mult == 1)
+            dw_pixel_m1(win, x, w, d->bias, out, oc);
+        else
+            dw_pixel_mult(win, x, w, d->bias, out, in_c, mult);
+        if (d->lo != -INFINITY || d->hi != INFINITY)
+            dw_clamp(out, oc, d->lo, d->hi);
+    } else if (d->q_uint8) {
+        dw_pixel_u8(d, win, (const uint8_t *)j->x + win->x, (const uint8_t *)d->filter_q + win->w,
+                    (uint8_t *)j->y + pix * oc);
+    } else {
+        dw_pixel_s8(d, win, (const int8_t *)j->x + win->x, (const int8_t *)d->filter_q + win->w,
+                    (int8_t *)j->y + pix * oc);
+    }
+}
+
+/* Output rows [r0, r0 + count) (row r: image r / out_h, row r % out_h). */
+static void dw_rows(void *ctx, size_t r0, size_t count)
+{
+    const dw_job *j = ctx;
+    const mp_dwconv *d = j->d;
+    size_t in_c = (size_t)d->in_c, oc = in_c * (size_t)d->mult;
+    for (size_t r = r0; r < r0 + count; r++) {
+        size_t b = r / (size_t)d->out_h;
+        int32_t oh = (int32_t)(r % (size_t)d->out_h);
+        int64_t ih0 = (int64_t)oh * d->stride_h - d->pad_top;
+        int32_t ky0, ky1;
+        tap_range(ih0, d->in_h, d->k_h, d->dil_h, &ky0, &ky1);
+        for (int32_t ow = 0; ow < d->out_w; ow++) {
+            int64_t iw0 = (int64_t)ow * d->stride_w - d->pad_left;
+            int32_t kx0, kx1;
+            tap_range(iw0, d->in_w, d->k_w, d->dil_w, &kx0, &kx1);
+            dw_window win = {.x_row = (size_t)d->dil_h * (size_t)d->in_w * in_c,
+                             .x_col = (size_t)d->dil_w * in_c,
+                             .w_row = (size_t)d->k_w * oc,
+                             .rows = ky1 - ky0,
+                             .cols = kx1 - kx0};
+            if (win.rows > 0 && win.cols > 0) {
+                size_t ih = (size_t)(ih0 + (int64_t)ky0 * d->dil_h);
+                size_t iw = (size_t)(iw0 + (int64_t)kx0 * d->dil_w);
+                win.x = ((b * (size_t)d->in_h + ih) * (size_t)d->in_w + iw) * in_c;
+                win.w = ((size_t)ky0 * (size_t)d->k_w + (size_t)kx0) * oc;
+            } else {
+                win.rows = win.cols = 0; /* the window lies in the padding: the bias alone */
+            }
+            dw_pixel(j, &win, r * (size_t)d->out_w + (size_t)ow);
+        }
+    }
+}
+
+static void dw_run(const mp_dwconv *d, const void *x, void *y, bool q8, pthreadpool_t pool)
+{
+    size_t rows = (size_t)d->batch * (size_t)d->out_h;
+    if (rows == 0 || d->out_w == 0)
+        return;
+    /* rows per task: some 64K multiply-adds each, so that small rows do not cost a task
+     * apiece */
+    size_t per_row = 1;
+    const int32_t factors[5] = {d->out_w, d->in_c, d->mult, d->k_h, d->k_w};
+    for (int i = 0; i < 5 && per_row < 65536; i++)
+        per_row *= (size_t)factors[i]; /* stops growing at 2^16 * 2^31: no overflow */
+    size_t tile = per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1);
+    dw_job j = {d, x, y, q8};
+    pthreadpool_parallelize_1d_tile_1d(pool, dw_rows, &j, rows, tile, 0);
+}
+
+void mp_dwconv_run_f32(const mp_dwconv *d, const float *x, float *y, pthreadpool_t pool)
+{
+    dw_run(d, x, y, false, pool);
+}
+
+void mp_dwconv_run_q8(const mp_dwconv *d, const void *x, void *y, pthreadpool_t pool)
+{
+    dw_run(d, x, y, true, pool);
+}
