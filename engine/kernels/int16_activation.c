@@ -1,6 +1,6 @@
-/* 16x8 LOGISTIC and TANH (int16.h): TensorFlow Lite's int16 reference kernels
- * (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare / TanhPrepare),
- * bit for bit, in plain C.
+/* 16x8 LOGISTIC, TANH and SOFTMAX (int16.h): TensorFlow Lite's int16 reference kernels
+ * (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare / TanhPrepare;
+ * reference_ops SoftmaxInt16 and softmax.cc's Prepare), bit for bit, in plain C.
  *
  * The input (int16, zero point 0) is brought to TensorFlow Lite's table scale, 1 / (3 * 4096)
  * per unit: times 3 when its scale is 2^-12 (the power-of-two case), else times
@@ -14,7 +14,11 @@
  * instead for a 2^-12 input; memprof follows the reference kernels. */
 #include "engine/kernels/int16.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+
+#include "engine/kernels/quant_math.h"
 
 /* TensorFlow Lite's sigmoid_table_uint16: sigmoid(i / 24) in unsigned 0.16, i = 0 .. 255. Its
  * published values (no single rounding of the function reproduces all of them, so they are
@@ -132,6 +136,155 @@ mp_status mp_i16_sigmoid_run(mp_node *n)
             uint32_t r = table_at(a, 9, 0x7FFFu << 10);
             r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
             y[i] = (int16_t)(r >> 10);
+        }
+    }
+    return MP_OK;
+}
+
+/* ---- SOFTMAX ----------------------------------------------------------------------------------
+ *
+ * Per row: d = x - max scaled by input scale * beta / (10 / 65535) (QuantizeMultiplier, the
+ * int32 MultiplyByQuantizedMultiplier) so that [-65535, 0] is [-10, 0], moved to
+ * [-32768, 32767] (+ 32767, saturated), exp through a 513-entry table of exp over [-10, 0]
+ * (gen_lut: 512 steps, each sample biased by half the rounded error of the interpolated
+ * midpoint, plus the end point; TensorFlow Lite's interpolating lookup: entry 256 + v / 128,
+ * the slope times v's low 7 bits, rounded); the Q0.15 values summed in 32 bits, normalized
+ * by their leading zeros into [1, 2) as Q?.14, 1 / (1 + x) through a second table over
+ * [0, 1], and each exp times that reciprocal shifted back to Q0.15, clamped to 0 .. 32767.
+ * The output must have scale 1/32768 (within 0.1 %) and zero point 0. Rows are at most 65536
+ * long, so the sum stays in 32 bits; the exps are recomputed for the last step instead of
+ * being kept (no scratch). */
+
+#define LUT_STEPS 512
+
+static int16_t g_exp_lut[LUT_STEPS + 1], g_recip_lut[LUT_STEPS + 1];
+static pthread_once_t g_lut_once = PTHREAD_ONCE_INIT;
+
+static double lut_exp(double x) { return exp(x); }
+static double lut_recip(double x) { return 1.0 / (1.0 + x); }
+
+/* TensorFlow Lite's gen_lut for an int16 table of func over [lo, hi], outputs in [-1, 1]. */
+static void gen_lut(double (*func)(double), double lo, double hi, int16_t *lut)
+{
+    const double step = (hi - lo) / LUT_STEPS, half = step / 2, scale = 32768.0;
+    for (int i = 0; i < LUT_STEPS; i++) {
+        double v = func(lo + i * step), mid = func(lo + i * step + half);
+        double next = func(lo + (i + 1) * step);
+        double sample = round(v * scale);
+        double interp = round((next * scale + round(v * scale)) / 2);
+        double bias = round((interp - round(mid * scale)) / 2);
+        lut[i] = (int16_t)fmin(fmax(sample - bias, -32768.0), 32767.0);
+    }
+    lut[LUT_STEPS] = (int16_t)fmin(fmax(round(func(hi) * scale), -32768.0), 32767.0);
+}
+
+static void init_luts(void)
+{
+    gen_lut(lut_exp, -10.0, 0.0, g_exp_lut);
+    gen_lut(lut_recip, 0.0, 1.0, g_recip_lut);
+}
+
+/* TensorFlow Lite's interpolating int16 table lookup. */
+static inline int16_t lut_lookup(int32_t v, const int16_t *lut)
+{
+    int32_t index = 256 + (int32_t)floor_shift(v, 7);
+    int32_t offset = (int32_t)((uint32_t)v & 0x7F);
+    int32_t base = lut[index], slope = lut[index + 1] - lut[index];
+    return (int16_t)(base + (int32_t)floor_shift((int64_t)slope * offset + 64, 7));
+}
+
+typedef struct i16_softmax {
+    int32_t mult;
+    int shift;
+    size_t rows, depth;
+} i16_softmax;
+
+static mp_status softmax_params(mp_node *n, i16_softmax *p)
+{
+    if (n->opcode != MP_OP_SOFTMAX)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is i16; LOG_SOFTMAX takes no "
+                            "int16 input", mp_tname(n->in[0]));
+    float si, so;
+    mp_status st = mp_i16_activation(n, n->in[0], "input", &si);
+    if (st != MP_OK || (st = mp_i16_activation(n, n->out[0], "output", &so)) != MP_OK)
+        return st;
+    if (!(fabsf(so - 1.0f / 32768) <= 0.001f / 32768))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "i16 output '%s' has scale %g; TensorFlow Lite's int16 SOFTMAX takes "
+                            "1/32768 only",
+                            mp_tname(n->out[0]), (double)so);
+    const mp_tensor *in = n->in[0];
+    if (in->rank < 1)
+        return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' is a scalar (rank 0); needs rank >= 1",
+                            mp_tname(in));
+    p->depth = (size_t)in->dims[in->rank - 1];
+    p->rows = p->depth ? mp_tensor_elements(in) / p->depth : 0;
+    if (p->depth > 65536)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' has rows of %zu; the int16 SOFTMAX sums at most 65536 "
+                            "in 32 bits",
+                            mp_tname(in), p->depth);
+    double real = (double)(si * n->opt->beta) / (10.0 / 65535.0);
+    if (!mp_quantize_multiplier(real, &p->mult, &p->shift) || p->mult <= 0)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input scale %g times beta %g gives no int16 SOFTMAX multiplier",
+                            (double)si, (double)n->opt->beta);
+    return MP_OK;
+}
+
+mp_status mp_i16_softmax_infer(mp_node *n)
+{
+    i16_softmax p;
+    mp_status st = softmax_params(n, &p);
+    if (st != MP_OK)
+        return st;
+    n->scratch_bytes = 0;
+    return mp_node_set_output_shape(n, n->in[0]->rank, n->in[0]->dims);
+}
+
+/* exp(x - max) of one element: Q0.15 from the exp table. */
+static inline int16_t row_exp(const i16_softmax *p, int32_t diff)
+{
+    int32_t scaled = mp_multiply_by_quantized_multiplier(diff, p->mult, p->shift);
+    int64_t sym = (int64_t)scaled + 32767;
+    return lut_lookup((int32_t)(sym < -32768 ? -32768 : (sym > 32767 ? 32767 : sym)), g_exp_lut);
+}
+
+mp_status mp_i16_softmax_run(mp_node *n)
+{
+    i16_softmax p;
+    mp_status st = softmax_params(n, &p);
+    if (st != MP_OK)
+        return st;
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (mp_tensor_elements(out) != mp_tensor_elements(in) || p.rows * p.depth !=
+                                                                  mp_tensor_elements(in))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold input '%s''s elements",
+                            mp_tname(out), mp_tname(in));
+    pthread_once(&g_lut_once, init_luts);
+    for (size_t r = 0; r < p.rows; r++) {
+        const int16_t *x = (const int16_t *)in->data + r * p.depth;
+        int16_t *y = (int16_t *)out->data + r * p.depth;
+        int32_t mx = INT16_MIN;
+        for (size_t j = 0; j < p.depth; j++)
+            mx = x[j] > mx ? x[j] : mx;
+        uint32_t sum = 0; /* below 65536 * 32768 = 2^31 */
+        for (size_t j = 0; j < p.depth; j++)
+            sum += (uint32_t)(int32_t)row_exp(&p, x[j] - mx);
+        /* the sum's leading zeros (it is at least the largest element's exp, near 32767) */
+        int h = sum ? __builtin_clz(sum) : 32;
+        if (h < 1)
+            h = 1;
+        int64_t shifted = (((int64_t)sum << (h - 1)) + (1 << 13)) >> 14;
+        int64_t sym = shifted - ((1 << 15) + (1 << 16));
+        int16_t recip = lut_lookup((int32_t)(sym < -32768 ? -32768 : (sym > 32767 ? 32767 : sym)),
+                                   g_recip_lut);
+        int right = 31 - h;
+        int64_t round = right > 0 ? INT64_C(1) << (right - 1) : 0;
+        for (size_t j = 0; j < p.depth; j++) {
+            int64_t v = floor_shift((int64_t)row_exp(&p, x[j] - mx) * recip + round, right);
+            y[j] = (int16_t)(v < 0 ? 0 : (v > 32767 ? 32767 : v));
         }
     }
     return MP_OK;

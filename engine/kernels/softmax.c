@@ -33,12 +33,14 @@
  *   around 2^-1/4), and each output (x - max) in Q5.26 minus that log, rounded to Q4 and
  *   offset by the zero point; differences at or below max(diff_min - 1, the reversed log)
  *   give the dtype's lowest value. TensorFlow Lite's default uint8 kernel uses a float
- *   table instead (optimized_ops); memprof runs the reference for both dtypes. */
+ *   table instead (optimized_ops); memprof runs the reference for both dtypes.
+ * int16 (16x8) SOFTMAX: int16_activation.c (TensorFlow Lite's SoftmaxInt16). */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/int16.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
 
@@ -221,6 +223,8 @@ static bool scaled(const mp_node *n)
 static mp_status softmax_infer(mp_node *n)
 {
     mp_status st = mp_node_check_io(n, 1, 1, 0);
+    if (st == MP_OK && n->in[0]->dtype == MP_DT_INT16) /* 16x8: int16_activation.c */
+        return mp_i16_softmax_infer(n);
     float in_scale;
     const bool q8 = st == MP_OK && mp_dtype_is_q8(n->in[0]->dtype);
     if (st == MP_OK)
@@ -285,6 +289,8 @@ static mp_status softmax_q8_prepare(mp_node *n)
 
 static mp_status softmax_prepare(mp_node *n)
 {
+    if (n->in[0]->dtype == MP_DT_INT16)
+        return MP_OK; /* no state: all at the run */
     if (mp_dtype_is_q8(n->in[0]->dtype))
         return softmax_q8_prepare(n);
     softmax_state *s = mp_node_state(n, sizeof *s);
@@ -322,6 +328,8 @@ static mp_status softmax_prepare(mp_node *n)
 
 static mp_status softmax_run(mp_node *n)
 {
+    if (n->in[0]->dtype == MP_DT_INT16)
+        return mp_i16_softmax_run(n);
     softmax_state *s = n->state;
     if (!s)
         return mp_node_fail(n, MP_ERR_ARG, "run before prepare");

@@ -635,6 +635,130 @@ static void test_sigmoid_refusals(void **state)
     kh_free(&c);
 }
 
+/* ---- SOFTMAX ------------------------------------------------------------------------------------ */
+
+/* TensorFlow Lite's gen_lut (513 int16 entries of func over [lo, hi], Q0.15), restated. */
+static void ref_gen_lut(double (*f)(double), double lo, double hi, int16_t *t)
+{
+    double step = (hi - lo) / 512;
+    for (int i = 0; i < 512; i++) {
+        double x0 = lo + i * step;
+        double s0 = round(f(x0) * 32768.0);
+        double interp = round((f(x0 + step) * 32768.0 + s0) / 2.0);
+        double err = interp - round(f(x0 + step / 2) * 32768.0);
+        t[i] = (int16_t)fmin(fmax(s0 - round(err / 2.0), -32768.0), 32767.0);
+    }
+    t[512] = (int16_t)fmin(fmax(round(f(hi) * 32768.0), -32768.0), 32767.0);
+}
+
+static double ref_exp(double x) { return exp(x); }
+static double ref_recip(double x) { return 1.0 / (1.0 + x); }
+
+/* The interpolating lookup: base entry 256 + floor(v / 128), slope times v mod 128, rounded. */
+static int32_t ref_lookup(int32_t v, const int16_t *t)
+{
+    int32_t q = v >= 0 ? v / 128 : -((-v + 127) / 128), r = v - q * 128;
+    int32_t slope = t[256 + q + 1] - t[256 + q];
+    int32_t d = slope * r + 64;
+    return (int16_t)(t[256 + q] + (d >= 0 ? d / 128 : -((-d + 127) / 128)));
+}
+
+/* reference_ops::SoftmaxInt16 on one row, restated. */
+static void ref_softmax_row(const int16_t *x, int16_t *y, int n, float si, float beta)
+{
+    static int16_t te[513], tr[513];
+    ref_gen_lut(ref_exp, -10.0, 0.0, te);
+    ref_gen_lut(ref_recip, 0.0, 1.0, tr);
+    int32_t m;
+    int sh;
+    assert_true(mp_quantize_multiplier((double)(si * beta) / (10.0 / 65535.0), &m, &sh));
+    int32_t mx = INT16_MIN, e[64];
+    assert_true(n <= 64);
+    for (int j = 0; j < n; j++)
+        mx = x[j] > mx ? x[j] : mx;
+    int32_t sum = 0;
+    for (int j = 0; j < n; j++) {
+        int32_t d = mp_multiply_by_quantized_multiplier(x[j] - mx, m, sh) + 32767;
+        e[j] = ref_lookup(d < -32768 ? -32768 : (d > 32767 ? 32767 : d), te);
+        sum += e[j];
+    }
+    int h = 0;
+    while (h < 32 && !((uint32_t)sum & (0x80000000u >> h)))
+        h++;
+    int32_t shifted = (int32_t)((((int64_t)sum << (h - 1)) + (1 << 13)) >> 14);
+    int32_t sym = shifted - ((1 << 15) + (1 << 16));
+    int32_t recip = ref_lookup(sym < -32768 ? -32768 : (sym > 32767 ? 32767 : sym), tr);
+    int rs = 31 - h;
+    for (int j = 0; j < n; j++) {
+        int64_t v = (int64_t)e[j] * recip + (INT64_C(1) << (rs - 1));
+        int64_t q = v >= 0 ? v >> rs : -((-v + (INT64_C(1) << rs) - 1) >> rs);
+        y[j] = (int16_t)(q < 0 ? 0 : (q > 32767 ? 32767 : q));
+    }
+}
+
+static void run_softmax(float si, float beta, int32_t rows, int32_t depth, const int16_t *x,
+                        int16_t *y)
+{
+    static const float so = 1.0f / 32768;
+    kh_case c;
+    kh_init(&c, MP_OP_SOFTMAX, NULL);
+    c.opt.beta = beta;
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 2, (int32_t[]){rows, depth}, x), 1, &si, k_zeros, 0);
+    mp_tensor *out = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, out, 1, &so, k_zeros, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(c.node.scratch_bytes, 0);
+    memcpy(y, out->data, (size_t)rows * depth * 2);
+    kh_free(&c);
+}
+
+/* A row of one element is certain: exp(0) ~ 32762 / 32768 from the table, the sum's
+ * reciprocal ~ 1/2 at 2^-16, the product ~ 32768 clamped to 32767. Two equal elements are
+ * each a half (16384 within the tables' rounding). Then random rows against the restated
+ * reference (bit for bit) and within 1 % of the float softmax plus 8 units. */
+static void test_softmax(void **state)
+{
+    (void)state;
+    int16_t y[4 * 37];
+    run_softmax(0.001f, 1.0f, 1, 1, (int16_t[]){1234}, y);
+    assert_int_equal(y[0], 32767);
+    run_softmax(0.001f, 1.0f, 1, 2, (int16_t[]){-50, -50}, y);
+    assert_int_equal(y[0], y[1]);
+    assert_true(abs(y[0] - 16384) <= 2);
+    uint32_t st = 31;
+    int16_t x[4 * 37], want[37];
+    for (int i = 0; i < 4 * 37; i++)
+        x[i] = (int16_t)next_int(&st, -32768, 32767);
+    const float scs[3] = {0.0001f, 0.0007f, 0.00002f}, betas[3] = {1.0f, 0.5f, 2.0f};
+    for (int k = 0; k < 3; k++) {
+        run_softmax(scs[k], betas[k], 4, 37, x, y);
+        for (int r = 0; r < 4; r++) {
+            ref_softmax_row(x + r * 37, want, 37, scs[k], betas[k]);
+            double mx = -1e30, sum = 0;
+            for (int j = 0; j < 37; j++)
+                mx = fmax(mx, (double)x[r * 37 + j] * scs[k] * betas[k]);
+            for (int j = 0; j < 37; j++)
+                sum += exp((double)x[r * 37 + j] * scs[k] * betas[k] - mx);
+            for (int j = 0; j < 37; j++) {
+                assert_int_equal(y[r * 37 + j], want[j]);
+                double f = exp((double)x[r * 37 + j] * scs[k] * betas[k] - mx) / sum * 32768.0;
+                if (fabs(y[r * 37 + j] - f) > 0.01 * f + 8)
+                    fail_msg("scale %d row %d col %d: %d, float %g", k, r, j, y[r * 37 + j], f);
+            }
+        }
+    }
+    /* refusals: the output's scale, LOG_SOFTMAX */
+    kh_case c;
+    static const float s1 = 0.001f, s2 = 1.0f / 256;
+    kh_init(&c, MP_OP_SOFTMAX, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 2, (int32_t[]){1, 2}, NULL), 1, &s1, k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &s2, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "i16 output 't1' has scale 0.00390625; TensorFlow Lite's int16 SOFTMAX takes "
+                    "1/32768 only");
+    kh_free(&c);
+}
+
 /* ---- a 16x8 graph through the session ---------------------------------------------------------
  *
  * x f32 [1,6,6,2] -> QUANTIZE (i16, scale SX) -> CONV_2D 3x3 SAME, 4 channels (per-channel int8
@@ -876,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_sigmoid_hand),
         cmocka_unit_test(test_sigmoid_all_inputs),
         cmocka_unit_test(test_sigmoid_refusals),
+        cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_graph_16x8),
         cmocka_unit_test(test_pot_option_roundtrip),
     };
