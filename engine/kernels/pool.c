@@ -1,5 +1,5 @@
-/* Kernels: AVERAGE_POOL_2D and MAX_POOL_2D (float32, int8, uint8; NHWC), on XNNPACK's pooling
- * operators, and L2_POOL_2D (float32, plain C; its section at the end).
+/* Kernels: AVERAGE_POOL_2D and MAX_POOL_2D (float32, int8, uint8, int16; NHWC), on XNNPACK's
+ * pooling operators, and L2_POOL_2D (float32, plain C; its section at the end).
  *
  * TFLite semantics: with SAME padding the average is over the valid (non-padded) pixels of
  * each window, and the maximum ignores padding. XNNPACK matches both: its average pooling
@@ -24,7 +24,10 @@
  * pixel: its own average and maximum) run as that reference in plain C, bit for bit.
  * A window so much larger than the input that XNNPACK's indirection buffer would take more
  * than 32 MiB (legal: TFLite clips every window to the input) runs in plain C too, float32
- * and 8-bit, average and maximum, over the clipped windows (pool_window_f32 / _q8). */
+ * and 8-bit, average and maximum, over the clipped windows (pool_window_f32 / _q8).
+ * int16 (16x8 models: zero point 0, input and output sharing it and the scale) always runs
+ * that plain-C reference (reference_integer_ops' int16 AveragePool and MaxPool: the same
+ * arithmetic); sums are kept in 64 bits, so no window is too large for them. */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -100,6 +103,12 @@ static bool pool_too_big_for_xnn(const pool_state *s, const mp_op_options *o)
 }
 
 /* Validate the node and compute its output dims (used by infer and again by prepare). */
+/* The quantized dtypes pooled in the integers (plain C, or XNNPACK for 8 bits). */
+static bool pool_is_int(mp_dtype dt)
+{
+    return mp_dtype_is_q8(dt) || dt == MP_DT_INT16;
+}
+
 static mp_status pool_geometry(mp_node *n, int32_t dims[4])
 {
     const mp_op_options *o = n->opt;
@@ -107,9 +116,9 @@ static mp_status pool_geometry(mp_node *n, int32_t dims[4])
     if (n->n_in != 1 || n->n_out != 1 || !n->in[0])
         return mp_node_fail(n, MP_ERR_FORMAT, "expects 1 input and 1 output");
     const mp_tensor *in = n->in[0], *out = n->out[0];
-    if (in->dtype != MP_DT_FLOAT32 && !mp_dtype_is_q8(in->dtype))
+    if (in->dtype != MP_DT_FLOAT32 && !pool_is_int(in->dtype))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input '%s' is %s; only float32, int8 and uint8 are supported",
+                            "input '%s' is %s; only float32, int8, uint8 and int16 are supported",
                             in->info->name, mp_dtype_name(in->dtype));
     if (out->dtype != in->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
@@ -158,6 +167,11 @@ static mp_status pool_quant(mp_node *n, float *scale, int32_t *zero_point, int32
                             "point %d) must share their quantization",
                             in->info->name, (double)*scale, *zero_point, out->info->name,
                             (double)so, zo);
+    if (in->dtype == MP_DT_INT16 && *zero_point != 0)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "i16 input '%s' has zero point %d; TensorFlow Lite's int16 kernels "
+                            "take only 0",
+                            in->info->name, *zero_point);
     if (!mp_activation_range_q(n->opt->activation, *scale, *zero_point, in->dtype, lo, hi))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "fused activation %d on %s tensors is not supported",
@@ -169,7 +183,7 @@ static mp_status pool_infer(mp_node *n)
 {
     int32_t dims[4] = {0, 0, 0, 0};
     mp_status st = pool_geometry(n, dims);
-    if (st == MP_OK && mp_dtype_is_q8(n->in[0]->dtype)) {
+    if (st == MP_OK && pool_is_int(n->in[0]->dtype)) {
         float scale;
         int32_t zp, lo, hi;
         st = pool_quant(n, &scale, &zp, &lo, &hi);
@@ -244,7 +258,7 @@ static mp_status pool_prepare(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *out = n->out[0];
-    const bool q8 = mp_dtype_is_q8(in->dtype);
+    const bool q8 = pool_is_int(in->dtype); /* int16 too */
     pool_state *s = mp_node_state(n, q8 ? sizeof *s : offsetof(pool_state, q8));
     if (!s)
         return MP_ERR_NOMEM;
@@ -271,7 +285,7 @@ static mp_status pool_prepare(mp_node *n)
         if (st != MP_OK)
             return st;
         bool padded = tf_pad[0] || tf_pad[1] || tf_pad[2] || tf_pad[3];
-        if (!is_max(n) && (in->dtype == MP_DT_INT8 || padded))
+        if ((!is_max(n) && (in->dtype == MP_DT_INT8 || padded)) || in->dtype == MP_DT_INT16)
             s->plain = true;
     }
     if (s->plain || (o->filter_h == 1 && o->filter_w == 1)) {
@@ -338,12 +352,16 @@ static void pool_1x1(const pool_state *s, const mp_op_options *o, const float *i
         }
 }
 
-/* Add n 8-bit values (int8 or uint8) to n int32 sums: contiguous, so the compiler vectorizes
- * it. */
-static inline void q8_accumulate(int32_t *acc, const void *x, bool s8, size_t n)
+/* Add n integer values (int8, uint8 or int16) to n int64 sums: contiguous, so the compiler
+ * vectorizes it. */
+static inline void q8_accumulate(int64_t *acc, const void *x, mp_dtype dt, size_t n)
 {
-    if (s8) {
+    if (dt == MP_DT_INT8) {
         const int8_t *p = x;
+        for (size_t i = 0; i < n; i++)
+            acc[i] += p[i];
+    } else if (dt == MP_DT_INT16) {
+        const int16_t *p = x;
         for (size_t i = 0; i < n; i++)
             acc[i] += p[i];
     } else {
@@ -356,11 +374,13 @@ static inline void q8_accumulate(int32_t *acc, const void *x, bool s8, size_t n)
 /* Channels summed at once: the sums of one block live on the stack. */
 #define POOL_Q8_BLOCK 256
 
-/* The larger of n 8-bit values and n int32 maxima, in place. */
-static inline void q8_maximum(int32_t *acc, const void *x, bool s8, size_t n)
+/* The larger of n integer values and n maxima, in place. */
+static inline void q8_maximum(int64_t *acc, const void *x, mp_dtype dt, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int32_t v = s8 ? ((const int8_t *)x)[i] : ((const uint8_t *)x)[i];
+        int32_t v = dt == MP_DT_INT8    ? ((const int8_t *)x)[i]
+                    : dt == MP_DT_INT16 ? ((const int16_t *)x)[i]
+                                        : ((const uint8_t *)x)[i];
         acc[i] = v > acc[i] ? v : acc[i];
     }
 }
@@ -370,45 +390,48 @@ static inline void q8_maximum(int32_t *acc, const void *x, bool s8, size_t n)
  * Each window's pixels are taken a block of channels at a time, pixel by pixel (reading
  * NHWC rows in order), and each sum divided with TensorFlow Lite's rounding. */
 static void pool_window_q8(const pool_state *s, const mp_op_options *o, const void *in,
-                           void *out, bool s8, bool max, size_t c)
+                           void *out, mp_dtype dt, bool max, size_t c)
 {
-    int32_t acc[POOL_Q8_BLOCK];
+    int64_t acc[POOL_Q8_BLOCK];
+    const size_t esize = mp_dtype_size(dt);
     size_t k = 0;
+    const int64_t ih = s->in_h, iw = s->in_w;
     for (int32_t b = 0; b < s->batch; b++)
         for (int32_t oy = 0; oy < s->out_h; oy++) {
-            const int32_t y0 = oy * o->stride_h - s->pad_top;
-            const int32_t ky0 = y0 < 0 ? -y0 : 0;
-            const int32_t ky1 = s->in_h - y0 < o->filter_h ? s->in_h - y0 : o->filter_h;
+            const int64_t y0 = (int64_t)oy * o->stride_h - s->pad_top;
+            const int64_t ky0 = y0 < 0 ? -y0 : 0;
+            const int64_t ky1 = ih - y0 < o->filter_h ? ih - y0 : o->filter_h;
             for (int32_t ox = 0; ox < s->out_w; ox++) {
-                const int32_t x0 = ox * o->stride_w - s->pad_left;
-                const int32_t kx0 = x0 < 0 ? -x0 : 0;
-                const int32_t kx1 = s->in_w - x0 < o->filter_w ? s->in_w - x0 : o->filter_w;
-                const int32_t count = (ky1 - ky0) * (kx1 - kx0);
+                const int64_t x0 = (int64_t)ox * o->stride_w - s->pad_left;
+                const int64_t kx0 = x0 < 0 ? -x0 : 0;
+                const int64_t kx1 = iw - x0 < o->filter_w ? iw - x0 : o->filter_w;
+                const int64_t count = (ky1 - ky0) * (kx1 - kx0);
                 for (size_t ch0 = 0; ch0 < c; ch0 += POOL_Q8_BLOCK) {
                     size_t nb = c - ch0 < POOL_Q8_BLOCK ? c - ch0 : POOL_Q8_BLOCK;
                     for (size_t i = 0; i < nb; i++)
                         acc[i] = max ? INT32_MIN : 0;
-                    for (int32_t ky = ky0; ky < ky1; ky++)
-                        for (int32_t kx = kx0; kx < kx1; kx++) {
-                            size_t pix = ((size_t)b * s->in_h + (size_t)(y0 + ky)) * s->in_w +
-                                         (size_t)(x0 + kx);
-                            size_t at = pix * c + ch0;
-                            const void *px = s8 ? (const void *)((const int8_t *)in + at)
-                                                : (const void *)((const uint8_t *)in + at);
+                    for (int64_t ky = ky0; ky < ky1; ky++)
+                        for (int64_t kx = kx0; kx < kx1; kx++) {
+                            size_t pix =
+                                ((size_t)b * (size_t)ih + (size_t)(y0 + ky)) * (size_t)iw +
+                                (size_t)(x0 + kx);
+                            const void *px = (const uint8_t *)in + (pix * c + ch0) * esize;
                             if (max)
-                                q8_maximum(acc, px, s8, nb);
+                                q8_maximum(acc, px, dt, nb);
                             else
-                                q8_accumulate(acc, px, s8, nb);
+                                q8_accumulate(acc, px, dt, nb);
                         }
                     for (size_t i = 0; i < nb; i++, k++) {
-                        int32_t sum = acc[i];
-                        int32_t v = max        ? sum
+                        int64_t sum = acc[i];
+                        int64_t v = max        ? sum
                                     : count <= 0 ? 0
                                     : sum > 0    ? (sum + count / 2) / count
                                                  : (sum - count / 2) / count;
                         v = v < s->lo ? s->lo : (v > s->hi ? s->hi : v);
-                        if (s8)
+                        if (dt == MP_DT_INT8)
                             ((int8_t *)out)[k] = (int8_t)v;
+                        else if (dt == MP_DT_INT16)
+                            ((int16_t *)out)[k] = (int16_t)v;
                         else
                             ((uint8_t *)out)[k] = (uint8_t)v;
                     }
@@ -469,9 +492,9 @@ static mp_status pool_run(mp_node *n)
         enum xnn_status xs = xnn_run_operator(s->op, n->pool);
         if (xs != xnn_status_success)
             return mp_node_xnn_fail(n, xs, "pooling run");
-    } else if (mp_dtype_is_q8(n->in[0]->dtype)) {
-        pool_window_q8(s, n->opt, n->in[0]->data, n->out[0]->data,
-                       n->in[0]->dtype == MP_DT_INT8, is_max(n), (size_t)n->in[0]->dims[3]);
+    } else if (pool_is_int(n->in[0]->dtype)) {
+        pool_window_q8(s, n->opt, n->in[0]->data, n->out[0]->data, n->in[0]->dtype, is_max(n),
+                       (size_t)n->in[0]->dims[3]);
     } else if (s->plain) {
         pool_window_f32(s, n->opt, n->in[0]->data, n->out[0]->data, (size_t)n->in[0]->dims[3],
                         is_max(n) ? POOL_MAX : POOL_AVERAGE);

@@ -327,7 +327,8 @@ static void test_fc_reference(void **state)
 
 /* ---- refusals -------------------------------------------------------------------------------- */
 
-static void conv_i16_case(kh_case *c, int32_t opcode, mp_dtype wdt, mp_dtype bdt, const int64_t *x_zp)
+static void conv_i16_case(kh_case *c, int32_t opcode, mp_dtype wdt, mp_dtype bdt,
+                          const int64_t *x_zp)
 {
     static const int8_t f[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     static const int64_t b[2] = {0, 0};
@@ -372,7 +373,8 @@ static void test_refusals(void **state)
     kh_quant(&c, kh_input(&c, MP_DT_INT8, 2, (int32_t[]){1, 2}, (int8_t[]){1, 1}), 1, &s,
              k_zeros, 0);
     kh_quant(&c, kh_output(&c, MP_DT_INT8), 1, &s, k_zeros, 0);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "output 't2' is i8; with i16 input 't0' it must be i16");
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "output 't2' is i8; with i16 input 't0' it must be i16");
     kh_free(&c);
 }
 
@@ -546,7 +548,7 @@ static void test_binary_refusals(void **state)
     kh_free(&c);
 }
 
-/* ---- LOGISTIC and TANH ------------------------------------------------------------------------ */
+/* ---- LOGISTIC and TANH ----------------------------------------------------------------------- */
 
 static void run_sig(int32_t op, float si, const int16_t *x, int16_t *y, size_t count)
 {
@@ -635,7 +637,7 @@ static void test_sigmoid_refusals(void **state)
     kh_free(&c);
 }
 
-/* ---- SOFTMAX ------------------------------------------------------------------------------------ */
+/* ---- SOFTMAX --------------------------------------------------------------------------------- */
 
 /* TensorFlow Lite's gen_lut (513 int16 entries of func over [lo, hi], Q0.15), restated. */
 static void ref_gen_lut(double (*f)(double), double lo, double hi, int16_t *t)
@@ -757,6 +759,81 @@ static void test_softmax(void **state)
                     "i16 output 't1' has scale 0.00390625; TensorFlow Lite's int16 SOFTMAX takes "
                     "1/32768 only");
     kh_free(&c);
+}
+
+/* ---- AVERAGE_POOL_2D, MAX_POOL_2D ------------------------------------------------------------ */
+
+/* By hand: a 2x2 window over [[1, 2], [3, 5]]: sum 11 / 4 = 2.75 -> (11 + 2) / 4 = 3; over
+ * [[-1, -2], [-3, -5]]: (-11 - 2) / 4 = -3 (half away from zero: -2.75 -> -3); max 5 and -1.
+ * Then random inputs against reference_integer_ops' int16 AveragePool / MaxPool restated
+ * (SAME windows clipped to the input, count of the valid pixels), with RELU6. */
+static void run_pool(int32_t op, int32_t padding, int act, int32_t h, int32_t w, int32_t ch,
+                     int32_t f, int32_t st, const int16_t *x, mp_tensor *dims_out, int16_t *y)
+{
+    static const float s = 0.01f;
+    kh_case c;
+    kh_init(&c, op, NULL);
+    c.opt.padding = padding;
+    c.opt.filter_h = c.opt.filter_w = f;
+    c.opt.stride_h = c.opt.stride_w = st;
+    c.opt.activation = act;
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 4, (int32_t[]){1, h, w, ch}, x), 1, &s, k_zeros, 0);
+    mp_tensor *out = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, out, 1, &s, k_zeros, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    *dims_out = *out;
+    memcpy(y, out->data, out->bytes);
+    kh_free(&c);
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    mp_tensor o;
+    int16_t y[256];
+    run_pool(MP_OP_AVERAGE_POOL_2D, MP_PAD_VALID, MP_ACT_NONE, 2, 2, 2, 2, 2,
+             (int16_t[]){1, -1, 2, -2, 3, -3, 5, -5}, &o, y);
+    assert_memory_equal(y, ((int16_t[]){3, -3}), 4);
+    run_pool(MP_OP_MAX_POOL_2D, MP_PAD_VALID, MP_ACT_NONE, 2, 2, 2, 2, 2,
+             (int16_t[]){1, -1, 2, -2, 3, -3, 5, -5}, &o, y);
+    assert_memory_equal(y, ((int16_t[]){5, -1}), 4);
+
+    enum { H = 7, W = 6, C = 3 };
+    int16_t x[H * W * C];
+    uint32_t st = 3;
+    for (int i = 0; i < H * W * C; i++)
+        x[i] = (int16_t)next_int(&st, -32768, 32767);
+    int32_t lo6 = 0, hi6 = 600; /* RELU6 at scale 0.01 */
+    for (int k = 0; k < 4; k++) {
+        int32_t op = k & 1 ? MP_OP_MAX_POOL_2D : MP_OP_AVERAGE_POOL_2D;
+        int act = k & 2 ? MP_ACT_RELU6 : MP_ACT_NONE;
+        run_pool(op, MP_PAD_SAME, act, H, W, C, 3, 2, x, &o, y);
+        int32_t oh = (H + 1) / 2, ow = (W + 1) / 2;
+        assert_int_equal(o.dims[1], oh);
+        assert_int_equal(o.dims[2], ow);
+        int32_t ph = ((oh - 1) * 2 + 3 - H) / 2, pw = ((ow - 1) * 2 + 3 - W) / 2;
+        for (int32_t oy = 0; oy < oh; oy++)
+            for (int32_t ox = 0; ox < ow; ox++)
+                for (int32_t ch = 0; ch < C; ch++) {
+                    int32_t sum = 0, cnt = 0, mx = INT16_MIN;
+                    for (int32_t ky = 0; ky < 3; ky++)
+                        for (int32_t kx = 0; kx < 3; kx++) {
+                            int32_t iy = oy * 2 - ph + ky, ix = ox * 2 - pw + kx;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                                continue;
+                            int32_t v = x[(iy * W + ix) * C + ch];
+                            sum += v;
+                            cnt++;
+                            mx = v > mx ? v : mx;
+                        }
+                    int32_t want = op == MP_OP_MAX_POOL_2D ? mx
+                                   : sum > 0 ? (sum + cnt / 2) / cnt
+                                             : (sum - cnt / 2) / cnt;
+                    if (act == MP_ACT_RELU6)
+                        want = want < lo6 ? lo6 : (want > hi6 ? hi6 : want);
+                    assert_int_equal(y[(oy * ow + ox) * C + ch], want);
+                }
+    }
 }
 
 /* ---- a 16x8 graph through the session ---------------------------------------------------------
@@ -891,7 +968,8 @@ static void f_conv(const float *in, int cin, bool dw, const int8_t *w, const flo
         for (int ky = 0; ky < 3; ky++)
             for (int kx = 0; kx < 3; kx++)
                 for (int i = 0; i < (dw ? 1 : cin); i++)
-                    l1 += fabs((double)(dw ? w[(ky * 3 + kx) * G_K + o] : w[((o * 3 + ky) * 3 + kx) * cin + i])) *
+                    l1 += fabs((double)(dw ? w[(ky * 3 + kx) * G_K + o]
+                                           : w[((o * 3 + ky) * 3 + kx) * cin + i])) *
                           (double)ws[o];
         for (int oy = 0; oy < G_H; oy++)
             for (int ox = 0; ox < G_H; ox++) {
@@ -1001,6 +1079,7 @@ int main(void)
         cmocka_unit_test(test_sigmoid_all_inputs),
         cmocka_unit_test(test_sigmoid_refusals),
         cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_pool),
         cmocka_unit_test(test_graph_16x8),
         cmocka_unit_test(test_pot_option_roundtrip),
     };

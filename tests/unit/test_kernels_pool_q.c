@@ -315,10 +315,14 @@ static void test_errors(void **state)
     p.act = MP_ACT_TANH;
     expect_error(p, MP_DT_INT8, 0.5f, 1, 0, "fused activation");
     p.act = MP_ACT_NONE;
+    /* int16 runs (16x8: test_kernels_int16), with zero point 0 only */
     p.dt = MP_DT_INT16;
-    p.zp = 0;
+    p.zp = 3;
     p.op = MP_OP_MAX_POOL_2D;
-    expect_error(p, MP_DT_INT16, 0.5f, 0, 0, "'t0' is i16");
+    expect_error(p, MP_DT_INT16, 0.5f, 3, 0, "i16 input 't0' has zero point 3");
+    p.zp = 0;
+    p.dt = MP_DT_INT32;
+    expect_error(p, MP_DT_INT32, 0.5f, 0, 0, "'t0' is i32");
 }
 
 int main(void)
