@@ -836,6 +836,92 @@ static void test_pool(void **state)
     }
 }
 
+/* ---- operators that move values ----------------------------------------------------------------
+ *
+ * A 16x8 model's CONCATENATION, PAD, RESHAPE, SQUEEZE, TRANSPOSE, STRIDED_SLICE and GATHER
+ * move int16 values as they are (input and output sharing scale 1/64 and zero point 0);
+ * each result by hand from x = (1, -2, 3, -4, 5, -6) as [2, 3]. */
+static mp_tensor *q16(kh_case *c, mp_tensor *t)
+{
+    static const float s = 1.0f / 64;
+    kh_quant(c, t, 1, &s, k_zeros, 0);
+    return t;
+}
+
+static void expect_i16(kh_case *c, const mp_tensor *out, int rank, const int32_t *dims,
+                       const int16_t *want, size_t n)
+{
+    kh_expect_ok(c, kh_run(c));
+    assert_int_equal(out->rank, rank);
+    for (int i = 0; i < rank; i++)
+        assert_int_equal(out->dims[i], dims[i]);
+    assert_int_equal(mp_tensor_elements(out), n);
+    assert_memory_equal(out->data, want, n * 2);
+    kh_free(c);
+}
+
+static void test_movement(void **state)
+{
+    (void)state;
+    static const int16_t x[6] = {1, -2, 3, -4, 5, -6};
+    const int32_t d23[2] = {2, 3};
+    kh_case c;
+    mp_tensor *out;
+
+    /* CONCATENATION along axis 1 of [2,3] and [2,1] (7, 8) */
+    kh_init(&c, MP_OP_CONCATENATION, NULL);
+    c.opt.axis = 1;
+    q16(&c, kh_input(&c, MP_DT_INT16, 2, d23, x));
+    q16(&c, kh_input(&c, MP_DT_INT16, 2, (int32_t[]){2, 1}, (int16_t[]){7, 8}));
+    out = q16(&c, kh_output(&c, MP_DT_INT16));
+    expect_i16(&c, out, 2, (int32_t[]){2, 4}, (int16_t[]){1, -2, 3, 7, -4, 5, -6, 8}, 8);
+
+    /* PAD one column before and after: the zero point, 0 */
+    static const int32_t pads[4] = {0, 0, 1, 1};
+    kh_init(&c, MP_OP_PAD, NULL);
+    q16(&c, kh_input(&c, MP_DT_INT16, 2, d23, x));
+    kh_input(&c, MP_DT_INT32, 2, (int32_t[]){2, 2}, pads);
+    out = q16(&c, kh_output(&c, MP_DT_INT16));
+    expect_i16(&c, out, 2, (int32_t[]){2, 5}, (int16_t[]){0, 1, -2, 3, 0, 0, -4, 5, -6, 0}, 10);
+
+    /* RESHAPE to [3, 2] (a shape tensor) */
+    kh_init(&c, MP_OP_RESHAPE, NULL);
+    q16(&c, kh_input(&c, MP_DT_INT16, 2, d23, x));
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, (int32_t[]){3, 2});
+    out = q16(&c, kh_output(&c, MP_DT_INT16));
+    expect_i16(&c, out, 2, (int32_t[]){3, 2}, x, 6);
+
+    /* SQUEEZE [1, 6, 1] -> [6] */
+    kh_init(&c, MP_OP_SQUEEZE, NULL);
+    q16(&c, kh_input(&c, MP_DT_INT16, 3, (int32_t[]){1, 6, 1}, x));
+    out = q16(&c, kh_output(&c, MP_DT_INT16));
+    expect_i16(&c, out, 1, (int32_t[]){6}, x, 6);
+
+    /* TRANSPOSE [2,3] -> [3,2] */
+    kh_init(&c, MP_OP_TRANSPOSE, NULL);
+    q16(&c, kh_input(&c, MP_DT_INT16, 2, d23, x));
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, (int32_t[]){1, 0});
+    out = q16(&c, kh_output(&c, MP_DT_INT16));
+    expect_i16(&c, out, 2, (int32_t[]){3, 2}, (int16_t[]){1, -4, -2, 5, 3, -6}, 6);
+
+    /* STRIDED_SLICE rows 0..2, columns 2 down to 0 by -2: (3, 1), (-6, -4) */
+    kh_init(&c, MP_OP_STRIDED_SLICE, NULL);
+    q16(&c, kh_input(&c, MP_DT_INT16, 2, d23, x));
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, (int32_t[]){0, 2});
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, (int32_t[]){2, -4});
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, (int32_t[]){1, -2});
+    out = q16(&c, kh_output(&c, MP_DT_INT16));
+    expect_i16(&c, out, 2, (int32_t[]){2, 2}, (int16_t[]){3, 1, -6, -4}, 4);
+
+    /* GATHER columns (2, 0, 2) along axis 1 */
+    kh_init(&c, MP_OP_GATHER, NULL);
+    c.opt.axis = 1;
+    q16(&c, kh_input(&c, MP_DT_INT16, 2, d23, x));
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){3}, (int32_t[]){2, 0, 2});
+    out = q16(&c, kh_output(&c, MP_DT_INT16));
+    expect_i16(&c, out, 2, (int32_t[]){2, 3}, (int16_t[]){3, 1, 3, -6, -4, -6}, 6);
+}
+
 /* ---- a 16x8 graph through the session ---------------------------------------------------------
  *
  * x f32 [1,6,6,2] -> QUANTIZE (i16, scale SX) -> CONV_2D 3x3 SAME, 4 channels (per-channel int8
@@ -1080,6 +1166,7 @@ int main(void)
         cmocka_unit_test(test_sigmoid_refusals),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_movement),
         cmocka_unit_test(test_graph_16x8),
         cmocka_unit_test(test_pot_option_roundtrip),
     };
