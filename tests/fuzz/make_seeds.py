@@ -674,6 +674,39 @@ def seeds():
         [b"", bytes((i * 53 + 7) % 256 for i in range(36)), struct.pack("<2q", 1500, -2500),
          bytes((i * 29 + 3) % 256 for i in range(18)), struct.pack("<2q", -700, 300),
          bytes((i * 61 + 5) % 256 for i in range(54)), struct.pack("<3q", 40000, -9000, 0)])
+    # 16x8 activations and pooling: QUANTIZE -> MAX_POOL_2D and AVERAGE_POOL_2D, their MUL and
+    # (power-of-two) SUB, LOGISTIC and TANH (two input scales), CONCATENATION, RESHAPE,
+    # SOFTMAX (output 1/32768), DEQUANTIZE.
+    out["int16x8_act.tflite"] = model(
+        [(114, None), (17, None), (1, None), (18, None), (41, None), (14, None), (28, None),
+         (2, None), (22, None), (25, None), (6, None)],
+        [dict(name="x", type=F32, shape=[1, 4, 4, 2]),
+         dict(name="q", type=I16, shape=[1, 4, 4, 2], scale=[2.0 ** -12], zp=[0]),
+         dict(name="m", type=I16, shape=[1, 2, 2, 2], scale=[2.0 ** -12], zp=[0]),
+         dict(name="a", type=I16, shape=[1, 2, 2, 2], scale=[2.0 ** -12], zp=[0]),
+         dict(name="p", type=I16, shape=[1, 2, 2, 2], scale=[2.0 ** -10], zp=[0]),
+         dict(name="d", type=I16, shape=[1, 2, 2, 2], scale=[2.0 ** -12], zp=[0]),
+         dict(name="l", type=I16, shape=[1, 2, 2, 2], scale=[2.0 ** -15], zp=[0]),
+         dict(name="t", type=I16, shape=[1, 2, 2, 2], scale=[2.0 ** -15], zp=[0]),
+         dict(name="c", type=I16, shape=[1, 2, 2, 4], scale=[2.0 ** -15], zp=[0]),
+         dict(name="shape", type=I32, shape=[2], buffer=1),
+         dict(name="r", type=I16, shape=[4, 4], scale=[2.0 ** -15], zp=[0]),
+         dict(name="s", type=I16, shape=[4, 4], scale=[2.0 ** -15], zp=[0]),
+         dict(name="y", type=F32, shape=[4, 4])],
+        [{"opcode": 0, "in": [0], "out": [1]},
+         {"opcode": 1, "in": [1], "out": [2], "opt_type": 5,
+          "opt": [(0, "B", 1), (1, "i", 2), (2, "i", 2), (3, "i", 2), (4, "i", 2)]},
+         {"opcode": 2, "in": [1], "out": [3], "opt_type": 5,
+          "opt": [(0, "B", 1), (1, "i", 2), (2, "i", 2), (3, "i", 2), (4, "i", 2)]},
+         {"opcode": 3, "in": [2, 3], "out": [4], "opt_type": 21},
+         {"opcode": 4, "in": [2, 3], "out": [5], "opt_type": 28},
+         {"opcode": 5, "in": [5], "out": [6]},
+         {"opcode": 6, "in": [4], "out": [7]},
+         {"opcode": 7, "in": [6, 7], "out": [8], "opt_type": 10, "opt": [(0, "i", 3)]},
+         {"opcode": 8, "in": [8, 9], "out": [10]},
+         {"opcode": 9, "in": [10], "out": [11], "opt_type": 9, "opt": [(0, "f", 1.0)]},
+         {"opcode": 10, "in": [11], "out": [12]}],
+        [0], [12], [b"", struct.pack("<2i", 4, 4)])
     # TFLite_Detection_PostProcess (issue 16): the custom operator memprof runs, its
     # FlexBuffer options; 4 anchors, 2 classes and a background column, fast NMS.
     det_opts = flex_map([

@@ -1123,6 +1123,146 @@ static void test_graph_16x8(void **state)
     free(out[0]);
 }
 
+/* ---- a second graph: activations and pooling ---------------------------------------------------
+ *
+ * x f32 [1,4,4,2] in [-2, 2] -> QUANTIZE (2^-12) -> MAX_POOL_2D and AVERAGE_POOL_2D 2x2 / 2 ->
+ * MUL (2^-10) and SUB (all 2^-12: the power-of-two path) of the two -> TANH of the product
+ * (a 2^-10 input: the multiplier path), LOGISTIC of the difference (2^-12: times 3) ->
+ * CONCATENATION along channels -> RESHAPE [4,4] -> SOFTMAX (1/32768) -> DEQUANTIZE.
+ * The float graph on the quantized input: pooling is exact but for the average's rounding
+ * (2^-13), MUL's and SUB's results are within a unit of their scales plus what they receive
+ * (products of values below 2: twice the inputs' errors), TANH and LOGISTIC add at most
+ * 4 / 32768 (test_sigmoid_all_inputs) to their slope (at most 1) times the error received;
+ * SOFTMAX's output moves by at most its largest input error (the sensitivity of softmax
+ * to a shift of one input is below 1/4 per unit, and all shift at once at most by that)
+ * plus 8 / 32768 (test_softmax). That chain stays below 0.01, the bound checked. */
+static void *act_model(size_t *size)
+{
+    mp_tfw *w = mp_tfw_create();
+    static const float s12 = 0x1p-12f, s10 = 0x1p-10f, s15 = 0x1p-15f;
+    static const int32_t shape[2] = {4, 4};
+    const int32_t dq[4] = {1, 4, 4, 2}, dp[4] = {1, 2, 2, 2}, dc[4] = {1, 2, 2, 4};
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 4, dq, 0, NULL);
+    int q = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "q", MP_DT_INT16, 4, dq, 0, NULL), 1, &s12,
+                                NULL, 0);
+    int m = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "m", MP_DT_INT16, 4, dp, 0, NULL), 1, &s12,
+                                NULL, 0);
+    int a = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "a", MP_DT_INT16, 4, dp, 0, NULL), 1, &s12,
+                                NULL, 0);
+    int p = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "p", MP_DT_INT16, 4, dp, 0, NULL), 1, &s10,
+                                NULL, 0);
+    int d = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "d", MP_DT_INT16, 4, dp, 0, NULL), 1, &s12,
+                                NULL, 0);
+    int l = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "l", MP_DT_INT16, 4, dp, 0, NULL), 1, &s15,
+                                NULL, 0);
+    int t = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "t", MP_DT_INT16, 4, dp, 0, NULL), 1, &s15,
+                                NULL, 0);
+    int c = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "c", MP_DT_INT16, 4, dc, 0, NULL), 1, &s15,
+                                NULL, 0);
+    int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
+                           mp_tfw_buffer(w, shape, sizeof shape), NULL);
+    int r = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "r", MP_DT_INT16, 2, shape, 0, NULL), 1, &s15,
+                                NULL, 0);
+    int sm = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "s", MP_DT_INT16, 2, shape, 0, NULL), 1,
+                                 &s15, NULL, 0);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, shape, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_QUANTIZE, 1, &x, 1, &q, &o);
+    o.padding = MP_PAD_VALID;
+    o.filter_h = o.filter_w = o.stride_h = o.stride_w = 2;
+    mp_tfw_op(w, MP_OP_MAX_POOL_2D, 1, &q, 1, &m, &o);
+    mp_tfw_op(w, MP_OP_AVERAGE_POOL_2D, 1, &q, 1, &a, &o);
+    o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){m, a}, 1, &p, &o);
+    mp_tfw_op(w, MP_OP_SUB, 2, (int32_t[]){m, a}, 1, &d, &o);
+    mp_tfw_op(w, MP_OP_LOGISTIC, 1, &d, 1, &l, &o);
+    mp_tfw_op(w, MP_OP_TANH, 1, &p, 1, &t, &o);
+    o.axis = 3;
+    mp_tfw_op(w, MP_OP_CONCATENATION, 2, (int32_t[]){l, t}, 1, &c, &o);
+    o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){c, sh}, 1, &r, &o);
+    o.beta = 1.0f;
+    mp_tfw_op(w, MP_OP_SOFTMAX, 1, &r, 1, &sm, &o);
+    mp_tfw_op(w, MP_OP_DEQUANTIZE, 1, &sm, 1, &y, &o);
+    mp_tfw_io(w, 1, &x, 1, &y);
+    void *bytes = NULL;
+    mp_error err = {0};
+    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
+        fail_msg("writer: %s", err.msg);
+    mp_tfw_free(w);
+    return bytes;
+}
+
+static void act_input(float *x)
+{
+    uint32_t st = 123;
+    for (int i = 0; i < 32; i++)
+        x[i] = (float)next_int(&st, -2000, 2000) / 1000.0f;
+}
+
+static void run_act_model(mp_memory_mode mode, void **out, size_t *sizes)
+{
+    size_t size;
+    void *bytes = act_model(&size);
+    struct mp_session *s = kh_session(mode, bytes, size, "16x8 act");
+    mp_error err = {0};
+    float x[32];
+    act_input(x);
+    assert_int_equal(mp_session_set_input(s, 0, x, sizeof x, &err), MP_OK);
+    if (mp_session_run(s, &err) != MP_OK)
+        fail_msg("run (%s): %s", mp_memory_mode_name(mode), err.msg);
+    const mp_tensor *t = mp_session_output(s, 0);
+    sizes[0] = t->bytes;
+    out[0] = malloc(t->bytes);
+    memcpy(out[0], t->data, t->bytes);
+    mp_session_destroy(s);
+}
+
+static void test_graph_activations(void **state)
+{
+    (void)state;
+    kh_expect_modes_equal(run_act_model, 1);
+    void *out[1];
+    size_t sizes[1];
+    run_act_model(MP_MEMORY_STATIC, out, sizes);
+    assert_int_equal(sizes[0], 16 * sizeof(float));
+    const float *got = out[0];
+    float x[32];
+    act_input(x);
+    double q[32], c[16];
+    for (int i = 0; i < 32; i++)
+        q[i] = round((double)x[i] * 4096.0) / 4096.0;
+    for (int oy = 0; oy < 2; oy++)
+        for (int ox = 0; ox < 2; ox++)
+            for (int ch = 0; ch < 2; ch++) {
+                double mx = -1e9, sum = 0;
+                for (int ky = 0; ky < 2; ky++)
+                    for (int kx = 0; kx < 2; kx++) {
+                        double v = q[((oy * 2 + ky) * 4 + ox * 2 + kx) * 2 + ch];
+                        mx = fmax(mx, v);
+                        sum += v;
+                    }
+                double av = sum / 4, pos = (oy * 2 + ox) * 4;
+                c[(int)pos + ch] = 1.0 / (1.0 + exp(-(mx - av)));
+                c[(int)pos + 2 + ch] = tanh(mx * av);
+            }
+    for (int r = 0; r < 4; r++) {
+        double mx = -1e9, sum = 0, total = 0;
+        for (int j = 0; j < 4; j++)
+            mx = fmax(mx, c[r * 4 + j]);
+        for (int j = 0; j < 4; j++)
+            sum += exp(c[r * 4 + j] - mx);
+        for (int j = 0; j < 4; j++) {
+            double want = exp(c[r * 4 + j] - mx) / sum;
+            if (!(fabs(got[r * 4 + j] - want) < 0.01))
+                fail_msg("y[%d][%d] = %g, float graph %g", r, j, (double)got[r * 4 + j], want);
+            total += got[r * 4 + j];
+        }
+        assert_true(fabs(total - 1.0) < 0.002); /* four values of at most 8 units off each */
+    }
+    free(out[0]);
+}
+
 /* The reader keeps ADD's pot_scale_int16: false read back as int16_general_scale, the default
  * (absent) as the power-of-two path. */
 static void test_pot_option_roundtrip(void **state)
@@ -1168,6 +1308,7 @@ int main(void)
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_movement),
         cmocka_unit_test(test_graph_16x8),
+        cmocka_unit_test(test_graph_activations),
         cmocka_unit_test(test_pot_option_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
