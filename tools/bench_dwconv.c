@@ -78,7 +78,8 @@ static void *shape_model(const shape *s, int dt, size_t *size)
     size_t taps = (size_t)s->kh * (size_t)s->kw, nw = taps * (size_t)oc;
     mp_tfw *w = mp_tfw_create();
     void *wbuf = malloc(nw * sizeof(float)), *bbuf = malloc((size_t)oc * sizeof(float));
-    float *scales = malloc((size_t)oc * sizeof(float)), *bias_s = malloc((size_t)oc * sizeof(float));
+    float *scales = malloc((size_t)oc * sizeof(float));
+    float *bias_s = malloc((size_t)oc * sizeof(float));
     void *bytes = NULL;
     if (!w || !wbuf || !bbuf || !scales || !bias_s)
         goto done;
@@ -138,7 +139,8 @@ done:
     return bytes;
 }
 
-/* A prepared static session of the model under `policy`, its inputs set; NULL on failure. */
+/* A prepared static session of the model under `policy` (left set: a run may prepare its
+ * operators again, and reads the policy then), its inputs set; NULL on failure. */
 static mp_session *open_session(const void *bytes, size_t size, const char *path, int threads,
                                 mp_dwconv_policy policy)
 {
@@ -157,7 +159,6 @@ static mp_session *open_session(const void *bytes, size_t size, const char *path
              mp_session_set_input(s, k, buf, in->bytes, &err) == MP_OK;
         free(buf);
     }
-    mp_dwconv_set_policy(MP_DWCONV_AUTO);
     if (!ok) {
         fprintf(stderr, "bench_dwconv: %s\n", err.msg[0] ? err.msg : "out of memory");
         mp_session_destroy(s);
@@ -166,11 +167,12 @@ static mp_session *open_session(const void *bytes, size_t size, const char *path
     return s;
 }
 
-/* Median ns of `runs` runs (after two warm-up runs); 0 on failure. */
-static uint64_t time_runs(mp_session *s, int runs)
+/* Median ns of `runs` runs (after two warm-up runs) under `policy`; 0 on failure. */
+static uint64_t time_runs(mp_session *s, int runs, mp_dwconv_policy policy)
 {
     uint64_t *t = calloc((size_t)runs, sizeof *t), med = 0;
     mp_error err = {0};
+    mp_dwconv_set_policy(policy);
     for (int r = -2; t && r < runs; r++) {
         if (mp_session_run(s, &err) != MP_OK) {
             fprintf(stderr, "bench_dwconv: %s\n", err.msg);
@@ -239,7 +241,8 @@ static int bench_shapes(int dt_sel, int threads, int runs)
                 return 7;
             }
             double macs = (double)mp_session_macs(sx);
-            uint64_t tx = time_runs(sx, runs), tc = time_runs(sc, runs);
+            uint64_t tx = time_runs(sx, runs, MP_DWCONV_XNNPACK);
+            uint64_t tc = time_runs(sc, runs, MP_DWCONV_C);
             char in[40];
             snprintf(in, sizeof in, "%dx%dx%dx%d", s->n, s->h, s->w, s->c);
             printf("%-18s %-4s %-16s %4d %10.3f %8.2f", s->name, k_dt_names[dt], in,
@@ -260,10 +263,10 @@ static int bench_model(const char *path, int threads, int runs)
     uint64_t tx[REPEATS], tc[REPEATS];
     for (int r = 0; r < REPEATS; r++) {
         mp_session *sx = open_session(NULL, 0, path, threads, MP_DWCONV_XNNPACK);
-        tx[r] = sx ? time_runs(sx, runs) : 0;
+        tx[r] = sx ? time_runs(sx, runs, MP_DWCONV_XNNPACK) : 0;
         mp_session_destroy(sx);
         mp_session *sc = open_session(NULL, 0, path, threads, MP_DWCONV_AUTO);
-        tc[r] = sc ? time_runs(sc, runs) : 0;
+        tc[r] = sc ? time_runs(sc, runs, MP_DWCONV_AUTO) : 0;
         mp_session_destroy(sc);
         if (!tx[r] || !tc[r])
             return 7;

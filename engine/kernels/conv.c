@@ -65,7 +65,9 @@ typedef struct conv_state {
      * depthwise microkernel for */
     bool dw_c;
     mp_dwconv dw;
-    float *dw_scale;      /* quantized: its requantization scales (kernel memory) */
+    float *dw_scale;      /* quantized: its requantization scales, then (multiplier 1) the
+                           * filter in float (kernel memory) */
+    bool dw_qf;           /* the filter in float is used: its sums are exact in float */
 } conv_state;
 
 static bool is_depthwise(const mp_node *n)
@@ -338,24 +340,29 @@ static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
     if (!g->quantized)
         return MP_OK;
     const mp_weighted_q *q = &g->q;
-    if (!s->dw_scale) {
-        s->dw_scale = mp_mem_alloc(n->mem, (size_t)g->out_c * sizeof(float), 0, MP_MEM_KERNEL,
-                                   MP_OWNER_OP(n->index));
-        if (!s->dw_scale)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for %d requantization scales",
-                                g->out_c);
-        for (int32_t c = 0; c < g->out_c; c++) /* as XNNPACK computes them */
-            s->dw_scale[c] = q->in_scale * q->w_scale[q->kind == MP_WQ_QC8 ? c : 0] / q->out_scale;
-    }
     d->q_uint8 = q->kind == MP_WQ_QU8;
     d->filter_q = f->data;
     d->bias_q = b ? b->data : NULL;
-    d->scale = s->dw_scale;
     d->in_zp = q->in_zp;
     d->w_zp = q->w_zp;
     d->out_zp = q->out_zp;
     d->out_lo = q->out_lo;
     d->out_hi = q->out_hi;
+    size_t oc = (size_t)g->out_c;
+    if (!s->dw_scale) {
+        /* the model's filter is constant: its float copy lasts as the scales do */
+        size_t nf = oc + (mult == 1 ? (size_t)g->k_h * (size_t)g->k_w * oc : 0);
+        s->dw_scale = mp_mem_alloc(n->mem, nf * sizeof(float), 0, MP_MEM_KERNEL,
+                                   MP_OWNER_OP(n->index));
+        if (!s->dw_scale)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for %zu requantization scales "
+                                "and filter values", nf);
+        for (size_t c = 0; c < oc; c++) /* as XNNPACK computes them */
+            s->dw_scale[c] = q->in_scale * q->w_scale[q->kind == MP_WQ_QC8 ? c : 0] / q->out_scale;
+        s->dw_qf = mult == 1 && mp_dwconv_q8_float_filter(d, s->dw_scale + oc);
+    }
+    d->scale = s->dw_scale;
+    d->filter_qf = s->dw_qf ? s->dw_scale + oc : NULL;
     return MP_OK;
 }
 

@@ -35,32 +35,30 @@ mp_dwconv_policy mp_dwconv_get_policy(void)
     return (mp_dwconv_policy)atomic_load(&g_policy);
 }
 
+/* The choice under the policy: XNNPACK or C where it forces one, else AUTO's (`auto_c`). */
+static bool dw_choose(bool auto_c)
+{
+    mp_dwconv_policy p = mp_dwconv_get_policy();
+    return p == MP_DWCONV_C || (p == MP_DWCONV_AUTO && auto_c);
+}
+
 bool mp_dwconv_wanted(int32_t k_h, int32_t k_w, int32_t mult)
 {
-    switch (mp_dwconv_get_policy()) {
-    case MP_DWCONV_XNNPACK: return false;
-    case MP_DWCONV_C: return true;
-    case MP_DWCONV_AUTO: break;
-    }
     /* XNNPACK's float depthwise microkernels (primary tiles of 3, 4, 9 and 25 taps, one
-     * output channel per group) run at 30-40 GFLOP/s, above this kernel's 15-30; its GEMM
-     * fall-back for other windows at 1-3, where this one is 8-19 times faster. A depth
+     * output channel per group) run at 30-40 GFLOP/s, above this kernel's 15-35; its GEMM
+     * fall-back for other windows at 1-4, where this one is 8-14 times faster. A depth
      * multiplier is a GEMM there too, but one as fast as the gathers here
      * (docs/benchmarks.md). */
     int64_t taps = (int64_t)k_h * k_w;
-    return mult == 1 && taps != 3 && taps != 4 && taps != 9 && taps != 25;
+    return dw_choose(mult == 1 && taps != 3 && taps != 4 && taps != 9 && taps != 25);
 }
 
 bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t mult)
 {
-    switch (mp_dwconv_get_policy()) {
-    case MP_DWCONV_XNNPACK: return false;
-    case MP_DWCONV_C: return true;
-    case MP_DWCONV_AUTO: break;
-    }
-    /* XNNPACK's quantized depthwise microkernels: 9 and 25 taps */
+    /* XNNPACK's 8-bit depthwise microkernels: 9 and 25 taps (22-35 GOP/s, this kernel's
+     * 14-19); the fall-back under 1.2 GOP/s, where this one is 12-25 times faster */
     int64_t taps = (int64_t)k_h * k_w;
-    return mult == 1 && taps != 9 && taps != 25;
+    return dw_choose(mult == 1 && taps != 9 && taps != 25);
 }
 
 typedef float v16 __attribute__((vector_size(64)));
@@ -178,6 +176,13 @@ DW_HOT static void dw_clamp(float *y, size_t n, float lo, float hi)
 
 /* ---- 8-bit quantized ---- */
 
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
+typedef int16_t v16s16 __attribute__((vector_size(32)));
+typedef uint16_t v16u16 __attribute__((vector_size(32)));
+typedef int8_t v16s8 __attribute__((vector_size(16)));
+typedef uint8_t v16u8 __attribute__((vector_size(16)));
+
 /* XNNPACK's fp32 requantization of one channel's sum: rounded half to even by adding and
  * taking away 1.5 * 2^23 (exact: the clamped value is below 2^9). */
 static inline int32_t dw_requant(const mp_dwconv *d, uint32_t sum, size_t c)
@@ -234,6 +239,98 @@ static inline int32_t dw_requant(const mp_dwconv *d, uint32_t sum, size_t c)
 DW_Q8_PIXEL(dw_pixel_s8, int8_t)
 DW_Q8_PIXEL(dw_pixel_u8, uint8_t)
 
+/* Lanes of a or b: the smaller (DW_VMIN) or larger (DW_VMAX), by a comparison mask. */
+#define DW_VSEL(m, a, b) ((v16)(((v16i)(a) & (m)) | ((v16i)(b) & ~(m))))
+#define DW_VMIN(a, b) DW_VSEL((a) < (b), a, b)
+#define DW_VMAX(a, b) DW_VSEL((a) > (b), a, b)
+
+/* dw_requant of sixteen channels k.. at once, their sums of products (exact integers in
+ * float) plus the bias, stored into out narrowed through VH to VB. */
+#define DW_REQ16(VB, VH, sumf, k)                                                              \
+    do {                                                                                       \
+        v16i si = __builtin_convertvector(sumf, v16i), bi;                                     \
+        if (bias) {                                                                            \
+            memcpy(&bi, bias + (k), sizeof bi);                                                \
+            si = (v16i)((v16u)si + (v16u)bi);                                                  \
+        }                                                                                      \
+        v16 sc, f;                                                                             \
+        memcpy(&sc, d->scale + (k), sizeof sc);                                                \
+        f = __builtin_convertvector(si, v16) * sc;                                             \
+        f = DW_VMIN(DW_VMAX(f, lov), hiv);                                                     \
+        f = (f + 0x1.8p23f) - 0x1.8p23f;                                                       \
+        v16i q = __builtin_convertvector(f, v16i) + d->out_zp;                                 \
+        VB o = __builtin_convertvector(__builtin_convertvector(q, VH), VB);                    \
+        memcpy(out + (k), &o, sizeof o);                                                       \
+    } while (0)
+
+/* The same, multiplier 1, the sums of products in float (exact: every one an integer below
+ * 2^24, mp_dwconv_q8_float_filter), NV vectors at a time: the inputs converted tap by tap,
+ * the filter less its zero point prepared. The bias is added in the integers. */
+#define DW_QF_BLOCK(T, VB, VH, NV)                                                             \
+    for (; c + (NV) * DW_V <= oc; c += (NV) * DW_V) {                                          \
+        v16 a[NV], xv, wv;                                                                     \
+        for (int v = 0; v < (NV); v++)                                                         \
+            a[v] = (v16){0};                                                                   \
+        for (int32_t i = 0; i < win->rows; i++) {                                              \
+            const T *xp = x + i * win->x_row + c;                                              \
+            const float *wp = w + i * win->w_row + c;                                          \
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)               \
+                for (int v = 0; v < (NV); v++) {                                               \
+                    VB xb; /* widened a step at a time: GCC vectorizes each */                 \
+                    memcpy(&xb, xp + v * DW_V, sizeof xb);                                     \
+                    xv = __builtin_convertvector(                                              \
+                        __builtin_convertvector(__builtin_convertvector(xb, VH), v16i), v16);  \
+                    DW_LOAD(wv, wp + v * DW_V);                                                \
+                    a[v] += (xv - xz) * wv;                                                    \
+                }                                                                              \
+        }                                                                                      \
+        for (int v = 0; v < (NV); v++)                                                         \
+            DW_REQ16(VB, VH, a[v], c + (size_t)v * DW_V);                                      \
+    }
+
+#define DW_QF_PIXEL(NAME, T, VB, VH)                                                           \
+    DW_HOT static void NAME(const mp_dwconv *d, const dw_window *win, const T *x,              \
+                            const float *w, T *out)                                            \
+    {                                                                                          \
+        size_t oc = (size_t)d->in_c, c = 0;                                                    \
+        const int32_t *bias = d->bias_q;                                                       \
+        const v16 xz = (v16){0} + (float)d->in_zp;                                             \
+        const v16 lov = (v16){0} + (float)(d->out_lo - d->out_zp);                             \
+        const v16 hiv = (v16){0} + (float)(d->out_hi - d->out_zp);                             \
+        DW_QF_BLOCK(T, VB, VH, 4)                                                              \
+        DW_QF_BLOCK(T, VB, VH, 1)                                                              \
+        for (; c < oc; c++) {                                                                  \
+            uint32_t a = bias ? (uint32_t)bias[c] : 0;                                         \
+            for (int32_t i = 0; i < win->rows; i++) {                                          \
+                const T *xp = x + i * win->x_row + c;                                          \
+                const float *wp = w + i * win->w_row + c;                                      \
+                for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)           \
+                    a += (uint32_t)(((int32_t)*xp - d->in_zp) * (int32_t)*wp);                 \
+            }                                                                                  \
+            out[c] = (T)dw_requant(d, a, c);                                                   \
+        }                                                                                      \
+    }
+
+DW_QF_PIXEL(dw_pixel_s8f, int8_t, v16s8, v16s16)
+DW_QF_PIXEL(dw_pixel_u8f, uint8_t, v16u8, v16u16)
+
+bool mp_dwconv_q8_float_filter(const mp_dwconv *d, float *wf)
+{
+    size_t n = (size_t)d->k_h * (size_t)d->k_w * (size_t)d->in_c * (size_t)d->mult;
+    int64_t wmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t q = d->q_uint8 ? ((const uint8_t *)d->filter_q)[i]
+                               : ((const int8_t *)d->filter_q)[i];
+        wf[i] = (float)(q - d->w_zp);
+        int64_t m = q - d->w_zp < 0 ? d->w_zp - q : q - d->w_zp;
+        wmax = m > wmax ? m : wmax;
+    }
+    int64_t lo = d->q_uint8 ? 0 : -128, hi = d->q_uint8 ? 255 : 127;
+    int64_t xmax = hi - d->in_zp > d->in_zp - lo ? hi - d->in_zp : d->in_zp - lo;
+    int64_t taps = (int64_t)d->k_h * d->k_w; /* below 2^31 each: the product fits */
+    return d->mult == 1 && taps <= (1 << 24) && taps * xmax * wmax < ((int64_t)1 << 24);
+}
+
 /* ---- rows of the output ---- */
 
 typedef struct dw_job {
@@ -257,6 +354,12 @@ static void dw_pixel(const dw_job *j, const dw_window *win, size_t pix)
             dw_pixel_mult(win, x, w, d->bias, out, in_c, mult);
         if (d->lo != -INFINITY || d->hi != INFINITY)
             dw_clamp(out, oc, d->lo, d->hi);
+    } else if (d->filter_qf && d->q_uint8) {
+        dw_pixel_u8f(d, win, (const uint8_t *)j->x + win->x, d->filter_qf + win->w,
+                     (uint8_t *)j->y + pix * oc);
+    } else if (d->filter_qf) {
+        dw_pixel_s8f(d, win, (const int8_t *)j->x + win->x, d->filter_qf + win->w,
+                     (int8_t *)j->y + pix * oc);
     } else if (d->q_uint8) {
         dw_pixel_u8(d, win, (const uint8_t *)j->x + win->x, (const uint8_t *)d->filter_q + win->w,
                     (uint8_t *)j->y + pix * oc);

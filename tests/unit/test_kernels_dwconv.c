@@ -618,12 +618,24 @@ static void test_dw_q8(void **state)
         {Q_QC8, 1, 9, 8, 5, 2, 3, 9, 1, 2, 2, 1, MP_PAD_SAME, MP_ACT_RELU_N1_TO_1, false},
         {Q_QU8, 1, 10, 10, 40, 2, 1, 26, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, false},
         {Q_QC8, 3, 20, 3, 16, 1, 13, 2, 2, 2, 1, 1, MP_PAD_SAME, MP_ACT_RELU6, true},
+        /* 1000 taps: sums that could pass 2^24, added in the integers (not in float) */
+        {Q_QC8, 1, 1000, 1, 16, 1, 1000, 1, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true},
         /* XNNPACK's own tiles, on the C path too */
         {Q_QC8, 1, 9, 9, 24, 1, 3, 3, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true},
         {Q_QS8, 2, 8, 9, 33, 1, 5, 5, 2, 2, 1, 1, MP_PAD_SAME, MP_ACT_RELU, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_q8(&cases[i], 17 + (uint32_t)i);
+    /* sums in float only while they stay below 2^24: 255 * 127 per tap (uint8 input of zero
+     * point 0, int8 weights up to 127) allows 518 taps */
+    int8_t w[600 * 2];
+    memset(w, 127, sizeof w);
+    float wf[600 * 2];
+    mp_dwconv d = {.k_h = 518, .k_w = 1, .in_c = 2, .mult = 1, .filter_q = w, .in_zp = -128};
+    assert_true(mp_dwconv_q8_float_filter(&d, wf));
+    assert_true(wf[0] == 127.0f);
+    d.k_h = 519;
+    assert_false(mp_dwconv_q8_float_filter(&d, wf));
     /* AUTO takes the C path where XNNPACK has no quantized microkernel */
     mp_dwconv_set_policy(MP_DWCONV_AUTO);
     assert_true(mp_dwconv_wanted_q8(31, 1, 1));
@@ -636,8 +648,9 @@ static void test_dw_q8(void **state)
 /* ---- the conformer (../shared): its 31-tap operator on either path, the same outputs ---- */
 
 /* Output 0 of the model run once on the reference input with depthwise convolutions under
- * `policy` (malloc'd floats, *n of them). */
-static float *run_shared_model(const char *path, mp_dwconv_policy policy, size_t *n)
+ * `policy` (malloc'd floats, *n of them), and the kernel memory the session holds then. */
+static float *run_shared_model(const char *path, mp_dwconv_policy policy, size_t *n,
+                               uint64_t *kernel_bytes)
 {
     mp_session_options o = {.mode = MP_MEMORY_STATIC};
     mp_session *s = NULL;
@@ -646,7 +659,6 @@ static float *run_shared_model(const char *path, mp_dwconv_policy policy, size_t
     assert_int_equal(mp_session_create(&o, &s, &err), MP_OK);
     if (mp_session_load(s, path, &err) != MP_OK || mp_session_prepare(s, &err) != MP_OK)
         fail_msg("%s", err.msg);
-    mp_dwconv_set_policy(MP_DWCONV_AUTO);
     for (int k = 0; k < mp_session_input_count(s); k++) {
         const mp_tensor *in = mp_session_input(s, k);
         void *buf = malloc(in->bytes + 1);
@@ -654,8 +666,10 @@ static float *run_shared_model(const char *path, mp_dwconv_policy policy, size_t
         assert_int_equal(mp_session_set_input(s, k, buf, in->bytes, &err), MP_OK);
         free(buf);
     }
-    if (mp_session_run(s, &err) != MP_OK)
+    if (mp_session_run(s, &err) != MP_OK) /* under the policy too: a run may prepare again */
         fail_msg("%s", err.msg);
+    mp_dwconv_set_policy(MP_DWCONV_AUTO);
+    *kernel_bytes = mp_mem_get_stats(mp_session_mem(s))->live[MP_MEM_KERNEL];
     const mp_tensor *y = mp_session_output(s, 0);
     assert_int_equal(y->dtype, MP_DT_FLOAT32);
     *n = mp_tensor_elements(y);
@@ -678,9 +692,13 @@ static void test_dw_conformer_paths(void **state)
     }
     fclose(f);
     size_t na, nb;
-    float *a = run_shared_model(path, MP_DWCONV_XNNPACK, &na);
-    float *b = run_shared_model(path, MP_DWCONV_AUTO, &nb);
+    uint64_t ka, kb;
+    float *a = run_shared_model(path, MP_DWCONV_XNNPACK, &na, &ka);
+    float *b = run_shared_model(path, MP_DWCONV_AUTO, &nb, &kb);
     assert_int_equal(na, nb);
+    /* the C path holds no packed filter: XNNPACK's 1x31 x 80 one (at least its 9920 bytes of
+     * floats) is gone */
+    assert_true(ka >= kb + 31 * 80 * sizeof(float));
     double big = 0;
     for (size_t i = 0; i < na; i++)
         big = fmax(big, fabs((double)a[i]));
