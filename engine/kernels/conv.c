@@ -65,8 +65,8 @@ typedef struct conv_state {
      * depthwise microkernel for */
     bool dw_c;
     mp_dwconv dw;
-    float *dw_scale;      /* quantized: its requantization scales, then (multiplier 1) the
-                           * filter in float (kernel memory) */
+    float *dw_scale;      /* quantized: its requantization scales, then (dw_qf) the filter
+                           * in float (kernel memory) */
     bool dw_qf;           /* the filter in float is used: its sums are exact in float */
 } conv_state;
 
@@ -351,7 +351,8 @@ static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
     size_t oc = (size_t)g->out_c;
     if (!s->dw_scale) {
         /* the model's filter is constant: its float copy lasts as the scales do */
-        size_t nf = oc + (mult == 1 ? (size_t)g->k_h * (size_t)g->k_w * oc : 0);
+        s->dw_qf = mult == 1 && mp_dwconv_q8_float_filter(d, NULL);
+        size_t nf = oc + (s->dw_qf ? (size_t)g->k_h * (size_t)g->k_w * oc : 0);
         s->dw_scale = mp_mem_alloc(n->mem, nf * sizeof(float), 0, MP_MEM_KERNEL,
                                    MP_OWNER_OP(n->index));
         if (!s->dw_scale)
@@ -359,10 +360,11 @@ static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
                                 "and filter values", nf);
         for (size_t c = 0; c < oc; c++) /* as XNNPACK computes them */
             s->dw_scale[c] = q->in_scale * q->w_scale[q->kind == MP_WQ_QC8 ? c : 0] / q->out_scale;
-        s->dw_qf = mult == 1 && mp_dwconv_q8_float_filter(d, s->dw_scale + oc);
+        if (s->dw_qf)
+            mp_dwconv_q8_float_filter(d, s->dw_scale + oc);
     }
     d->scale = s->dw_scale;
-    d->filter_qf = s->dw_qf ? s->dw_scale + oc : NULL;
+    d->filter_qf = s->dw_qf && mult == 1 ? s->dw_scale + oc : NULL; /* channels may change */
     return MP_OK;
 }
 

@@ -321,7 +321,8 @@ bool mp_dwconv_q8_float_filter(const mp_dwconv *d, float *wf)
     for (size_t i = 0; i < n; i++) {
         int32_t q = d->q_uint8 ? ((const uint8_t *)d->filter_q)[i]
                                : ((const int8_t *)d->filter_q)[i];
-        wf[i] = (float)(q - d->w_zp);
+        if (wf)
+            wf[i] = (float)(q - d->w_zp);
         int64_t m = q - d->w_zp < 0 ? d->w_zp - q : q - d->w_zp;
         wmax = m > wmax ? m : wmax;
     }
@@ -354,10 +355,10 @@ static void dw_pixel(const dw_job *j, const dw_window *win, size_t pix)
             dw_pixel_mult(win, x, w, d->bias, out, in_c, mult);
         if (d->lo != -INFINITY || d->hi != INFINITY)
             dw_clamp(out, oc, d->lo, d->hi);
-    } else if (d->filter_qf && d->q_uint8) {
+    } else if (d->filter_qf && mult == 1 && d->q_uint8) {
         dw_pixel_u8f(d, win, (const uint8_t *)j->x + win->x, d->filter_qf + win->w,
                      (uint8_t *)j->y + pix * oc);
-    } else if (d->filter_qf) {
+    } else if (d->filter_qf && mult == 1) {
         dw_pixel_s8f(d, win, (const int8_t *)j->x + win->x, d->filter_qf + win->w,
                      (int8_t *)j->y + pix * oc);
     } else if (d->q_uint8) {

@@ -57,7 +57,8 @@ bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t mult);
 /* An 8-bit convolution's sums computed in float are exact when no sum of products can reach
  * 2^24 (taps * the largest |x - in_zp| * the largest |w - w_zp|): then wf [k_h, k_w, in_c *
  * mult] gets w - w_zp of d's filter and the result is true (the run takes the float path,
- * as fast as float32's, when d->filter_qf = wf); false when the sums could reach 2^24. */
+ * as fast as float32's, when d->filter_qf = wf); false when the sums could reach 2^24.
+ * wf NULL: only the answer. */
 bool mp_dwconv_q8_float_filter(const mp_dwconv *d, float *wf);
 
 /* y [batch, out_h, out_w, in_c * mult] = the convolution of x [batch, in_h, in_w, in_c], rows

@@ -552,7 +552,8 @@ static void q8_run(kh_case *c, const q8_params *p, q8_data *d, mp_dwconv_policy 
 
 /* C path and XNNPACK byte for byte, both equal to the float-requantization reference, and
  * within one unit of TensorFlow Lite's fixed-point result. */
-static void check_q8(const q8_params *p, uint32_t seed)
+/* Seeded data for p (input of n*h*w*c, filter and bias of c*mult channels). */
+static q8_data q8_fill(const q8_params *p, uint32_t seed)
 {
     bool u8 = p->kind == Q_QU8;
     int32_t oc = p->c * p->mult;
@@ -573,38 +574,80 @@ static void check_q8(const q8_params *p, uint32_t seed)
     }
     /* sums of about sqrt(taps) * 75^2, to some 64 output steps */
     d.out_s = d.in_s * 0.006f * 5600.0f * sqrtf((float)(p->kh * p->kw)) / 64.0f;
+    return d;
+}
+
+static void q8_free(q8_data *d)
+{
+    free(d->x);
+    free(d->f);
+    free(d->bias);
+}
+
+/* y equal to the float-requantization reference of p on d, and within one unit of
+ * TensorFlow Lite's fixed-point one. */
+static void q8_expect_ref(const q8_params *p, const q8_data *d, const mp_tensor *y)
+{
+    size_t on = mp_tensor_elements(y), bounded = 0;
+    assert_int_equal(y->dims[1], kh_conv_out_size(p->h, p->kh, p->sh, p->dh, p->padding));
+    assert_int_equal(y->dims[2], kh_conv_out_size(p->w, p->kw, p->sw, p->dw, p->padding));
+    assert_int_equal(y->dims[3], p->c * p->mult);
+    int32_t *xnn = malloc(on * sizeof(int32_t)), *tfl = malloc(on * sizeof(int32_t)), lo, hi;
+    ref_q8(p, d, xnn, tfl);
+    q8_act_range(p, d, &lo, &hi);
+    for (size_t i = 0; i < on; i++) {
+        int32_t got = q8_at(p, y->data, i);
+        if (got != xnn[i])
+            fail_msg("output %zu: %d, want %d (XNNPACK's requantization)", i, got, xnn[i]);
+        assert_true(abs(got - tfl[i]) <= 1);
+        bounded += got == lo || got == hi;
+    }
+    if (p->act == MP_ACT_NONE) /* the outputs are spread, not all at the dtype's bounds */
+        assert_true(bounded < on / 10);
+    free(xnn);
+    free(tfl);
+}
+
+/* C path and XNNPACK byte for byte, both equal to the float-requantization reference, and
+ * within one unit of TensorFlow Lite's fixed-point result. */
+static void check_q8(const q8_params *p, uint32_t seed)
+{
+    q8_data d = q8_fill(p, seed);
     kh_case cx, cc;
     mp_tensor *yx, *yc;
     q8_run(&cx, p, &d, MP_DWCONV_XNNPACK, &yx);
     q8_run(&cc, p, &d, MP_DWCONV_C, &yc);
     size_t on = mp_tensor_elements(yc);
     assert_int_equal(on, mp_tensor_elements(yx));
-    assert_int_equal(yc->dims[1], kh_conv_out_size(p->h, p->kh, p->sh, p->dh, p->padding));
-    assert_int_equal(yc->dims[2], kh_conv_out_size(p->w, p->kw, p->sw, p->dw, p->padding));
     assert_memory_equal(yc->data, yx->data, on);
-    int32_t *xnn = malloc(on * sizeof(int32_t)), *tfl = malloc(on * sizeof(int32_t));
-    ref_q8(p, &d, xnn, tfl);
-    size_t off_by_one = 0, bounded = 0;
-    int32_t lo, hi;
-    q8_act_range(p, &d, &lo, &hi);
-    for (size_t i = 0; i < on; i++) {
-        int32_t got = q8_at(p, yc->data, i);
-        if (got != xnn[i])
-            fail_msg("output %zu: %d, want %d (XNNPACK's requantization)", i, got, xnn[i]);
-        assert_true(abs(got - tfl[i]) <= 1);
-        off_by_one += got != tfl[i];
-        bounded += got == lo || got == hi;
-    }
-    if (p->act == MP_ACT_NONE) /* the outputs are spread, not all at the dtype's bounds */
-        assert_true(bounded < on / 10);
-    (void)off_by_one;
+    q8_expect_ref(p, &d, yc);
     kh_free(&cx);
     kh_free(&cc);
-    free(xnn);
-    free(tfl);
-    free(d.x);
-    free(d.f);
-    free(d.bias);
+    q8_free(&d);
+}
+
+/* The input's channels change between prepares (8 then 4, the multiplier 1 then 2): the
+ * float sums prepared for multiplier 1 are not used with 2. */
+static void test_dw_q8_channels_change(void **state)
+{
+    (void)state;
+    q8_params p = {Q_QC8, 1, 14, 1, 8, 1, 31, 1, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true};
+    q8_data d = q8_fill(&p, 41);
+    kh_case c;
+    mp_tensor *y;
+    q8_run(&c, &p, &d, MP_DWCONV_C, &y);
+    q8_expect_ref(&p, &d, y);
+    mp_tensor *x = c.in[0];
+    p.c = 4;
+    p.mult = 2;
+    assert_true(mp_tensor_set_shape(x, 4, (int32_t[]){1, 14, 1, 4}));
+    memcpy(x->data, d.x, x->bytes); /* the first 56 of the 112 bytes: it got smaller */
+    mp_dwconv_set_policy(MP_DWCONV_C);
+    kh_expect_ok(&c, kh_run(&c));
+    mp_dwconv_set_policy(MP_DWCONV_AUTO);
+    q8_expect_ref(&p, &d, y);
+    kh_free(&c);
+    q8_free(&d);
 }
 
 static void test_dw_q8(void **state)
@@ -725,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_dw_choice),
         cmocka_unit_test(test_dw_refusals),
         cmocka_unit_test(test_dw_q8),
+        cmocka_unit_test(test_dw_q8_channels_change),
         cmocka_unit_test(test_dw_model_static_dynamic),
         cmocka_unit_test(test_dw_conformer_paths),
     };
