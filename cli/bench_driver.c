@@ -133,6 +133,9 @@ int mp_bench_drive(mp_bench *b, const void *bytes, size_t size, mp_progress *pg)
             if (rc == MP_EXIT_OK)
                 rc = mp_cli_inputs_files(c->s, "bench", (const char *const *)a->m.inputs,
                                          a->m.n_inputs, b->in);
+            if (rc == MP_EXIT_OK)
+                rc = mp_cli_inputs_fills(c->s, "bench", (const char *const *)a->m.fills,
+                                         a->m.n_fills, b->in);
         }
     }
     for (int i = 0; i < MP_BENCH_MODES && rc == MP_EXIT_OK; i++) {

@@ -123,6 +123,42 @@ int mp_shapes_before_run(mp_session *s, const mp_shape_args *sp, mp_shape_at at,
     return rc;
 }
 
+int mp_cli_inputs_fills(mp_session *s, const char *cmd, const char *const *specs, int n,
+                        mp_cli_inputs *in)
+{
+    for (int i = 0; i < n; i++) {
+        const char *value;
+        int idx = mp_cli_resolve_input(s, cmd, specs[i], &value, "--fill");
+        if (idx < 0 || idx >= MP_CLI_MAX_INPUTS)
+            return MP_EXIT_USAGE;
+        const mp_tensor *t = mp_session_input(s, idx);
+        char why[160];
+        if (in->files[idx])
+            return mp_usage_error(cmd, "input '%s' is given both --input and --fill",
+                                  t->info->name);
+        if (!mp_fill_parse(t->dtype, value, &in->fill[idx], why, sizeof why))
+            return mp_usage_error(cmd, "--fill for input '%s' (%s): %s", t->info->name,
+                                  mp_dtype_name(t->dtype), why);
+        in->has_fill[idx] = true;
+    }
+    return MP_EXIT_OK;
+}
+
+void mp_cli_inputs_hint(mp_session *s, const char *cmd, const mp_cli_inputs *in)
+{
+    int shown = 0;
+    for (int k = 0; k < n_inputs(s); k++) {
+        if (in->files[k] || in->has_fill[k])
+            continue;
+        if (shown++ == 0)
+            fprintf(stderr, "memprof %s: note: the reference formula gave the values of", cmd);
+        fprintf(stderr, "%s '%s'", shown > 1 ? "," : "", mp_session_input(s, k)->info->name);
+    }
+    if (shown)
+        fprintf(stderr, " (see --help); give an input's values with --fill NAME=VALUE or "
+                        "--input NAME=FILE\n");
+}
+
 int mp_cli_inputs_files(mp_session *s, const char *cmd, const char *const *specs, int n,
                         mp_cli_inputs *in)
 {
@@ -223,12 +259,16 @@ static int fill_strings(mp_session *s, mp_cli_inputs *in, int k)
         return MP_EXIT_OK;
     const char *file = in->files[k];
     if (!file) {
-        size_t need = mp_reference_strings(NULL, 0, elems, k);
+        const mp_fill_value *v = in->has_fill[k] ? &in->fill[k] : NULL;
+        size_t need = v ? mp_fill_strings(NULL, 0, elems, v) : mp_reference_strings(NULL, 0, elems, k);
         if (need == 0 || !buf_reserve(b, need)) {
             fprintf(stderr, "memprof: out of memory for input '%s'\n", t->info->name);
             return MP_EXIT_RUNTIME;
         }
-        mp_reference_strings(b->p, need, elems, k);
+        if (v)
+            mp_fill_strings(b->p, need, elems, v);
+        else
+            mp_reference_strings(b->p, need, elems, k);
         b->strings = need;
         b->filled = elems;
         return MP_EXIT_OK;
@@ -302,9 +342,11 @@ int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k)
                     got < t->bytes ? "fewer" : "more");
             return MP_EXIT_FORMAT;
         }
+    } else if (in->has_fill[k]) {
+        mp_fill_apply(b->p, mp_tensor_elements(t), &in->fill[k]);
     } else if (!mp_reference_input(b->p, t->dtype, mp_tensor_elements(t), k)) {
         fprintf(stderr, "memprof: input '%s' has dtype %s, which the reference formula does "
-                        "not fill: give it with 'memprof run --input' (and check or view "
+                        "not fill: give it with --input or --fill (and check or view "
                         "the trace of --trace)\n", t->info->name, mp_dtype_name(t->dtype));
         return MP_EXIT_USAGE;
     }

@@ -1,6 +1,6 @@
 /* The call orders A-E of ../shared/DESIGN.md, as shape changes at three points of a
  * session's life (before prepare, after prepare, before each run), and the caller's input
- * buffers (raw files, or the reference formula), shared by memprof run, bench and
+ * buffers (raw files, one value per input, or the reference formula), shared by memprof run, bench and
  * scenarios so that the three commands drive a session the same way.
  *
  *   at PREPARE   every input's first shape before prepare             (A without shapes, B)
@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "cli/cli.h"
+#include "cli/input_values.h"
 
 typedef enum mp_shape_at { MP_SHAPE_AT_PREPARE = 0, MP_SHAPE_AT_RUN, MP_SHAPE_AT_EACH_RUN } mp_shape_at;
 
@@ -55,6 +56,8 @@ typedef struct mp_caller_buf {
 
 typedef struct mp_cli_inputs {
     const char *files[MP_CLI_MAX_INPUTS]; /* raw file per input; NULL = reference formula */
+    bool has_fill[MP_CLI_MAX_INPUTS];     /* --fill: every element the value below */
+    mp_fill_value fill[MP_CLI_MAX_INPUTS];
     mp_caller_buf buf[MP_CLI_MAX_INPUTS];
     bool bind;                            /* run on the buffers (set_input_buffer), no copy */
     /* with bind, the outputs are written straight into these (set_output_buffer), except an
@@ -69,6 +72,13 @@ typedef struct mp_cli_inputs {
 /* Resolve --input NAME=FILE arguments of cmd into in->files (usage errors printed). */
 int mp_cli_inputs_files(mp_session *s, const char *cmd, const char *const *specs, int n,
                         mp_cli_inputs *in);
+/* Resolve --fill NAME=VALUE arguments of cmd into in->fill, each value parsed for its input's
+ * dtype (usage errors printed: an unknown input, a bad value, an input also given a file). */
+int mp_cli_inputs_fills(mp_session *s, const char *cmd, const char *const *specs, int n,
+                        mp_cli_inputs *in);
+/* After a run refused an input's values (exit 2, the engine's message printed): a note naming
+ * the inputs that came from the reference formula and how to give them (--fill, --input). */
+void mp_cli_inputs_hint(mp_session *s, const char *cmd, const mp_cli_inputs *in);
 /* Make input k's buffer hold its data for the session's current shape of input k. */
 int mp_cli_inputs_fill(mp_session *s, mp_cli_inputs *in, int k);
 /* Fill and give every input of s its data: copied (set_input), or bound (in->bind, which

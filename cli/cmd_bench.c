@@ -43,6 +43,7 @@ static void help(void)
            "  --shape-at WHEN      prepare (default), run or each-run: where in the call\n"
            "                       order the shapes change, as for 'memprof run'\n"
            "  --input NAME=FILE    raw little-endian bytes for input NAME\n"
+           "  --fill NAME=VALUE    every element of input NAME is VALUE (see memprof run)\n"
            "  -r, --runs N         timed later runs per mode (default 10)\n"
            "  -w, --warmup N       untimed runs after the first run (default 2)\n"
            "  --threads N          worker threads of every session and the peer (default 1)\n"
@@ -70,7 +71,7 @@ static void help(void)
            "More: docs/bench.md and docs/benchmarks.md in memprof's sources.\n");
 }
 
-#define BENCH_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_THREADS | \
+#define BENCH_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_FILL | MP_OPT_SHAPE_AT | MP_OPT_THREADS | \
                     MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PEER)
 
 /* --format and --plan-at, the options with a value of their own to check. */

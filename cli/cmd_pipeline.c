@@ -15,7 +15,7 @@
 #include "cli/run_outputs.h"
 #include "engine/memory/plan.h"
 
-#define PIPE_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
+#define PIPE_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_FILL | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
                    MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PLANNER)
 
 static void help(void)
@@ -48,6 +48,8 @@ static void help(void)
            "  --shape-at WHEN      prepare (default), run or each-run (see memprof run)\n"
            "  --input NAME=FILE    raw bytes for model 1's input NAME (default: the\n"
            "                       reference formula of memprof run)\n"
+           "  --fill NAME=VALUE    every element of model 1's input NAME is VALUE (see\n"
+           "                       memprof run)\n"
            "  --memory MODE        auto (default), static or dynamic, for every model\n"
            "  --planner NAME       arena planner (default: %s)\n"
            "  --threads N          worker threads per model (default 1)\n"

@@ -17,7 +17,7 @@
 #include "engine/session.h"
 #include "cli/heap_probe.h"
 
-#define RUN_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
+#define RUN_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_FILL | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
                   MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PLANNER)
 
 static void help(void)
@@ -28,16 +28,20 @@ static void help(void)
            "report: time per phase, the heap peak per kind of memory and when it happened,\n"
            "the largest tensors alive then, allocations per run, static, dynamic and\n"
            "duplicated bytes, copies, and the heap the trace does not account for.\n"
-           "Inputs come from raw files, or else from the reference formula: element i of\n"
-           "input k is b = (i*7 + 3 + 13*k) mod 256, as float32 b/255 - 0.5, as uint8 b,\n"
-           "as int8 and int16 b - 128, as int32 i mod 7, as bool b mod 2, as a string b's\n"
-           "decimal text (\"3\", \"10\", ...).\n"
+           "Inputs come from raw files, one value (--fill), or else from the reference\n"
+           "formula: element i of input k is b = (i*7 + 3 + 13*k) mod 256, as float32\n"
+           "b/255 - 0.5, as uint8 b, as int8 and int16 b - 128, as int32 i mod 7, as bool\n"
+           "b mod 2, as a string b's decimal text (\"3\", \"10\", ...).\n"
            "A string input's FILE is a TensorFlow Lite string buffer (int32 count, count + 1\n"
            "int32 offsets from its start, the bytes) when it starts with the input's element\n"
            "count as a little-endian int32 (checked: exit 4 if malformed), else UTF-8 text,\n"
            "one string per line; a rank-1 input's shape becomes [lines].\n\n"
            "Options:\n"
            "  --input NAME=FILE    raw little-endian bytes for input NAME (or its index)\n"
+           "  --fill NAME=VALUE    every element of input NAME is VALUE: a number in its\n"
+           "                       dtype's range (the stored integer of a quantized input),\n"
+           "                       0/1/false/true for bool, text for a string; e.g. a\n"
+           "                       sample rate: --fill 1=16000\n"
            "  --shape NAME=DIMS    shape of input NAME, e.g. input=1,160,160,3; repeat it for\n"
            "                       the same input to give several shapes (see --shape-at)\n"
            "  --shape-at WHEN      where in the call order shapes change:\n"
@@ -199,6 +203,8 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
     int rc = collect_shapes(s, a, sp);
     if (rc == MP_EXIT_OK)
         rc = mp_cli_inputs_files(s, "run", (const char *const *)a->m.inputs, a->m.n_inputs, in);
+    if (rc == MP_EXIT_OK)
+        rc = mp_cli_inputs_fills(s, "run", (const char *const *)a->m.fills, a->m.n_fills, in);
     if (rc != MP_EXIT_OK)
         return rc;
     /* the outputs are read (and copied where not bound) by print_outputs */
@@ -207,6 +213,8 @@ static int drive(mp_session *s, mp_trace *tr, const run_args *a, mp_shape_args *
     pg->total = a->m.warmup + a->m.runs;
     rc = mp_cli_play_with(s, sp, a->m.at, a->m.warmup + a->m.runs, in, &o);
     mp_progress_end(pg);
+    if (rc == MP_EXIT_USAGE)
+        mp_cli_inputs_hint(s, "run", in);
     *t_prepare = o.prepare_ns;
     return rc;
 }

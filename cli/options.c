@@ -21,6 +21,7 @@ static const mp_opt k_model[] = {
     {"memory", 0, MP_ARG_VALUE, 0, MP_OPT_MEMORY}, {"threads", 0, MP_ARG_VALUE, 0, MP_OPT_THREADS},
     {"runs", 'r', MP_ARG_VALUE, 0, MP_OPT_RUNS},   {"warmup", 'w', MP_ARG_VALUE, 0, MP_OPT_WARMUP},
     {"planner", 0, MP_ARG_VALUE, 0, MP_OPT_PLANNER}, {"peer", 0, MP_ARG_VALUE, 0, MP_OPT_PEER},
+    {"fill", 0, MP_ARG_VALUE, 0, MP_OPT_FILL},
 };
 
 typedef struct entry {
@@ -101,6 +102,11 @@ static int take_model(const char *cmd, unsigned accept, unsigned opt, const char
         if (m->n_inputs == MP_MODEL_OPTS_MAX || !strchr(v, '='))
             return mp_usage_error(cmd, "--input takes NAME=FILE, got '%s'", v);
         m->inputs[m->n_inputs++] = v;
+        return 0;
+    case MP_OPT_FILL:
+        if (m->n_fills == MP_MODEL_OPTS_MAX || !strchr(v, '='))
+            return mp_usage_error(cmd, "--fill takes NAME=VALUE, got '%s'", v);
+        m->fills[m->n_fills++] = v;
         return 0;
     case MP_OPT_SHAPE_AT: {
         int at = mp_shape_at_parse(v);

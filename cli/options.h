@@ -2,7 +2,7 @@
  * command, so that every command reads what users type everywhere else: `--runs=3` and
  * `--runs 3`, `-r 3`, `--` to end options, options before or after the positional
  * arguments (GNU permutation), `-h`/`--help`. The options every model-running command
- * shares (--shape, --input, --shape-at, --memory, --threads, --runs/-r, --warmup/-w,
+ * shares (--shape, --input, --fill, --shape-at, --memory, --threads, --runs/-r, --warmup/-w,
  * --planner) are parsed here once, with the same checks and messages everywhere; a
  * command says which it accepts and sets its own defaults. Usage errors read
  * "memprof CMD: unknown option '--bogus'", "memprof CMD: --runs needs a value". */
@@ -14,7 +14,7 @@
 #include "cli/call_orders.h"
 #include "engine/session.h"
 
-#define MP_MODEL_OPTS_MAX 64 /* --shape and --input given at most this often each */
+#define MP_MODEL_OPTS_MAX 64 /* --shape, --input and --fill given at most this often each */
 
 /* The shared model options a command accepts. */
 enum {
@@ -28,11 +28,12 @@ enum {
     MP_OPT_PLANNER = 1 << 7,     /* --planner NAME */
     MP_OPT_PLANNER_ALL = 1 << 8, /* --planner also takes 'all' (planner left NULL) */
     MP_OPT_PEER = 1 << 9,        /* --peer xnnpack */
+    MP_OPT_FILL = 1 << 10,       /* --fill NAME=VALUE (repeatable) */
 };
 
 typedef struct mp_model_opts {
-    const char *shapes[MP_MODEL_OPTS_MAX], *inputs[MP_MODEL_OPTS_MAX];
-    int n_shapes, n_inputs;
+    const char *shapes[MP_MODEL_OPTS_MAX], *inputs[MP_MODEL_OPTS_MAX], *fills[MP_MODEL_OPTS_MAX];
+    int n_shapes, n_inputs, n_fills;
     long threads, runs, warmup;
     mp_shape_at at;
     mp_memory_mode mode;

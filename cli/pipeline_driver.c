@@ -199,6 +199,9 @@ int mp_cli_pipeline_drive(const mp_pipe_args *a, mp_pipe_result *r)
         rc = mp_cli_inputs_files(s0, "pipeline", (const char *const *)a->m.inputs,
                                  a->m.n_inputs, in);
     if (rc == MP_EXIT_OK)
+        rc = mp_cli_inputs_fills(s0, "pipeline", (const char *const *)a->m.fills,
+                                 a->m.n_fills, in);
+    if (rc == MP_EXIT_OK)
         rc = play(p, a, sp, in, r->times, tr);
     if (rc == MP_EXIT_OK)
         rc = gather(p, a, r);

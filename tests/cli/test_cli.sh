@@ -95,6 +95,23 @@ head -c 3136 /dev/zero > "$tmp/zero.bin"
 expect 0 "$mp" run zoo:mnist_mlp --input input="$tmp/zero.bin"
 expect 2 "$mp" run zoo:mnist_mlp --input wrong="$tmp/zero.bin"
 
+# one value for every element (--fill): the same outputs as a file holding that value 784
+# times (0.5 = bytes 00 00 00 3f); bad values, unknown inputs and both sources refused
+for i in $(seq 784); do printf '\000\000\000\077'; done >"$tmp/half.bin"
+expect 0 "$mp" run zoo:mnist_mlp --input input="$tmp/half.bin" --output-dir "$tmp/fill_file"
+expect 0 "$mp" run zoo:mnist_mlp --fill input=0.5 --output-dir "$tmp/fill_value"
+cmp -s "$tmp/fill_file/output_0.bin" "$tmp/fill_value/output_0.bin" ||
+  fail "--fill input=0.5 gives other outputs than a file of 0.5s"
+expect 0 "$mp" bench zoo:mnist_mlp --fill 0=0.5 -r 1 -w 0
+expect 2 "$mp" run zoo:mnist_mlp --fill input=abc; has err "'abc' is not a finite number"
+expect 2 "$mp" run zoo:mnist_mlp --fill input=1e39; has err "input 'input' (f32)"
+expect 2 "$mp" run zoo:mnist_mlp --fill input; has err "--fill takes NAME=VALUE, got 'input'"
+expect 2 "$mp" run zoo:mnist_mlp --fill nosuch=1; has err "nosuch"
+expect 2 "$mp" run zoo:mnist_mlp --input input="$tmp/half.bin" --fill input=0.5
+has err "input 'input' is given both --input and --fill"
+expect 2 "$mp" run zoo:mobilenet_v2_int8 --fill 0=128; has err "not an integer within"
+expect 2 "$mp" inspect zoo:mnist_mlp --fill input=1; has err "unknown option '--fill'"
+
 # garbage and truncated models: clear message, documented code, never a crash
 printf 'not a model at all' > "$tmp/garbage.tflite"
 expect 4 "$mp" inspect "$tmp/garbage.tflite"; has err "garbage.tflite"

@@ -13,7 +13,8 @@
  * coefficients) -> conv -> fully connected -> softmax) run through a session: its MFCCs
  * against the references, probabilities finite and summing to 1, static and dynamic modes
  * equal, a sample rate of 0 refused at the run; and by `memprof run` with its inputs from files
- * (without them, the reference inputs' rate 0 refused with exit 2). */
+ * (without them, the reference inputs' rate 0 refused with exit 2 and a note on --fill; with
+ * --fill 1=16000 it runs). */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -797,6 +798,17 @@ static void test_speech_model(void **state)
     kh_expect_modes_equal(run_speech, 2);
 }
 
+/* The probabilities memprof run --output-dir wrote: CLASSES floats summing to 1. */
+static void expect_written_probabilities(void)
+{
+    size_t n;
+    float *p = mp_test_read_file(mp_test_tmp_path("output_0.bin"), &n);
+    assert_non_null(p);
+    assert_int_equal(n, CLASSES * sizeof(float));
+    assert_true(fabs((double)p[0] + p[1] + p[2] + p[3] - 1.0) < 1e-5);
+    free(p);
+}
+
 /* `memprof run` on the speech model with the audio and the rate from files, in static and
  * dynamic modes: exit 0, the probabilities shown and written (4 floats summing to 1); without
  * input files the reference inputs give the rate 0: refused with exit 2, naming it. */
@@ -833,11 +845,7 @@ static void test_speech_cli(void **state)
         if (!text || !strstr(text, "labels_softmax  f32 [1,4]"))
             fail_msg("the probabilities are not shown as f32 [1,4]: %s", text ? text : "");
         free(text);
-        float *p = mp_test_read_file(mp_test_tmp_path("output_0.bin"), &n);
-        assert_non_null(p);
-        assert_int_equal(n, CLASSES * sizeof(float));
-        assert_true(fabs((double)p[0] + p[1] + p[2] + p[3] - 1.0) < 1e-5);
-        free(p);
+        expect_written_probabilities();
     }
     snprintf(cmd, sizeof cmd, "'%s/memprof' run '%s' >'%s' 2>&1", MP_BINARY_DIR, model, log);
     const int rc = system(cmd);
@@ -845,9 +853,21 @@ static void test_speech_cli(void **state)
     assert_true(WIFEXITED(rc));
     assert_int_equal(WEXITSTATUS(rc), 2);
     if (!text || !strstr(text, "operator #1 Mfcc: sample rate 'decoded_sample_data:1' is 0; it "
-                               "must be positive"))
+                               "must be positive") ||
+        !strstr(text, "note: the reference formula gave the values of 'decoded_sample_data', "
+                      "'decoded_sample_data:1' (see --help); give an input's values with "
+                      "--fill NAME=VALUE"))
         fail_msg("unexpected output: %s", text ? text : "");
     free(text);
+    /* the rate as one value on the command line (the audio from the reference formula) */
+    snprintf(cmd, sizeof cmd, "'%s/memprof' run '%s' --fill 1=%d --output-dir '%s' >'%s' 2>&1",
+             MP_BINARY_DIR, model, SR, mp_test_tmpdir(), log);
+    const int rc2 = system(cmd);
+    text = mp_test_read_file(log, &n);
+    if (!WIFEXITED(rc2) || WEXITSTATUS(rc2) != 0)
+        fail_msg("memprof run --fill 1=%d failed (%d): %s", SR, rc2, text ? text : "");
+    free(text);
+    expect_written_probabilities();
     mp_test_tmpdir_remove();
 }
 
