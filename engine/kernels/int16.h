@@ -3,8 +3,8 @@
  * int16_linear.c: FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (TensorFlow Lite's
  * reference_integer_ops FullyConnected / ConvPerChannel / DepthwiseConvPerChannel for int16);
  * int16_binary.c: ADD, SUB (add.cc / sub.cc: the power-of-two path and the general one) and
- * MUL; int16_activation.c: LOGISTIC and TANH (reference_integer_ops' sigmoid table) and
- * SOFTMAX (its exp and reciprocal tables). None
+ * MUL; int16_activation.c: LOGISTIC and TANH (reference_integer_ops' sigmoid table), RELU,
+ * RELU6 and SOFTMAX (its exp and reciprocal tables). None
  * keeps state: what a run needs is computed from the tensors at the run. */
 #ifndef MP_INT16_H
 #define MP_INT16_H
@@ -48,10 +48,10 @@ bool mp_i16_checked_log2(float x, int *log2_rounded);
 mp_status mp_i16_binary_infer(mp_node *n);
 mp_status mp_i16_binary_run(mp_node *n);
 
-/* LOGISTIC and TANH with an int16 input (int16_activation.c): check the quantization (the
- * node's one input and output present); run. */
-mp_status mp_i16_sigmoid_check(mp_node *n);
-mp_status mp_i16_sigmoid_run(mp_node *n);
+/* LOGISTIC, TANH, RELU and RELU6 with an int16 input (int16_activation.c): check the
+ * quantization (the node's one input and output present); run. */
+mp_status mp_i16_unary_check(mp_node *n);
+mp_status mp_i16_unary_run(mp_node *n);
 /* SOFTMAX with an int16 input (int16_activation.c): check, give the output the input's shape
  * (no scratch); run. */
 mp_status mp_i16_softmax_infer(mp_node *n);

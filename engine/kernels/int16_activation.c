@@ -1,4 +1,4 @@
-/* 16x8 LOGISTIC, TANH and SOFTMAX (int16.h): TensorFlow Lite's int16 reference kernels
+/* 16x8 LOGISTIC, TANH, RELU, RELU6 and SOFTMAX (int16.h): TensorFlow Lite's int16 reference kernels
  * (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare / TanhPrepare;
  * reference_ops SoftmaxInt16 and softmax.cc's Prepare), bit for bit, in plain C.
  *
@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "engine/kernels/quant_math.h"
+#include "engine/kernels/quant_tensor.h"
 
 /* TensorFlow Lite's sigmoid_table_uint16: sigmoid(i / 24) in unsigned 0.16, i = 0 .. 255. Its
  * published values (no single rounding of the function reproduces all of them, so they are
@@ -87,13 +88,44 @@ static mp_status sigmoid_params(mp_node *n, i16_sigmoid *p)
     return MP_OK;
 }
 
-mp_status mp_i16_sigmoid_check(mp_node *n)
+/* ---- RELU, RELU6: TensorFlow Lite's QuantizedReluX on int16 ----------------------------------
+ * x scaled by input scale / output scale (float division, then QuantizeMultiplier; the int32
+ * MultiplyByQuantizedMultiplier), clamped to [round(0 / s), 32767] or [0, round(6 / s)] with s
+ * the output scale. TensorFlow Lite's RELU_N1_TO_1 takes no int16 input. */
+
+typedef struct i16_relu {
+    int32_t mult, lo, hi;
+    int shift;
+} i16_relu;
+
+static mp_status relu_params(mp_node *n, i16_relu *p)
 {
-    if (n->opcode != MP_OP_LOGISTIC && n->opcode != MP_OP_TANH)
+    if (n->opcode != MP_OP_RELU && n->opcode != MP_OP_RELU6)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is i16; of the activations only "
-                            "LOGISTIC and TANH take int16 inputs", mp_tname(n->in[0]));
+                            "LOGISTIC, TANH, RELU and RELU6 take int16 inputs",
+                            mp_tname(n->in[0]));
+    float si, so;
+    mp_status st = mp_i16_activation(n, n->in[0], "input", &si);
+    if (st != MP_OK || (st = mp_i16_activation(n, n->out[0], "output", &so)) != MP_OK)
+        return st;
+    if (!mp_quantize_multiplier((double)(si / so), &p->mult, &p->shift))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input scale %g over output scale %g gives "
+                            "no multiplier", (double)si, (double)so);
+    mp_activation_range_q(n->opcode == MP_OP_RELU ? MP_ACT_RELU : MP_ACT_RELU6, so, 0,
+                          MP_DT_INT16, &p->lo, &p->hi);
+    return MP_OK;
+}
+
+static bool is_relu(const mp_node *n)
+{
+    return n->opcode != MP_OP_LOGISTIC && n->opcode != MP_OP_TANH;
+}
+
+mp_status mp_i16_unary_check(mp_node *n)
+{
+    i16_relu r;
     i16_sigmoid p = {0, 0};
-    return sigmoid_params(n, &p);
+    return is_relu(n) ? relu_params(n, &r) : sigmoid_params(n, &p);
 }
 
 /* floor(v / 2^k), k >= 0, without shifting a negative value. */
@@ -114,12 +146,8 @@ static inline uint32_t table_at(uint64_t a, int bits, uint32_t sat)
     return (ua << bits) + ut * (ub - ua);
 }
 
-mp_status mp_i16_sigmoid_run(mp_node *n)
+mp_status mp_i16_unary_run(mp_node *n)
 {
-    i16_sigmoid p = {0, 0};
-    mp_status st = sigmoid_params(n, &p);
-    if (st != MP_OK)
-        return st;
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
     size_t count = mp_tensor_elements(in);
@@ -128,6 +156,21 @@ mp_status mp_i16_sigmoid_run(mp_node *n)
                             mp_tname(out), mp_tname(in));
     const int16_t *x = in->data;
     int16_t *y = out->data;
+    if (is_relu(n)) {
+        i16_relu r = {0, 0, 0, 0};
+        mp_status st = relu_params(n, &r);
+        if (st != MP_OK)
+            return st;
+        for (size_t i = 0; i < count; i++) {
+            int32_t v = mp_multiply_by_quantized_multiplier(x[i], r.mult, r.shift);
+            y[i] = (int16_t)(v < r.lo ? r.lo : (v > r.hi ? r.hi : v));
+        }
+        return MP_OK;
+    }
+    i16_sigmoid p = {0, 0};
+    mp_status st = sigmoid_params(n, &p);
+    if (st != MP_OK)
+        return st;
     const int64_t round = p.shift > 0 ? INT64_C(1) << (p.shift - 1) : 0;
     const bool tanh_op = n->opcode == MP_OP_TANH;
     for (size_t i = 0; i < count; i++) {

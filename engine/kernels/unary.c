@@ -19,7 +19,8 @@
  *   out_zp + MultiplyByQuantizedMultiplier(x - in_zp) by in_scale / out_scale, clamped,
  *   evaluated once per possible input into the same kind of table.
  *   A table lives in the node's state (MP_MEM_KERNEL); running it is one lookup per element.
- * int16 (16x8) LOGISTIC and TANH: int16_activation.c (TensorFlow Lite's int16 reference). */
+ * int16 (16x8) LOGISTIC, TANH, RELU and RELU6: int16_activation.c (TensorFlow Lite's int16
+ * reference). */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -83,7 +84,7 @@ static mp_status unary_infer(mp_node *n)
 {
     mp_status st = mp_node_check_io(n, 1, 1, 0);
     if (st == MP_OK && n->in[0]->dtype == MP_DT_INT16) /* 16x8: int16_activation.c */
-        st = mp_i16_sigmoid_check(n);
+        st = mp_i16_unary_check(n);
     else if (st == MP_OK)
         st = mp_dtype_is_q8(n->in[0]->dtype) ? unary_q8_check(n) : mp_node_check_f32_io(n);
     if (st != MP_OK)
@@ -257,7 +258,7 @@ static mp_status unary_prepare(mp_node *n)
 static mp_status unary_run(mp_node *n)
 {
     if (n->in[0]->dtype == MP_DT_INT16)
-        return mp_i16_sigmoid_run(n);
+        return mp_i16_unary_run(n);
     if (n->opcode == MP_OP_TANH && n->in[0]->dtype == MP_DT_FLOAT32) {
         const float *x = n->in[0]->data;
         float *y = n->out[0]->data;

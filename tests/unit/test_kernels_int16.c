@@ -630,11 +630,59 @@ static void test_sigmoid_refusals(void **state)
                     "i16 output 't1' has scale 6.10352e-05; TensorFlow Lite's int16 LOGISTIC "
                     "takes 2^-15 only");
     kh_free(&c);
-    kh_init(&c, MP_OP_RELU, NULL);
+    kh_init(&c, MP_OP_RELU_N1_TO_1, NULL);
     kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d, NULL), 1, &si, k_zeros, 0);
     kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &si, k_zeros, 0);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "only LOGISTIC and TANH take int16 inputs");
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "input 't0' is i16; of the activations only LOGISTIC, TANH, RELU and RELU6 "
+                    "take int16 inputs");
     kh_free(&c);
+}
+
+/* RELU and RELU6 (QuantizedReluX): input scale 0.5, output 0.25: times 2 (2^30, shift 2):
+ * 3 -> 6, -3 -> 0 (RELU's 0), 20 -> 40, RELU6 clamps it at round(6 / 0.25) = 24; 16383 ->
+ * 32766, 16384 -> 32768 saturates at 32767. Then input 0.3, output 0.7 over every int16
+ * against the restated clamp(MultiplyByQuantizedMultiplier(x, M(0.3f / 0.7f))). */
+static void test_relu(void **state)
+{
+    (void)state;
+    const float sc[2][2] = {{0.5f, 0.25f}, {0.3f, 0.7f}};
+    enum { N = 65536 };
+    int16_t *x = malloc(N * 2), *y = malloc(N * 2);
+    for (int op = 0; op < 2; op++) {
+        int32_t code = op ? MP_OP_RELU6 : MP_OP_RELU;
+        memcpy(x, (int16_t[]){3, -3, 20, 16383, 16384}, 10);
+        for (int k = 0; k < 2; k++) {
+            size_t n = k ? N : 5;
+            if (k)
+                for (int i = 0; i < N; i++)
+                    x[i] = (int16_t)(i - 32768);
+            kh_case c;
+            kh_init(&c, code, NULL);
+            const int32_t d = (int32_t)n;
+            kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d, x), 1, &sc[k][0], k_zeros, 0);
+            mp_tensor *out = kh_output(&c, MP_DT_INT16);
+            kh_quant(&c, out, 1, &sc[k][1], k_zeros, 0);
+            kh_expect_ok(&c, kh_run(&c));
+            memcpy(y, out->data, n * 2);
+            kh_free(&c);
+            if (!k) {
+                assert_memory_equal(y, op ? ((int16_t[]){6, 0, 24, 24, 24})
+                                          : ((int16_t[]){6, 0, 40, 32766, 32767}),
+                                    10);
+                continue;
+            }
+            int32_t m, sh, hi = op ? (int32_t)roundf(6.0f / sc[k][1]) : 32767;
+            assert_true(mp_quantize_multiplier((double)(sc[k][0] / sc[k][1]), &m, &sh));
+            for (int i = 0; i < N; i++) {
+                int32_t v = mp_multiply_by_quantized_multiplier(x[i], m, sh);
+                v = v < 0 ? 0 : (v > hi ? hi : v);
+                assert_int_equal(y[i], v);
+            }
+        }
+    }
+    free(x);
+    free(y);
 }
 
 /* ---- SOFTMAX --------------------------------------------------------------------------------- */
@@ -1304,6 +1352,7 @@ int main(void)
         cmocka_unit_test(test_sigmoid_hand),
         cmocka_unit_test(test_sigmoid_all_inputs),
         cmocka_unit_test(test_sigmoid_refusals),
+        cmocka_unit_test(test_relu),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_movement),
