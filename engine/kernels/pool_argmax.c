@@ -116,9 +116,9 @@ static bool argmax_out_dim(int32_t padding, int32_t in, int32_t k, int32_t strid
     return true;
 }
 
-/* The most window reads a run may take (2^32: seconds; real models' 2x2 windows take a few
- * per output element). */
-#define ARGMAX_MAX_READS 4294967296.0
+/* The most window reads a run may take (2^28: well under a second; real models' 2x2 windows
+ * take four per output element). */
+#define ARGMAX_MAX_READS 268435456.0
 
 static mp_status argmax_geometry(mp_node *n, pa_geom *g)
 {
@@ -181,8 +181,8 @@ static mp_status argmax_run(mp_node *n)
 {
     pa_geom g;
     mp_status st = pa_run_geometry(n, argmax_geometry, &g);
-    if (st != MP_OK)
-        return st;
+    if (st != MP_OK || mp_tensor_elements(n->out[0]) == 0)
+        return st; /* an empty output: no row to walk, however many the batch and height */
     const mp_op_options *o = n->opt;
     float lo = -FLT_MAX, hi = FLT_MAX;
     if (!mp_activation_range(o->activation, &lo, &hi)) {
@@ -269,8 +269,8 @@ static mp_status unpool_run(mp_node *n)
 {
     pa_geom g;
     mp_status st = pa_run_geometry(n, unpool_geometry, &g);
-    if (st != MP_OK)
-        return st;
+    if (st != MP_OK || mp_tensor_elements(n->in[0]) == 0)
+        return st; /* an empty input has an empty output: nothing to zero or walk */
     const mp_op_options *o = n->opt;
     const float *x = n->in[0]->data, *ix = n->in[1]->data;
     float *y = n->out[0]->data;

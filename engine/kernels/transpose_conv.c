@@ -41,6 +41,11 @@
 
 #define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
 
+/* The most steps (input pixels x filter taps x output channels x (input channels + 1)) the
+ * plain-C float32 path takes: 2^28, well under a second (a fuzzed model's variable weights as
+ * large as its image took minutes). XNNPACK's path, constant weights, has no such bound. */
+#define TCONV_PLAIN_MAX_STEPS 268435456.0
+
 typedef struct tconv_geom {
     int32_t batch, in_h, in_w, in_c;
     int32_t out_h, out_w, out_c;
@@ -327,8 +332,18 @@ static mp_status tconv_prepare(mp_node *n)
                  xnn_axis(g.in_h, g.k_h, g.stride_h, g.pad_h, g.out_h, &bottom, &adj_h) &&
                  xnn_axis(g.in_w, g.k_w, g.stride_w, g.pad_w, g.out_w, &right, &adj_w) &&
                  mp_tensor_elements(out) > 0 && mp_tensor_elements(in) > 0;
-    if (!s->use_xnn)
+    if (!s->use_xnn) {
+        /* the plain-C float path (weights or bias not constant, or an adjustment of a stride
+         * or more): refused beyond TCONV_PLAIN_MAX_STEPS rather than run for minutes */
+        double steps = (double)g.batch * g.in_h * g.in_w * (g.k_h < g.out_h ? g.k_h : g.out_h) *
+                       (g.k_w < g.out_w ? g.k_w : g.out_w) * g.out_c * (g.in_c + 1.0);
+        if (steps > TCONV_PLAIN_MAX_STEPS)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "plain-C transposed convolution (weights '%s' not constant) "
+                                "takes %.3g steps, more than %.3g",
+                                mp_tname(w), steps, TCONV_PLAIN_MAX_STEPS);
         return MP_OK;
+    }
     uint32_t key[8] = {(uint32_t)g.pad_h, right, bottom, (uint32_t)g.pad_w,
                        (uint32_t)g.k_h, (uint32_t)g.k_w, (uint32_t)g.stride_h,
                        (uint32_t)g.stride_w};

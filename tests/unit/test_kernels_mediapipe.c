@@ -266,6 +266,23 @@ static void test_tconv_bias_errors(void **state)
         assert_non_null(strstr(c.err.msg, "operator #0 Convolution2DTransposeBias"));
         kh_free(&c);
     }
+    /* weights that are not constants run in plain C: a 32x32 kernel of 16 -> 16 channels
+     * over a 32x32 image (1024 pixels x 1024 taps x 16 x 17 steps) is refused rather than run
+     * for long */
+    {
+        kh_case g;
+        kh_init(&g, MP_OP_TRANSPOSE_CONV_BIAS, NULL);
+        g.opt.stride_h = g.opt.stride_w = 2;
+        static float bz[16];
+        kh_input(&g, MP_DT_FLOAT32, 4, (int32_t[]){1, 32, 32, 16}, NULL);
+        kh_input(&g, MP_DT_FLOAT32, 4, (int32_t[]){16, 32, 32, 16}, NULL);
+        kh_input(&g, MP_DT_FLOAT32, 1, (int32_t[]){16}, bz);
+        kh_output(&g, MP_DT_FLOAT32);
+        kh_expect_error(&g, MP_ERR_UNSUPPORTED,
+                        "plain-C transposed convolution (weights 't1' not constant) takes "
+                        "2.85e+08 steps, more than 2.68e+08");
+        kh_free(&g);
+    }
     /* three inputs exactly: TRANSPOSE_CONV's optional fourth is not one of them */
     kh_case c;
     kh_init(&c, MP_OP_TRANSPOSE_CONV_BIAS, NULL);
@@ -331,6 +348,34 @@ static void test_argmax_hand(void **state)
                 (float[]){0.1f, 2.1f, 1.1f, 0.1f});
     /* VALID with a window larger than the image: (2 - 4 + 3) / 3 = 0 rows: empty outputs */
     argmax_case(MP_PAD_VALID, MP_ACT_NONE, 2, 2, x, 4, 3, 0, 0, NULL, NULL);
+}
+
+/* Empty tensors of huge batch and height (a fuzzed model's [33554433, 131072, 0, 0] ran for
+ * minutes walking rows without a column): empty outputs of the right shapes, at once. */
+static void test_empty_giants(void **state)
+{
+    (void)state;
+    const int32_t dims[4] = {50462720, 65536, 0, 1};
+    kh_case c;
+    kh_init(&c, MP_OP_MAX_POOL_ARGMAX, NULL);
+    c.opt.filter_h = c.opt.filter_w = 2;
+    c.opt.stride_h = c.opt.stride_w = 2;
+    kh_input(&c, MP_DT_FLOAT32, 4, dims, NULL);
+    mp_tensor *y = kh_output(&c, MP_DT_FLOAT32), *ix = kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    const int32_t want[4] = {50462720, 32768, 0, 1};
+    assert_memory_equal(y->dims, want, sizeof want);
+    assert_memory_equal(ix->dims, want, sizeof want);
+    kh_free(&c);
+    kh_init(&c, MP_OP_MAX_UNPOOL, NULL);
+    c.opt.filter_h = c.opt.filter_w = 2;
+    c.opt.stride_h = c.opt.stride_w = 2;
+    kh_input(&c, MP_DT_FLOAT32, 4, dims, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 4, dims, NULL);
+    mp_tensor *u = kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(u->dims, ((int32_t[]){50462720, 131072, 0, 1}), 4 * sizeof(int32_t));
+    kh_free(&c);
 }
 
 static void test_argmax_random(void **state)
@@ -424,7 +469,7 @@ static void test_argmax_errors(void **state)
     kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){1, 1000, 1000, 1}, NULL);
     kh_output(&c, MP_DT_FLOAT32);
     kh_output(&c, MP_DT_FLOAT32);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "the 4096x4096 window over input 't0' takes 1e+12 reads");
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "the 4096x4096 window over input 't0' takes 1e+12 reads, more than 2.68e+08");
     kh_free(&c);
 }
 
@@ -756,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_tconv_bias_errors),
         cmocka_unit_test(test_argmax_hand),
         cmocka_unit_test(test_argmax_random),
+        cmocka_unit_test(test_empty_giants),
         cmocka_unit_test(test_argmax_errors),
         cmocka_unit_test(test_unpool_hand),
         cmocka_unit_test(test_unpool_roundtrip),
