@@ -1,4 +1,4 @@
-/* 16x8 LOGISTIC, TANH, RELU, RELU6 and SOFTMAX (int16.h): TensorFlow Lite's int16 reference kernels
+/* 16x8 LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU and SOFTMAX (int16.h): TensorFlow Lite's int16 reference kernels
  * (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare / TanhPrepare;
  * reference_ops SoftmaxInt16 and softmax.cc's Prepare), bit for bit, in plain C.
  *
@@ -91,28 +91,38 @@ static mp_status sigmoid_params(mp_node *n, i16_sigmoid *p)
 /* ---- RELU, RELU6: TensorFlow Lite's QuantizedReluX on int16 ----------------------------------
  * x scaled by input scale / output scale (float division, then QuantizeMultiplier; the int32
  * MultiplyByQuantizedMultiplier), clamped to [round(0 / s), 32767] or [0, round(6 / s)] with s
- * the output scale. TensorFlow Lite's RELU_N1_TO_1 takes no int16 input. */
+ * the output scale. TensorFlow Lite's RELU_N1_TO_1 takes no int16 input. LEAKY_RELU
+ * (QuantizeLeakyRelu): x >= 0 scaled the same way, x < 0 by input scale * alpha / output
+ * scale (in float), saturated to int16. */
 
 typedef struct i16_relu {
     int32_t mult, lo, hi;
     int shift;
+    int32_t alpha_mult; /* LEAKY_RELU: the negative side's multiplier */
+    int alpha_shift;
 } i16_relu;
 
 static mp_status relu_params(mp_node *n, i16_relu *p)
 {
-    if (n->opcode != MP_OP_RELU && n->opcode != MP_OP_RELU6)
+    bool leaky = n->opcode == MP_OP_LEAKY_RELU;
+    if (n->opcode != MP_OP_RELU && n->opcode != MP_OP_RELU6 && !leaky)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' is i16; of the activations only "
-                            "LOGISTIC, TANH, RELU and RELU6 take int16 inputs",
+                            "LOGISTIC, TANH, RELU, RELU6 and LEAKY_RELU take int16 inputs",
                             mp_tname(n->in[0]));
     float si, so;
     mp_status st = mp_i16_activation(n, n->in[0], "input", &si);
     if (st != MP_OK || (st = mp_i16_activation(n, n->out[0], "output", &so)) != MP_OK)
         return st;
-    if (!mp_quantize_multiplier((double)(si / so), &p->mult, &p->shift))
+    if (!mp_quantize_multiplier((double)(si / so), &p->mult, &p->shift) ||
+        (leaky && !mp_quantize_multiplier((double)(si * n->opt->alpha / so), &p->alpha_mult,
+                                          &p->alpha_shift)))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input scale %g over output scale %g gives "
                             "no multiplier", (double)si, (double)so);
-    mp_activation_range_q(n->opcode == MP_OP_RELU ? MP_ACT_RELU : MP_ACT_RELU6, so, 0,
-                          MP_DT_INT16, &p->lo, &p->hi);
+    p->lo = INT16_MIN;
+    p->hi = INT16_MAX;
+    if (!leaky)
+        mp_activation_range_q(n->opcode == MP_OP_RELU ? MP_ACT_RELU : MP_ACT_RELU6, so, 0,
+                              MP_DT_INT16, &p->lo, &p->hi);
     return MP_OK;
 }
 
@@ -157,12 +167,15 @@ mp_status mp_i16_unary_run(mp_node *n)
     const int16_t *x = in->data;
     int16_t *y = out->data;
     if (is_relu(n)) {
-        i16_relu r = {0, 0, 0, 0};
+        i16_relu r = {0, 0, 0, 0, 0, 0};
         mp_status st = relu_params(n, &r);
         if (st != MP_OK)
             return st;
         for (size_t i = 0; i < count; i++) {
-            int32_t v = mp_multiply_by_quantized_multiplier(x[i], r.mult, r.shift);
+            int32_t v = x[i] < 0 && n->opcode == MP_OP_LEAKY_RELU
+                            ? mp_multiply_by_quantized_multiplier(x[i], r.alpha_mult,
+                                                                  r.alpha_shift)
+                            : mp_multiply_by_quantized_multiplier(x[i], r.mult, r.shift);
             y[i] = (int16_t)(v < r.lo ? r.lo : (v > r.hi ? r.hi : v));
         }
         return MP_OK;

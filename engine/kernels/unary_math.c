@@ -38,13 +38,15 @@
  *     MultiplyByQuantizedMultiplier(q - zp_in) by in_scale / out_scale (the ratio in float),
  *     clamped to [zp_out, zp_out + round(1 / out_scale)] within the dtype;
  *   RSQRT and SQRT of an input below its zero point (a negative real value) fail the run,
- *   as TensorFlow Lite's do. */
+ *   as TensorFlow Lite's do.
+ * int16 (16x8) LEAKY_RELU: int16_activation.c (QuantizeLeakyRelu with zero points 0). */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/int16.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
 
@@ -305,6 +307,11 @@ static mp_status um_infer(mp_node *n)
     mp_status st = mp_node_check_io(n, 1, 1, 0);
     if (st != MP_OK)
         return st;
+    if (n->opcode == MP_OP_LEAKY_RELU && n->in[0]->dtype == MP_DT_INT16) { /* 16x8 */
+        if ((st = mp_i16_unary_check(n)) != MP_OK)
+            return st;
+        return mp_node_set_output_shape(n, n->in[0]->rank, n->in[0]->dims);
+    }
     const um_op *u = um_find(n->opcode);
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
@@ -342,6 +349,8 @@ static mp_status um_fill_table(mp_node *n, const um_op *u, um_state *s)
 
 static mp_status um_prepare(mp_node *n)
 {
+    if (n->in[0]->dtype == MP_DT_INT16) /* 16x8 LEAKY_RELU: no state, all at the run */
+        return MP_OK;
     const um_op *u = um_find(n->opcode);
     const mp_tensor *in = n->in[0];
     const bool q8 = mp_dtype_is_q8(in->dtype);
@@ -371,6 +380,8 @@ static mp_status um_prepare(mp_node *n)
 
 static mp_status um_run(mp_node *n)
 {
+    if (n->in[0]->dtype == MP_DT_INT16)
+        return mp_i16_unary_run(n);
     const um_op *u = um_find(n->opcode);
     const um_state *s = n->state;
     if (!s)

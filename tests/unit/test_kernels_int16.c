@@ -634,8 +634,8 @@ static void test_sigmoid_refusals(void **state)
     kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d, NULL), 1, &si, k_zeros, 0);
     kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &si, k_zeros, 0);
     kh_expect_error(&c, MP_ERR_UNSUPPORTED,
-                    "input 't0' is i16; of the activations only LOGISTIC, TANH, RELU and RELU6 "
-                    "take int16 inputs");
+                    "input 't0' is i16; of the activations only LOGISTIC, TANH, RELU, RELU6 and "
+                    "LEAKY_RELU take int16 inputs");
     kh_free(&c);
 }
 
@@ -679,6 +679,53 @@ static void test_relu(void **state)
                 v = v < 0 ? 0 : (v > hi ? hi : v);
                 assert_int_equal(y[i], v);
             }
+        }
+    }
+    free(x);
+    free(y);
+}
+
+/* LEAKY_RELU (QuantizeLeakyRelu): input scale 0.5, output 0.25, alpha 0.1: x >= 0 times 2,
+ * x < 0 times 0.2 (0.8 * 2^30 / 2^31, then / 4): -10 -> -8 -> -2; -7: the high multiply
+ * rounds -5.6 to -6, the divide -1.5 away from zero to -2 (two roundings; -1.4 exactly);
+ * 9 -> 18; -32768 -> -26214 -> -6553.5 -> -6554; 20000 -> 40000 saturates at 32767. Then every int16 on scales 0.3 -> 0.7, alpha 0.37, against the
+ * restated formula (both multipliers from float products and quotients). */
+static void test_leaky_relu(void **state)
+{
+    (void)state;
+    enum { N = 65536 };
+    int16_t *x = malloc(N * 2), *y = malloc(N * 2);
+    const float sc[2][3] = {{0.5f, 0.25f, 0.1f}, {0.3f, 0.7f, 0.37f}};
+    for (int k = 0; k < 2; k++) {
+        size_t n = k ? N : 5;
+        if (k)
+            for (int i = 0; i < N; i++)
+                x[i] = (int16_t)(i - 32768);
+        else
+            memcpy(x, (int16_t[]){-10, -7, 9, -32768, 20000}, 10);
+        kh_case c;
+        kh_init(&c, MP_OP_LEAKY_RELU, NULL);
+        c.opt.alpha = sc[k][2];
+        const int32_t d = (int32_t)n;
+        kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, &d, x), 1, &sc[k][0], k_zeros, 0);
+        mp_tensor *out = kh_output(&c, MP_DT_INT16);
+        kh_quant(&c, out, 1, &sc[k][1], k_zeros, 0);
+        kh_expect_ok(&c, kh_run(&c));
+        memcpy(y, out->data, n * 2);
+        kh_free(&c);
+        if (!k) {
+            assert_memory_equal(y, ((int16_t[]){-2, -2, 18, -6554, 32767}), 10);
+            continue;
+        }
+        int32_t m1, m2;
+        int s1, s2;
+        assert_true(mp_quantize_multiplier((double)(sc[k][0] / sc[k][1]), &m1, &s1));
+        assert_true(mp_quantize_multiplier((double)(sc[k][0] * sc[k][2] / sc[k][1]), &m2, &s2));
+        for (int i = 0; i < N; i++) {
+            int32_t v = x[i] >= 0 ? mp_multiply_by_quantized_multiplier(x[i], m1, s1)
+                                  : mp_multiply_by_quantized_multiplier(x[i], m2, s2);
+            v = v < INT16_MIN ? INT16_MIN : (v > INT16_MAX ? INT16_MAX : v);
+            assert_int_equal(y[i], v);
         }
     }
     free(x);
@@ -1353,6 +1400,7 @@ int main(void)
         cmocka_unit_test(test_sigmoid_all_inputs),
         cmocka_unit_test(test_sigmoid_refusals),
         cmocka_unit_test(test_relu),
+        cmocka_unit_test(test_leaky_relu),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_movement),
