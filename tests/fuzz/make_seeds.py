@@ -797,6 +797,27 @@ def seeds():
         [(32, "fake-op")],
         [dict(name="x", type=F32, shape=[1]), dict(name="y", type=F32, shape=[1])],
         [{"in": [0], "out": [1]}], [0], [1], [b""])
+    # DEPTHWISE_CONV_2D with windows XNNPACK has no microkernel for (engine/kernels/dwconv.c):
+    # float32 7x1 SAME with a bias and RELU6, and int8 per-channel 5x1 VALID, stride 2.
+    out["dwconv_c.tflite"] = model(
+        [(4, None)],
+        [dict(name="x", type=F32, shape=[1, 9, 1, 3]),
+         dict(name="w", type=F32, shape=[1, 7, 1, 3], buffer=1),
+         dict(name="b", type=F32, shape=[3], buffer=2),
+         dict(name="y", type=F32, shape=[1, 9, 1, 3]),
+         dict(name="xq", type=I8, shape=[1, 9, 1, 4], scale=[0.5], zp=[-1]),
+         dict(name="wq", type=I8, shape=[1, 5, 1, 4], buffer=3, scale=[0.1, 0.2, 0.05, 0.3],
+              zp=[0, 0, 0, 0], qdim=3),
+         dict(name="bq", type=I32, shape=[4], buffer=4, scale=[0.05, 0.1, 0.025, 0.15],
+              zp=[0, 0, 0, 0]),
+         dict(name="yq", type=I8, shape=[1, 3, 1, 4], scale=[0.4], zp=[5])],
+        [{"opcode": 0, "in": [0, 1, 2], "out": [3], "opt_type": 2,
+          "opt": [(0, "B", 0), (1, "i", 1), (2, "i", 1), (3, "i", 1), (4, "B", 3)]},
+         {"opcode": 0, "in": [4, 5, 6], "out": [7], "opt_type": 2,
+          "opt": [(0, "B", 1), (1, "i", 1), (2, "i", 2), (3, "i", 1)]}],
+        [0, 4], [3, 7],
+        [b"", f32s(*[((i * 7) % 11 - 5) / 8.0 for i in range(21)]), f32s(0.5, -0.25, 1.0),
+         bytes((i * 53 + 7) % 256 for i in range(20)), struct.pack("<4i", 100, -50, 7, 0)])
     out["two_subgraphs.tflite"] = model(
         [(0, None)],
         [dict(name="x", type=F32, shape=[1]), dict(name="y", type=F32, shape=[1])],
