@@ -1,6 +1,7 @@
-/* 16x8 LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU and SOFTMAX (int16.h): TensorFlow Lite's int16 reference kernels
- * (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare / TanhPrepare;
- * reference_ops SoftmaxInt16 and softmax.cc's Prepare), bit for bit, in plain C.
+/* 16x8 LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU and SOFTMAX (int16.h): TensorFlow Lite's int16
+ * reference kernels (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare
+ * / TanhPrepare, QuantizedReluX, QuantizeLeakyRelu; reference_ops SoftmaxInt16 and
+ * softmax.cc's Prepare), bit for bit, in plain C.
  *
  * The input (int16, zero point 0) is brought to TensorFlow Lite's table scale, 1 / (3 * 4096)
  * per unit: times 3 when its scale is 2^-12 (the power-of-two case), else times

@@ -688,8 +688,9 @@ static void test_relu(void **state)
 /* LEAKY_RELU (QuantizeLeakyRelu): input scale 0.5, output 0.25, alpha 0.1: x >= 0 times 2,
  * x < 0 times 0.2 (0.8 * 2^30 / 2^31, then / 4): -10 -> -8 -> -2; -7: the high multiply
  * rounds -5.6 to -6, the divide -1.5 away from zero to -2 (two roundings; -1.4 exactly);
- * 9 -> 18; -32768 -> -26214 -> -6553.5 -> -6554; 20000 -> 40000 saturates at 32767. Then every int16 on scales 0.3 -> 0.7, alpha 0.37, against the
- * restated formula (both multipliers from float products and quotients). */
+ * 9 -> 18; -32768 -> -26214 -> -6553.5 -> -6554; 20000 -> 40000 saturates at 32767. Then
+ * every int16 on scales 0.3 -> 0.7, alpha 0.37, against the restated formula (both
+ * multipliers from float products and quotients). */
 static void test_leaky_relu(void **state)
 {
     (void)state;
