@@ -2,17 +2,24 @@
  * propagation, the shared arena and the chain's trace (see pipeline.h).
  *
  * How an edge moves its bytes (mode, chosen at each sync from what the edge asks and what
- * the two ends allow):
- *   E_COPY      copy asked: caller -> model set_input; model -> model get_output into the
- *               pipeline's buffer then set_input; model -> caller get_output
- *   E_BIND      the writer and the reader share one buffer: no copy
- *   E_CONVERT   the writer's output bound to buffer A, converted into buffer B, to which the
- *               reader's input is bound (other dtypes or quantization): one conversion
- *   E_COPY_IN   the writer's output bound to the buffer, set_input into the reader (other
- *               shapes; or the caller's input buffer that cannot be bound): one copy
- *   E_COPY_OUT  get_output into the buffer after the writer ran, the reader's input bound to
- *               it (the output's shape known only while running; an output that is also an
- *               input): one copy
+ * the two ends allow). A model's output may feed several inputs of later models (fan-out):
+ * its edges, one per reader, form a group whose first edge (the owner) holds the group's one
+ * buffer G. The writer's output is bound to G (wbound) when it can be (its shape known before
+ * running, not also an input) and some edge of the group asks bind; otherwise G is filled by
+ * one get_output per run right after the writer ran, counted on the owner edge. Each reader
+ * then, right before its model runs:
+ *   E_COPY      copy asked: set_input from G (one copy in; under all-copy the group's one
+ *               copy out is the owner's); caller -> model set_input; model -> caller
+ *               get_output
+ *   E_BIND      the reader's input bound to G, which the writer writes: no copy
+ *   E_CONVERT   converted from G into buffer B, to which the reader's input is bound (other
+ *               dtypes or quantization): one conversion
+ *   E_COPY_IN   set_input from G (other shapes; a caller's input buffer that cannot be bound;
+ *               a reader input that its model writes, variable state): one copy
+ *   E_COPY_OUT  the reader's input bound to G, filled by the copy out (the output's shape
+ *               known only while running; an output that is also an input)
+ * Readers never write G: a session refuses an operator writing a model input
+ * (check_dataflow), and an input that is variable state (written in place) is copied in.
  * Every call on a session is followed by a note of which model the recorder's new events
  * belong to (the journal), from which mp_pipeline_close numbers the chain's trace. */
 #include "engine/pipeline.h"
@@ -33,8 +40,12 @@ typedef struct edge_rt {
     size_t cap;
     void *buf2;         /* E_CONVERT: the reader's side */
     size_t cap2;
-    bool in_arena;      /* buf is a slot of the shared arena */
+    bool in_arena;      /* G is a slot of the shared arena */
     uint64_t arena_off;
+    int32_t owner;      /* model-to-model: the group's first edge (itself for others) */
+    bool wbound;        /* owner: the writer's output is bound to G */
+    void *g;            /* owner: G as placed now (buf, or the arena's slot) */
+    size_t gcap;
 } edge_rt;
 
 typedef struct seg {
@@ -83,7 +94,7 @@ const char *mp_pipe_why_name(int why)
 {
     static const char *const names[MP_WHY_COUNT] = {"none", "copy", "dtype", "shape",
                                                    "alignment", "slack", "dynamic",
-                                                   "passthrough"};
+                                                   "passthrough", "writes"};
     return why >= 0 && why < MP_WHY_COUNT ? names[why] : "?";
 }
 
@@ -243,14 +254,13 @@ static mp_status resolve(mp_pipeline *p, mp_error *err)
                                "%d outputs; connect it with --connect)", k + 1, p->name[k], i,
                                mp_session_input(p->s[k], i)->info->name, k,
                                mp_session_output_count(p->s[k - 1]));
+            /* fan-out: the first edge from this output owns the group's buffer */
+            p->ert[e].owner = e;
             for (int j = 0; j < e; j++)
-                if (p->edges[j].from_model == r.model && p->edges[j].from_output == r.output)
-                    return mp_fail(err, MP_ERR_ARG,
-                                   "model %d output '%s' feeds two inputs (model %d input %d "
-                                   "and model %d input %d); a pipeline feeds each output to "
-                                   "one input", r.model + 1,
-                                   mp_session_output(p->s[r.model], r.output)->info->name,
-                                   p->edges[j].to_model + 1, p->edges[j].to_input, k + 1, i);
+                if (p->edges[j].from_model == r.model && p->edges[j].from_output == r.output) {
+                    p->ert[e].owner = j;
+                    break;
+                }
             p->edges[e++] = (mp_pipe_edge){
                 r.model, r.output, k, i, mp_session_model(p->s[r.model])->outputs[r.output],
                 mp_session_model(p->s[k])->inputs[i], p->opt.io, false, 0, "", 0, 0, 0};
@@ -260,6 +270,9 @@ static mp_status resolve(mp_pipeline *p, mp_error *err)
         p->edges[e++] = (mp_pipe_edge){last, j, -1, j, mp_session_model(p->s[last])->outputs[j],
                                        -1, p->opt.io, false, 0, "", 0, 0, 0};
     p->n_edges = e;
+    for (int j = 0; j < e; j++)
+        if (p->edges[j].from_model < 0 || p->edges[j].to_model < 0)
+            p->ert[j].owner = j;
     p->resolved = true;
     return MP_OK;
 }
@@ -365,6 +378,41 @@ static bool output_is_input(mp_session *s, int o)
     return false;
 }
 
+/* Model s writes its input tensor t in place: only variable state (what LSTM, RNN, SVDF
+ * keep); the session refuses any operator writing another model input (check_dataflow). */
+static bool reader_writes(mp_session *s, int32_t t)
+{
+    return mp_session_model(s)->tensors[t].is_variable;
+}
+
+static bool in_group(const mp_pipeline *p, int ei, int owner)
+{
+    return p->edges[ei].from_model >= 0 && p->edges[ei].to_model >= 0 &&
+           p->ert[ei].owner == owner;
+}
+
+static int group_size(const mp_pipeline *p, int owner)
+{
+    int n = 0;
+    for (int ei = owner; ei < p->n_edges; ei++)
+        n += in_group(p, ei, owner);
+    return n;
+}
+
+/* The group's writer writes straight into G: its output's shape is known before running (as
+ * far as is known: place_buffers corrects), it is not also an input, and an edge asks bind. */
+static bool group_wbound(mp_pipeline *p, int owner)
+{
+    const mp_pipe_edge *o = &p->edges[owner];
+    if (output_is_input(p->s[o->from_model], o->from_output) ||
+        mp_session_output_deferred(p->s[o->from_model], o->from_output))
+        return false;
+    for (int ei = owner; ei < p->n_edges; ei++)
+        if (in_group(p, ei, owner) && p->edges[ei].io == MP_PIPE_BIND)
+            return true;
+    return false;
+}
+
 static void set_why(mp_pipe_edge *e, int why, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void set_why(mp_pipe_edge *e, int why, const char *fmt, ...)
@@ -404,13 +452,13 @@ static mp_status choose_link(mp_pipeline *p, int ei, mp_error *err)
                        "feed model %d input '%s', and its %s", e->from_model + 1, a->info->name,
                        e->to_model + 1, b->info->name,
                        dyn ? "shape is known only while running" : "is also an input");
+    int32_t ow = r->owner;
+    bool wb = group_wbound(p, ow);
+    p->ert[ow].wbound = wb;
+    int readers = group_size(p, ow);
     e->why = MP_WHY_NONE;
     e->reason[0] = 0;
-    if (e->io == MP_PIPE_COPY) {
-        r->mode = E_COPY;
-        set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied out of model %d and into model %d",
-                e->from_model + 1, e->to_model + 1);
-    } else if (conv) {
+    if (conv) { /* whatever is asked: a byte copy would not do */
         r->mode = E_CONVERT;
         set_why(e, MP_WHY_DTYPE, "%s%s%s to %s%s: converted (one copy)", mp_dtype_name(a->dtype),
                 a->info->quant.count ? " quantized" : "", "", mp_dtype_name(b->dtype),
@@ -418,6 +466,25 @@ static mp_status choose_link(mp_pipeline *p, int ei, mp_error *err)
         if (a->dtype == b->dtype)
             set_why(e, MP_WHY_DTYPE, "%s with other quantization (scale or zero point): "
                     "requantized (one copy)", mp_dtype_name(a->dtype));
+    } else if (e->io == MP_PIPE_COPY) {
+        r->mode = E_COPY;
+        if (readers == 1)
+            set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied out of model %d and into model %d",
+                    e->from_model + 1, e->to_model + 1);
+        else if (wb)
+            set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied into model %d from the buffer "
+                    "model %d writes for its bound readers (one copy)", e->to_model + 1,
+                    e->from_model + 1);
+        else if (ow == ei)
+            set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied out of model %d once for its %d "
+                    "readers, and into model %d", e->from_model + 1, readers, e->to_model + 1);
+        else
+            set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied into model %d (the one copy out "
+                    "of model %d is edge %d's)", e->to_model + 1, e->from_model + 1, ow);
+    } else if (reader_writes(p->s[e->to_model], e->to_tensor)) {
+        r->mode = E_COPY_IN;
+        set_why(e, MP_WHY_WRITES, "'%s' is state model %d writes in place: copied into it "
+                "(one copy)", b->info->name, e->to_model + 1);
     } else if (dyn) {
         r->mode = E_COPY_OUT;
         set_why(e, MP_WHY_DYNAMIC, "the shape of '%s' is known only while model %d runs: "
@@ -433,6 +500,9 @@ static mp_status choose_link(mp_pipeline *p, int ei, mp_error *err)
     } else {
         r->mode = E_BIND;
     }
+    if (r->mode == E_COPY_OUT && ow != ei)
+        snprintf(e->reason + strlen(e->reason), sizeof e->reason - strlen(e->reason),
+                 "; that copy is edge %d's, read here too", ow);
     e->bound = r->mode == E_BIND;
     return MP_OK;
 }
@@ -556,11 +626,27 @@ static int32_t producer_of(const mp_model *m, int32_t t)
 static int32_t last_reader(const mp_model *m, int32_t t)
 {
     int32_t last = 0;
+    for (int32_t i = 0; i < m->n_outputs; i++) /* read by the caller after the last step */
+        if (m->outputs[i] == t && m->n_ops > 0)
+            last = m->n_ops - 1;
     for (int32_t i = 0; i < m->n_ops; i++)
         for (int32_t j = 0; j < m->ops[i].n_inputs; j++)
             if (m->ops[i].inputs[j] == t)
                 last = i;
     return last;
+}
+
+/* Edge e owns a group whose buffer G is planned in the chain's arena: the writer writes it
+ * and a reader is bound to it. */
+static bool arena_group(const mp_pipeline *p, int e)
+{
+    if (p->edges[e].from_model < 0 || p->edges[e].to_model < 0 || p->ert[e].owner != e ||
+        !p->ert[e].wbound)
+        return false;
+    for (int j = e; j < p->n_edges; j++)
+        if (in_group(p, j, e) && p->ert[j].mode == E_BIND)
+            return true;
+    return false;
 }
 
 /* One plan for every model's buffers and the bound model-to-model buffers, the models'
@@ -581,8 +667,7 @@ static mp_status plan_chain(mp_pipeline *p, mp_error *err)
     }
     int32_t n_bound = 0;
     for (int e = 0; e < p->n_edges; e++)
-        n_bound += p->edges[e].from_model >= 0 && p->edges[e].to_model >= 0 &&
-                   p->ert[e].mode == E_BIND;
+        n_bound += arena_group(p, e);
     mp_plan_buf *bufs = calloc((size_t)(n + n_bound) + 1, sizeof *bufs);
     uint64_t *off = calloc((size_t)(n + n_bound) + 1, sizeof *off);
     if (st == MP_OK && (!bufs || !off))
@@ -604,16 +689,28 @@ static mp_status plan_chain(mp_pipeline *p, mp_error *err)
             bufs[i].first += base[k], bufs[i].last += base[k];
         separate += t;
     }
+    /* each bound group's buffer G: from its writer to its last reader in the chain (a bound
+     * reader's last operator reading it; a reader copying or converting it, right before its
+     * model's first step) */
     uint64_t boundary = 0;
     for (int e = 0; e < p->n_edges && st == MP_OK; e++) {
-        const mp_pipe_edge *x = &p->edges[e];
-        if (x->from_model < 0 || x->to_model < 0 || p->ert[e].mode != E_BIND)
+        if (!arena_group(p, e))
             continue;
+        const mp_pipe_edge *x = &p->edges[e];
         const mp_tensor *a = edge_src(p, x);
         int32_t f = base[x->from_model] + producer_of(mp_session_model(p->s[x->from_model]),
                                                       x->from_tensor);
-        int32_t l = base[x->to_model] + last_reader(mp_session_model(p->s[x->to_model]),
-                                                    x->to_tensor);
+        int32_t l = f;
+        for (int j = e; j < p->n_edges; j++) {
+            if (!in_group(p, j, e))
+                continue;
+            const mp_pipe_edge *y = &p->edges[j];
+            int32_t at = base[y->to_model];
+            if (p->ert[j].mode == E_BIND)
+                at += last_reader(mp_session_model(p->s[y->to_model]), y->to_tensor);
+            if (at > l)
+                l = at;
+        }
         bufs[m++] = (mp_plan_buf){a->bytes + MP_INPUT_SLACK, f, l};
         boundary += mp_plan_align_up(a->bytes + MP_INPUT_SLACK, align);
     }
@@ -641,21 +738,26 @@ static mp_status plan_chain(mp_pipeline *p, mp_error *err)
     /* the bound buffers first (the sessions' bindings then point into the arena) */
     int32_t bi = n;
     for (int e = 0; e < p->n_edges && st == MP_OK; e++) {
-        const mp_pipe_edge *x = &p->edges[e];
-        if (x->from_model < 0 || x->to_model < 0 || p->ert[e].mode != E_BIND)
+        if (!arena_group(p, e))
             continue;
+        const mp_pipe_edge *x = &p->edges[e];
         edge_rt *r = &p->ert[e];
         release(p, x->from_model, &r->buf, &r->cap);
         r->in_arena = true;
         r->arena_off = off[bi];
-        void *at = p->arena + off[bi];
-        size_t cap = (size_t)bufs[bi].size;
+        r->g = p->arena + off[bi];
+        r->gcap = (size_t)bufs[bi].size;
         bi++;
-        st = mp_session_set_output_buffer(p->s[x->from_model], x->from_output, at, cap, err);
+        st = mp_session_set_output_buffer(p->s[x->from_model], x->from_output, r->g, r->gcap,
+                                          err);
         note(p, x->from_model);
-        if (st == MP_OK)
-            st = mp_session_set_input_buffer(p->s[x->to_model], x->to_input, at, cap, err);
-        note(p, x->to_model);
+        for (int j = e; j < p->n_edges && st == MP_OK; j++) {
+            if (!in_group(p, j, e) || p->ert[j].mode != E_BIND)
+                continue;
+            st = mp_session_set_input_buffer(p->s[p->edges[j].to_model], p->edges[j].to_input,
+                                             r->g, r->gcap, err);
+            note(p, p->edges[j].to_model);
+        }
     }
     int32_t at = 0;
     for (int k = 0; k < p->n && st == MP_OK; k++) {
@@ -711,15 +813,6 @@ static mp_status propagate(mp_pipeline *p, int ei, mp_error *err)
     return st;
 }
 
-/* The writer's output of a model-to-model edge is bound (to the edge's buffer), as far as
- * is known before the writer's shapes are inferred; place_buffers corrects an output found
- * to be known only while running. */
-static bool writer_binds(mp_pipeline *p, const mp_pipe_edge *e)
-{
-    return e->io == MP_PIPE_BIND && !output_is_input(p->s[e->from_model], e->from_output) &&
-           !mp_session_output_deferred(p->s[e->from_model], e->from_output);
-}
-
 /* Bind what binds before the model plans, so that its arena leaves those buffers out: to a
  * placeholder until place_buffers (or plan_chain) gives the buffers their size. */
 static mp_status bind_model(mp_pipeline *p, int k, mp_error *err)
@@ -738,8 +831,9 @@ static mp_status bind_model(mp_pipeline *p, int k, mp_error *err)
             st = mp_session_set_input_buffer(p->s[k], e->to_input, bind ? dummy_buf : NULL, 0,
                                              err);
         }
-        if (st == MP_OK && e->from_model == k && !output_is_input(p->s[k], e->from_output)) {
-            bool bind = e->to_model < 0 ? r->mode == E_BIND : writer_binds(p, e);
+        if (st == MP_OK && e->from_model == k && r->owner == ei &&
+            !output_is_input(p->s[k], e->from_output)) {
+            bool bind = e->to_model < 0 ? r->mode == E_BIND : group_wbound(p, ei);
             st = mp_session_set_output_buffer(p->s[k], e->from_output, bind ? dummy_buf : NULL,
                                               0, err);
         }
@@ -775,23 +869,23 @@ static mp_status place_buffers(mp_pipeline *p, mp_error *err)
             note(p, e->from_model);
             continue;
         }
-        if (r->mode == E_BIND && r->in_arena)
-            continue; /* placed by plan_chain */
         const mp_tensor *b = edge_dst(p, e);
-        if (r->mode == E_COPY || r->mode == E_COPY_OUT) { /* the writer keeps its output */
+        edge_rt *o = &p->ert[r->owner];
+        if (r->owner == ei && !o->wbound) { /* the writer keeps its output: copied out */
             st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, NULL, 0, err);
             note(p, e->from_model);
-            continue;
-        }
-        size_t need = (a->bytes > b->bytes ? a->bytes : b->bytes) + MP_INPUT_SLACK;
-        st = reserve(p, e->from_model, e->from_tensor, &r->buf, &r->cap, need, err);
-        if (st == MP_OK) { /* E_BIND, E_CONVERT, E_COPY_IN: the writer writes there */
-            st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, r->buf, r->cap,
-                                              err);
+        } else if (r->owner == ei && !o->in_arena) { /* the writer writes G */
+            st = reserve(p, e->from_model, e->from_tensor, &o->buf, &o->cap,
+                         a->bytes + MP_INPUT_SLACK, err);
+            o->g = o->buf;
+            o->gcap = o->cap;
+            if (st == MP_OK)
+                st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, o->g,
+                                                  o->gcap, err);
             note(p, e->from_model);
         }
-        if (st == MP_OK && r->mode == E_BIND) {
-            st = mp_session_set_input_buffer(p->s[e->to_model], e->to_input, r->buf, r->cap, err);
+        if (st == MP_OK && r->mode == E_BIND && !o->in_arena) {
+            st = mp_session_set_input_buffer(p->s[e->to_model], e->to_input, o->g, o->gcap, err);
             note(p, e->to_model);
         }
         if (st == MP_OK && r->mode == E_CONVERT) {
@@ -922,58 +1016,61 @@ static mp_status after_model(mp_pipeline *p, int k, mp_error *err)
             count(e, a->bytes);
             continue;
         }
-        mp_session *sb = p->s[e->to_model];
-        const mp_tensor *b = edge_dst(p, e);
-        switch (r->mode) {
-        case E_BIND:
-            break;
-        case E_COPY:
-            st = reserve(p, k, e->from_tensor, &r->buf, &r->cap, a->bytes + MP_INPUT_SLACK, err);
-            if (st == MP_OK)
-                st = mp_session_get_output(p->s[k], e->from_output, r->buf, a->bytes, err);
+        if (r->owner != ei || r->wbound)
+            continue;
+        /* the group's one copy out, read by every reader */
+        st = reserve(p, k, e->from_tensor, &r->buf, &r->cap, a->bytes + MP_INPUT_SLACK, err);
+        r->g = r->buf;
+        r->gcap = r->cap;
+        if (st == MP_OK)
+            st = mp_session_get_output(p->s[k], e->from_output, r->g, a->bytes, err);
+        note(p, k);
+        count(e, a->bytes);
+    }
+    return st;
+}
+
+/* Before model k runs: its inputs fed by earlier models take their bytes from the groups'
+ * buffers (copied, converted or bound), so that nothing written for model k lies in the
+ * arena while models between the writer and model k run. */
+static mp_status before_model(mp_pipeline *p, int k, mp_error *err)
+{
+    mp_status st = MP_OK;
+    for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++) {
+        mp_pipe_edge *e = &p->edges[ei];
+        edge_rt *r = &p->ert[ei];
+        if (e->to_model != k || e->from_model < 0 || r->mode == E_BIND)
+            continue;
+        const edge_rt *o = &p->ert[r->owner];
+        mp_session *sb = p->s[k];
+        const mp_tensor *a = edge_src(p, e), *b = edge_dst(p, e);
+        if (r->mode != E_CONVERT && mp_session_output_deferred(p->s[e->from_model], e->from_output) &&
+            !mp_tensor_same_shape(a, b) && a->rank == b->rank) {
+            st = mp_session_set_input_shape(sb, e->to_input, a->rank, a->dims, err);
             note(p, k);
-            count(e, a->bytes);
-            if (st == MP_OK && mp_session_output_deferred(p->s[k], e->from_output) &&
-                !mp_tensor_same_shape(a, b) && a->rank == b->rank) {
-                st = mp_session_set_input_shape(sb, e->to_input, a->rank, a->dims, err);
-                note(p, e->to_model);
-            }
-            if (st == MP_OK)
-                st = mp_session_set_input(sb, e->to_input, r->buf, b->bytes, err);
-            note(p, e->to_model);
-            count(e, b->bytes);
+        }
+        if (st != MP_OK)
             break;
-        case E_COPY_IN:
-            st = mp_session_set_input(sb, e->to_input, r->buf, b->bytes, err);
-            note(p, e->to_model);
-            count(e, b->bytes);
-            break;
-        case E_CONVERT: {
+        if (r->mode == E_COPY_OUT) {
+            st = mp_session_set_input_buffer(sb, e->to_input, o->g, o->gcap, err);
+            note(p, k);
+        } else if (r->mode == E_CONVERT) {
             size_t n = mp_tensor_elements(b);
             for (size_t i = 0; i < n; i++)
-                store_at(b, r->buf2, i, real_at(a, r->buf, i));
+                store_at(b, r->buf2, i, real_at(a, o->g, i));
             if (p->opt.trace)
                 mp_trace_copy(p->opt.trace, e->to_tensor, b->bytes, MP_COPY_IN);
-            note(p, e->to_model);
-            count(e, b->bytes);
-            break;
-        }
-        case E_COPY_OUT:
-            if (!mp_tensor_same_shape(a, b) && a->rank == b->rank) {
-                st = mp_session_set_input_shape(sb, e->to_input, a->rank, a->dims, err);
-                note(p, e->to_model);
-            }
-            if (st == MP_OK)
-                st = reserve(p, k, e->from_tensor, &r->buf, &r->cap, a->bytes + MP_INPUT_SLACK,
-                             err);
-            if (st == MP_OK)
-                st = mp_session_get_output(p->s[k], e->from_output, r->buf, a->bytes, err);
             note(p, k);
-            count(e, a->bytes);
-            if (st == MP_OK)
-                st = mp_session_set_input_buffer(sb, e->to_input, r->buf, r->cap, err);
-            note(p, e->to_model);
-            break;
+            count(e, b->bytes);
+        } else { /* E_COPY, E_COPY_IN */
+            if (b->bytes != a->bytes)
+                return mp_fail(err, MP_ERR_SHAPE, "model %d output '%s' (%zu bytes) cannot feed "
+                               "model %d input '%s' (%zu bytes): not as many bytes",
+                               e->from_model + 1, a->info->name, a->bytes, k + 1, b->info->name,
+                               b->bytes);
+            st = mp_session_set_input(sb, e->to_input, o->g, b->bytes, err);
+            note(p, k);
+            count(e, b->bytes);
         }
     }
     return st;
@@ -1004,7 +1101,9 @@ mp_status mp_pipeline_run(mp_pipeline *p, mp_error *err)
         note(p, 0);
     }
     for (int k = 0; k < p->n && st == MP_OK; k++) {
-        st = mp_session_run(p->s[k], err);
+        st = before_model(p, k, err);
+        if (st == MP_OK)
+            st = mp_session_run(p->s[k], err);
         note(p, k);
         if (st != MP_OK) {
             char msg[sizeof err->msg];

@@ -12,7 +12,14 @@
  * with no copy at all, unless something forbids it; then the edge falls back to one copy (or
  * one conversion) and says why (mp_pipe_why): other dtypes or quantization, other shapes,
  * a caller's buffer that is misaligned or lacks XNNPACK's MP_INPUT_SLACK, an output whose
- * shape is known only while running, an output that is also its model's input.
+ * shape is known only while running, an output that is also its model's input, a reader's
+ * input that is state its model writes in place.
+ *
+ * Fan-out: an output feeding several inputs of later models has one edge per reader. Under
+ * copy it is copied out once per run (counted on its first edge) and copied in once per
+ * reader; under bind the writer writes one buffer every reader is bound to, and each reader
+ * that cannot be bound copies (or converts) from it on its own, with its reason, while the
+ * others stay bound. Every reader takes its bytes right before its model runs.
  *
  * Shapes: the caller changes the first model's input shapes on its session
  * (mp_pipeline_session(p, 0)) at any point of the call orders A-E; the next prepare or run
@@ -24,7 +31,7 @@
  *
  * share_arena: the models never run at once, so one arena serves the chain: every model's
  * planned buffers and every bound model-to-model buffer (alive from its producer in one model
- * to its last reader in the next) are planned together, with the models' operators as one
+ * to its last reader in the chain, whichever later model that is) are planned together, with the models' operators as one
  * sequence of steps, by the sessions' planner (engine/memory/plan.h), and each session runs in
  * its part of that arena (mp_session_place_arena). */
 #ifndef MP_PIPELINE_H
@@ -52,6 +59,7 @@ typedef enum mp_pipe_why {
     MP_WHY_SLACK,      /* the caller's input buffer lacks MP_INPUT_SLACK past its bytes */
     MP_WHY_DYNAMIC,    /* the output's shape is known only while its model runs */
     MP_WHY_PASSTHROUGH,/* the output is also its model's input */
+    MP_WHY_WRITES,     /* the reader's input is state its model writes in place */
     MP_WHY_COUNT
 } mp_pipe_why;
 const char *mp_pipe_why_name(int why);
@@ -97,8 +105,9 @@ typedef struct mp_pipeline mp_pipeline;
 mp_status mp_pipeline_create(const mp_pipe_options *o, int n_models, const char *const *models,
                              mp_pipeline **out, mp_error *err);
 /* Feed input `input` of model to_model (>= 1) from output `output` of from_model (<
- * to_model), each a name or a decimal index; replaces the connection by position. Before
- * the first prepare. An output feeds at most one input. */
+ * to_model), each a name or a decimal index; replaces the connection by position (and any
+ * earlier one of that input). Before the first prepare. An output may feed any number of
+ * inputs of later models (fan-out); the chain's inputs feed model 1 only. */
 mp_status mp_pipeline_connect(mp_pipeline *p, int from_model, const char *output, int to_model,
                               const char *input, mp_error *err);
 /* Copy or bind edge e (mp_pipeline_edges order; after the first prepare). */

@@ -3,7 +3,10 @@
  * mode, I/O mode and with the shared arena; copies counted from their definition (2 x models
  * under copy, 0 under bind); the chain's arena against the whole model's; edges that cannot
  * bind (a dtype change between two models built here, a misaligned or short caller buffer)
- * copy once and say why; one trace for the chain, each block attributed to its model. */
+ * copy once and say why; one trace for the chain, each block attributed to its model; an
+ * output feeding several later models (fan-out): the split model bit for bit, three models
+ * built here checked by hand, its copies counted, one reader copying while the other stays
+ * bound, the fanned buffer kept clear until its last reader in the shared arena. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +38,16 @@ static void *bytes_of(const char *zoo, size_t *size)
     mp_error err = {0};
     assert_int_equal(mp_zoo_build(zoo, &b, size, &err), MP_OK);
     return b;
+}
+
+/* Zoo model NAME written to the test folder as FILE. */
+static void zoo_to_file(const char *name, const char *file, char path[512])
+{
+    snprintf(path, 512, "%s", mp_test_tmp_path(file));
+    size_t size;
+    void *b = bytes_of(name, &size);
+    mp_test_write_bytes(path, b, size);
+    free(b);
 }
 
 /* An input buffer as a caller makes one: page-aligned, with the slack, the reference values. */
@@ -103,9 +116,12 @@ typedef struct chain_run {
     int n_bound_links, n_links;
 } chain_run;
 
-/* Run the parts as a pipeline twice; its output must equal the whole model's bit for bit. */
-static void run_chain(char paths[][512], int n, mp_memory_mode mode, mp_pipe_io io, bool share,
-                      const whole *w, chain_run *out)
+/* Run the parts as a pipeline twice, connected as `conn` says (triples from model, output,
+ * to model, input; 1-based models as --connect takes them) after the connections by position;
+ * its output must equal the whole model's bit for bit. */
+static void run_chain_connected(char paths[][512], int n, mp_memory_mode mode, mp_pipe_io io,
+                                bool share, const whole *w, chain_run *out,
+                                const char *const (*conn)[4], int n_conn)
 {
     mp_error err = {0};
     mp_trace *tr = mp_trace_create();
@@ -115,6 +131,9 @@ static void run_chain(char paths[][512], int n, mp_memory_mode mode, mp_pipe_io 
         models[k] = paths[k];
     mp_pipeline *p = NULL;
     assert_int_equal(mp_pipeline_create(&o, n, models, &p, &err), MP_OK);
+    for (int c = 0; c < n_conn; c++)
+        assert_int_equal(mp_pipeline_connect(p, atoi(conn[c][0]) - 1, conn[c][1],
+                                             atoi(conn[c][2]) - 1, conn[c][3], &err), MP_OK);
     size_t cap;
     void *in = make_input(mp_session_input(mp_pipeline_session(p, 0), 0), 0, &cap);
     void *res = malloc(w->out_bytes + 64);
@@ -186,6 +205,12 @@ static void run_chain(char paths[][512], int n, mp_memory_mode mode, mp_pipe_io 
     free(res);
 }
 
+static void run_chain(char paths[][512], int n, mp_memory_mode mode, mp_pipe_io io, bool share,
+                      const whole *w, chain_run *out)
+{
+    run_chain_connected(paths, n, mode, io, share, w, out, NULL, 0);
+}
+
 static void check_model(const char *path, const int32_t *cuts, int n_cuts, const char *tag)
 {
     whole w;
@@ -237,11 +262,7 @@ static void test_mobilenet_v2_two_and_three(void **state)
 {
     (void)state;
     char path[512];
-    snprintf(path, sizeof path, "%s", mp_test_tmp_path("mnv2.tflite"));
-    size_t size;
-    void *b = bytes_of("mobilenet_v2", &size);
-    mp_test_write_bytes(path, b, size);
-    free(b);
+    zoo_to_file("mobilenet_v2", "mnv2.tflite", path);
     int n = n_ops_of(path);
     /* a cut inside a residual block: two tensors cross it (the block's input and its
      * projection), found by trying cuts until a part has two inputs */
@@ -256,11 +277,7 @@ static void test_residual_cut(void **state)
 {
     (void)state;
     char path[512];
-    snprintf(path, sizeof path, "%s", mp_test_tmp_path("mnv2r.tflite"));
-    size_t size;
-    void *b = bytes_of("mobilenet_v2", &size);
-    mp_test_write_bytes(path, b, size);
-    free(b);
+    zoo_to_file("mobilenet_v2", "mnv2r.tflite", path);
     mp_error err = {0};
     mp_model *m = NULL;
     assert_int_equal(mp_model_open(path, &m, &err), MP_OK);
@@ -475,6 +492,292 @@ static void test_shape_propagates(void **state)
         }
 }
 
+/* ---- fan-out: an output feeding several later models ------------------------------------ */
+
+/* Model 1 of MobileNet v2 cut before operators 18 and 19 writes expanded_conv_4/add (the
+ * input of block 5's residual add), which model 2 passes through to model 3; connected
+ * straight from model 1 to model 3 as well (--connect 1.0=3.0), that output feeds two models
+ * and model 2's passed-through copy feeds nothing. Bit for bit against the whole model in
+ * every memory mode, I/O mode and with the shared arena. */
+static void test_fan_out_split(void **state)
+{
+    (void)state;
+    char path[512];
+    zoo_to_file("mobilenet_v2", "mnv2f.tflite", path);
+    whole w;
+    run_whole(path, &w);
+    char paths[3][512];
+    int32_t cuts[2] = {18, 19};
+    split_to_files(path, cuts, 2, "mnv2-fan", paths);
+    /* the structure the test relies on: model 2 passes model 1's output 0 through */
+    mp_error err = {0};
+    mp_model *m1 = NULL, *m3 = NULL;
+    assert_int_equal(mp_model_open(paths[0], &m1, &err), MP_OK);
+    assert_int_equal(mp_model_open(paths[2], &m3, &err), MP_OK);
+    assert_string_equal(m1->tensors[m1->outputs[0]].name, m3->tensors[m3->inputs[0]].name);
+    assert_int_equal(m1->n_outputs, 2);
+    assert_int_equal(m3->n_inputs, 2);
+    mp_model_free(m1);
+    mp_model_free(m3);
+    static const char *const conn[1][4] = {{"1", "0", "3", "0"}};
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
+        for (int io = MP_PIPE_COPY; io <= MP_PIPE_BIND; io++)
+            for (int share = 0; share <= 1; share++) {
+                chain_run r;
+                run_chain_connected(paths, 3, (mp_memory_mode)mode, (mp_pipe_io)io, share, &w,
+                                    &r, conn, 1);
+                /* edges 1.0->2.0, 1.1->2.1, 1.0->3.0, 2.1->3.1 */
+                assert_int_equal(r.n_links, 4);
+                /* copy: the caller's input in (1); model 1's output 0 out once and into its
+                 * two readers (3); 1.1->2.1 and 2.1->3.1 out and in (2 + 2); the chain's
+                 * output out (1) */
+                assert_int_equal(r.copies_per_run, io == MP_PIPE_COPY ? 9 : 0);
+                if (io == MP_PIPE_BIND)
+                    assert_int_equal(r.n_bound_links, 4);
+                if (share && mode != MP_MEMORY_DYNAMIC) {
+                    assert_true(r.arena.planned);
+                    assert_true(r.arena.chain_lower_bound <= r.arena.chain_bytes);
+                    assert_true(r.arena.chain_bytes <= r.arena.separate_bytes);
+                    /* bound: three groups' buffers (model 1's two outputs, model 2's) */
+                    assert_int_equal(r.arena.n_boundary, io == MP_PIPE_BIND ? 3 : 0);
+                }
+            }
+    free(w.out);
+}
+
+/* A float32 [1,8] tensor (rank 1 [8] when flat). */
+static int f32_tensor(mp_tfw *w, const char *name, bool flat)
+{
+    int32_t dims[2] = {1, 8}, flat_dims[1] = {8};
+    return flat ? mp_tfw_tensor(w, name, MP_DT_FLOAT32, 1, flat_dims, 0, NULL)
+                : mp_tfw_tensor(w, name, MP_DT_FLOAT32, 2, dims, 0, NULL);
+}
+
+static void finish_model(mp_tfw *w, const char *name, char out[512])
+{
+    mp_error err = {0};
+    void *bytes;
+    size_t size;
+    assert_int_equal(mp_tfw_finish(w, &bytes, &size, &err), MP_OK);
+    mp_tfw_free(w);
+    snprintf(out, 512, "%s", mp_test_tmp_path(name));
+    mp_test_write_bytes(out, bytes, size);
+    free(bytes);
+}
+
+/* Three models on float32 [1,8]:
+ *   model 1  x -> y = x + 1 (output 0), u = x + x (output 1, read by nobody)
+ *   model 2  a -> t = a + a, z = t + t                      (z = 4a)
+ *   model 3  p, q -> s = q + q, w = s + p                   (w = 2q + p)
+ * connected 1.0=2.0, 1.0=3.0, 2.0=3.1: w = 2 * 4y + y = 9 (x + 1). Model 3's p is [8] when
+ * flat_p (as many elements, another shape). */
+static void write_fan(char paths[3][512], bool flat_p)
+{
+    mp_tfw *w = mp_tfw_create();
+    float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int32_t dims[2] = {1, 8};
+    int one = mp_tfw_tensor(w, "one", MP_DT_FLOAT32, 2, dims, mp_tfw_buffer(w, ones, sizeof ones),
+                            NULL);
+    int x = f32_tensor(w, "x", false), y = f32_tensor(w, "y", false), u = f32_tensor(w, "u", false);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, one}, 1, &y, NULL);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, x}, 1, &u, NULL);
+    mp_tfw_io(w, 1, &x, 2, (int32_t[]){y, u});
+    finish_model(w, "fan-1.tflite", paths[0]);
+    w = mp_tfw_create();
+    int a = f32_tensor(w, "a", false), t = f32_tensor(w, "t", false), z = f32_tensor(w, "z", false);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){a, a}, 1, &t, NULL);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){t, t}, 1, &z, NULL);
+    mp_tfw_io(w, 1, &a, 1, &z);
+    finish_model(w, "fan-2.tflite", paths[1]);
+    w = mp_tfw_create();
+    int p = f32_tensor(w, "p", flat_p), q = f32_tensor(w, "q", false);
+    int s = f32_tensor(w, "s", false), o = f32_tensor(w, "w", false);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){q, q}, 1, &s, NULL);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){s, p}, 1, &o, NULL);
+    mp_tfw_io(w, 2, (int32_t[]){p, q}, 1, &o);
+    finish_model(w, flat_p ? "fan-3f.tflite" : "fan-3.tflite", paths[2]);
+}
+
+static mp_pipeline *open_fan(char paths[3][512], const mp_pipe_options *o, float *in,
+                             float *res)
+{
+    mp_error err = {0};
+    const char *models[3] = {paths[0], paths[1], paths[2]};
+    mp_pipeline *p = NULL;
+    assert_int_equal(mp_pipeline_create(o, 3, models, &p, &err), MP_OK);
+    assert_int_equal(mp_pipeline_connect(p, 0, "y", 2, "p", &err), MP_OK);
+    assert_int_equal(mp_pipeline_connect(p, 1, "0", 2, "1", &err), MP_OK);
+    assert_int_equal(mp_pipeline_set_input(p, 0, in, 8 * sizeof(float) + MP_INPUT_SLACK, &err),
+                     MP_OK);
+    assert_int_equal(mp_pipeline_set_output(p, 0, res, 8 * sizeof(float), &err), MP_OK);
+    return p;
+}
+
+/* Run twice; w = 9 (x + 1) exactly (small multiples of 1/2). */
+static void run_fan(mp_pipeline *p, const float *in, float *res)
+{
+    mp_error err = {0};
+    for (int r = 0; r < 2; r++) {
+        memset(res, 0x55, 8 * sizeof(float));
+        if (mp_pipeline_run(p, &err) != MP_OK)
+            fail_msg("%s", err.msg);
+        for (int i = 0; i < 8; i++)
+            assert_true(res[i] == 9 * (in[i] + 1));
+    }
+}
+
+static uint64_t copy_events(const mp_trace *tr)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < mp_trace_count(tr); i++)
+        n += mp_trace_events(tr)[i].type == MP_EV_COPY;
+    return n;
+}
+
+static bool overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + nb && y < x + na;
+}
+
+static void test_fan_out_by_hand(void **state)
+{
+    (void)state;
+    char paths[3][512];
+    write_fan(paths, false);
+    float in[8 + MP_INPUT_SLACK / sizeof(float)], res[8];
+    for (int i = 0; i < 8; i++)
+        in[i] = (float)i - 3.5f;
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
+        for (int io = MP_PIPE_COPY; io <= MP_PIPE_BIND; io++)
+            for (int share = 0; share <= 1; share++) {
+                mp_trace *tr = mp_trace_create();
+                mp_pipe_options o = {.threads = 1, .mode = (mp_memory_mode)mode,
+                                     .io = (mp_pipe_io)io, .share_arena = share, .trace = tr};
+                mp_pipeline *p = open_fan(paths, &o, in, res);
+                uint64_t ev0 = copy_events(tr);
+                run_fan(p, in, res);
+                /* edges: 0 caller -> 1.x, 1 1.y -> 2.a, 2 1.y -> 3.p, 3 2.z -> 3.q, 4 3.w -> caller */
+                const mp_pipe_edge *e = mp_pipeline_edges(p);
+                assert_int_equal(mp_pipeline_edge_count(p), 5);
+                assert_int_equal(e[1].from_model, 0);
+                assert_int_equal(e[2].from_model, 0);
+                assert_int_equal(e[2].from_output, 0);
+                assert_int_equal(e[2].to_model, 2);
+                assert_int_equal(e[2].to_input, 0);
+                if (io == MP_PIPE_COPY) {
+                    /* per run: the caller's x in (1); y out once (edge 1) and into its two
+                     * readers (one each on edges 1 and 2); z out and in (2); w out (1): 7 */
+                    const uint64_t per_run[5] = {1, 2, 1, 2, 1};
+                    uint64_t total = 0;
+                    for (int i = 0; i < 5; i++) {
+                        assert_int_equal(e[i].copies, 2 * per_run[i]);
+                        assert_false(e[i].bound);
+                        total += e[i].copies;
+                    }
+                    assert_int_equal(total, 2 * 7);
+                    /* the bytes: y 32 out + 32 in on edge 1, 32 in on edge 2 */
+                    assert_int_equal(e[1].copy_bytes, 2 * 64);
+                    assert_int_equal(e[2].copy_bytes, 2 * 32);
+                    assert_non_null(strstr(e[1].reason, "once for its 2 readers"));
+                    assert_non_null(strstr(e[2].reason, "edge 1's"));
+                    /* the trace records exactly these copies */
+                    assert_int_equal(copy_events(tr) - ev0, total);
+                } else {
+                    for (int i = 0; i < 5; i++) {
+                        assert_true(e[i].bound);
+                        assert_int_equal(e[i].copies, 0);
+                    }
+                    assert_int_equal(copy_events(tr) - ev0, 0);
+                    /* both readers see the very buffer model 1 writes */
+                    mp_session *s1 = mp_pipeline_session(p, 1), *s2 = mp_pipeline_session(p, 2);
+                    const void *g = mp_session_input(s1, 0)->data;
+                    assert_ptr_equal(g, mp_session_input(s2, 0)->data);
+                    assert_ptr_equal(g, mp_session_output(mp_pipeline_session(p, 0), 0)->data);
+                    if (share && mode != MP_MEMORY_DYNAMIC) {
+                        /* y lives until model 3's last operator reads it: neither model 2's
+                         * t nor model 3's s may lie on it */
+                        const mp_tensor *t = mp_session_tensor(s1, 1), *s = mp_session_tensor(s2, 2);
+                        assert_string_equal(t->info->name, "t");
+                        assert_string_equal(s->info->name, "s");
+                        assert_false(overlap(g, 32, t->data, 32));
+                        assert_false(overlap(g, 32, s->data, 32));
+                        mp_pipe_arena ar;
+                        mp_pipeline_arena(p, &ar);
+                        /* the live sets, in 64-byte slots (y and z carry the slack: 48 -> 64):
+                         * step 0 (model 1) y, u; 1 (t = a + a) y, t; 2 (z = t + t) y, t, z;
+                         * 3 (s = q + q) y, z, s; 4 (w = s + p) y, s. The largest: 3 slots;
+                         * had y lived to model 2 only, steps 2 and 3 would hold 2 */
+                        assert_int_equal(ar.chain_lower_bound, 3 * 64);
+                        assert_true(ar.chain_bytes >= ar.chain_lower_bound);
+                        assert_int_equal(ar.n_boundary, 2);
+                    }
+                }
+                mp_pipeline_free(p);
+                mp_trace_destroy(tr);
+            }
+}
+
+/* One reader of a fanned output cannot be bound (another shape; or copy asked on its edge):
+ * it copies once per run, with its reason, while the other reader stays bound. */
+static void test_fan_out_one_reader_copies(void **state)
+{
+    (void)state;
+    float in[8 + MP_INPUT_SLACK / sizeof(float)], res[8];
+    for (int i = 0; i < 8; i++)
+        in[i] = (float)i * 0.5f - 2;
+    char flat[3][512], same[3][512];
+    write_fan(flat, true);
+    write_fan(same, false);
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
+        for (int share = 0; share <= 1; share++)
+            for (int variant = 0; variant < 2; variant++) {
+                mp_error err = {0};
+                mp_pipe_options o = {.threads = 1, .mode = (mp_memory_mode)mode,
+                                     .io = MP_PIPE_BIND, .share_arena = share};
+                mp_pipeline *p = open_fan(variant ? same : flat, &o, in, res);
+                if (variant)
+                    assert_int_equal(mp_pipeline_set_edge_io(p, 2, MP_PIPE_COPY, &err), MP_OK);
+                run_fan(p, in, res);
+                const mp_pipe_edge *e = mp_pipeline_edges(p);
+                assert_true(e[1].bound);
+                assert_int_equal(e[1].copies, 0);
+                assert_false(e[2].bound);
+                assert_int_equal(e[2].copies, 2); /* one per run, into model 3 */
+                assert_int_equal(e[2].copy_bytes, 2 * 32);
+                if (variant) {
+                    assert_int_equal(e[2].why, MP_WHY_COPY_ASKED);
+                    assert_non_null(strstr(e[2].reason, "bound readers"));
+                } else {
+                    assert_int_equal(e[2].why, MP_WHY_SHAPE);
+                    assert_non_null(strstr(e[2].reason, "[1,8] to [8]"));
+                }
+                assert_true(e[3].bound && e[0].bound && e[4].bound);
+                mp_pipeline_free(p);
+            }
+}
+
+/* What a pipeline refuses: the chain's input feeding a later model, a model feeding an
+ * earlier one. */
+static void test_fan_out_refusals(void **state)
+{
+    (void)state;
+    char paths[3][512];
+    write_fan(paths, false);
+    const char *models[3] = {paths[0], paths[1], paths[2]};
+    mp_error err = {0};
+    mp_pipe_options o = {.threads = 1};
+    mp_pipeline *p = NULL;
+    assert_int_equal(mp_pipeline_create(&o, 3, models, &p, &err), MP_OK);
+    assert_int_equal(mp_pipeline_connect(p, -1, "0", 2, "p", &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "a model feeds a later one"));
+    assert_int_equal(mp_pipeline_connect(p, 2, "0", 1, "a", &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "cannot connect model 3 to model 2"));
+    assert_int_equal(mp_pipeline_connect(p, 0, "nosuch", 2, "p", &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "has no output 'nosuch'"));
+    mp_pipeline_free(p);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -495,6 +798,10 @@ int main(void)
         cmocka_unit_test(test_shared_models),
         cmocka_unit_test(test_unbindable_edges),
         cmocka_unit_test(test_shape_propagates),
+        cmocka_unit_test(test_fan_out_split),
+        cmocka_unit_test(test_fan_out_by_hand),
+        cmocka_unit_test(test_fan_out_one_reader_copies),
+        cmocka_unit_test(test_fan_out_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
