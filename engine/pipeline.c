@@ -1044,8 +1044,8 @@ static mp_status before_model(mp_pipeline *p, int k, mp_error *err)
         const edge_rt *o = &p->ert[r->owner];
         mp_session *sb = p->s[k];
         const mp_tensor *a = edge_src(p, e), *b = edge_dst(p, e);
-        if (r->mode != E_CONVERT && mp_session_output_deferred(p->s[e->from_model], e->from_output) &&
-            !mp_tensor_same_shape(a, b) && a->rank == b->rank) {
+        bool dyn = mp_session_output_deferred(p->s[e->from_model], e->from_output);
+        if (r->mode != E_CONVERT && dyn && !mp_tensor_same_shape(a, b) && a->rank == b->rank) {
             st = mp_session_set_input_shape(sb, e->to_input, a->rank, a->dims, err);
             note(p, k);
         }

@@ -569,9 +569,10 @@ static void finish_model(mp_tfw *w, const char *name, char out[512])
  *   model 1  x -> y = x + 1 (output 0), u = x + x (output 1, read by nobody)
  *   model 2  a -> t = a + a, z = t + t                      (z = 4a)
  *   model 3  p, q -> s = q + q, w = s + p                   (w = 2q + p)
- * connected 1.0=2.0, 1.0=3.0, 2.0=3.1: w = 2 * 4y + y = 9 (x + 1). Model 3's p is [8] when
- * flat_p (as many elements, another shape). */
-static void write_fan(char paths[3][512], bool flat_p)
+ * connected 1.0=2.0, 1.0=3.0, 2.0=3.1: w = 2 * 4y + y = 9 (x + 1). Model 3's p is [8] with
+ * P_FLAT (as many elements, another shape), a variable tensor (state) with P_STATE. */
+enum { P_SAME, P_FLAT, P_STATE };
+static void write_fan(char paths[3][512], int p_kind)
 {
     mp_tfw *w = mp_tfw_create();
     float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
@@ -590,12 +591,15 @@ static void write_fan(char paths[3][512], bool flat_p)
     mp_tfw_io(w, 1, &a, 1, &z);
     finish_model(w, "fan-2.tflite", paths[1]);
     w = mp_tfw_create();
-    int p = f32_tensor(w, "p", flat_p), q = f32_tensor(w, "q", false);
+    int p = f32_tensor(w, "p", p_kind == P_FLAT), q = f32_tensor(w, "q", false);
+    if (p_kind == P_STATE)
+        mp_tfw_tensor_variable(w, p);
     int s = f32_tensor(w, "s", false), o = f32_tensor(w, "w", false);
     mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){q, q}, 1, &s, NULL);
     mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){s, p}, 1, &o, NULL);
     mp_tfw_io(w, 2, (int32_t[]){p, q}, 1, &o);
-    finish_model(w, flat_p ? "fan-3f.tflite" : "fan-3.tflite", paths[2]);
+    finish_model(w, p_kind == P_FLAT ? "fan-3f.tflite" : p_kind == P_STATE ? "fan-3v.tflite"
+                                                                     : "fan-3.tflite", paths[2]);
 }
 
 static mp_pipeline *open_fan(char paths[3][512], const mp_pipe_options *o, float *in,
@@ -644,7 +648,7 @@ static void test_fan_out_by_hand(void **state)
 {
     (void)state;
     char paths[3][512];
-    write_fan(paths, false);
+    write_fan(paths, P_SAME);
     float in[8 + MP_INPUT_SLACK / sizeof(float)], res[8];
     for (int i = 0; i < 8; i++)
         in[i] = (float)i - 3.5f;
@@ -657,7 +661,8 @@ static void test_fan_out_by_hand(void **state)
                 mp_pipeline *p = open_fan(paths, &o, in, res);
                 uint64_t ev0 = copy_events(tr);
                 run_fan(p, in, res);
-                /* edges: 0 caller -> 1.x, 1 1.y -> 2.a, 2 1.y -> 3.p, 3 2.z -> 3.q, 4 3.w -> caller */
+                /* edges: 0 caller -> 1.x, 1 1.y -> 2.a, 2 1.y -> 3.p, 3 2.z -> 3.q,
+                 * 4 3.w -> caller */
                 const mp_pipe_edge *e = mp_pipeline_edges(p);
                 assert_int_equal(mp_pipeline_edge_count(p), 5);
                 assert_int_equal(e[1].from_model, 0);
@@ -697,7 +702,8 @@ static void test_fan_out_by_hand(void **state)
                     if (share && mode != MP_MEMORY_DYNAMIC) {
                         /* y lives until model 3's last operator reads it: neither model 2's
                          * t nor model 3's s may lie on it */
-                        const mp_tensor *t = mp_session_tensor(s1, 1), *s = mp_session_tensor(s2, 2);
+                        const mp_tensor *t = mp_session_tensor(s1, 1);
+                        const mp_tensor *s = mp_session_tensor(s2, 2);
                         assert_string_equal(t->info->name, "t");
                         assert_string_equal(s->info->name, "s");
                         assert_false(overlap(g, 32, t->data, 32));
@@ -718,25 +724,28 @@ static void test_fan_out_by_hand(void **state)
             }
 }
 
-/* One reader of a fanned output cannot be bound (another shape; or copy asked on its edge):
- * it copies once per run, with its reason, while the other reader stays bound. */
+/* One reader of a fanned output cannot be bound (another shape; copy asked on its edge; an
+ * input that is state its model may write in place): it copies once per run, with its
+ * reason, while the other reader stays bound. */
 static void test_fan_out_one_reader_copies(void **state)
 {
     (void)state;
     float in[8 + MP_INPUT_SLACK / sizeof(float)], res[8];
     for (int i = 0; i < 8; i++)
         in[i] = (float)i * 0.5f - 2;
-    char flat[3][512], same[3][512];
-    write_fan(flat, true);
-    write_fan(same, false);
+    char flat[3][512], same[3][512], stateful[3][512];
+    write_fan(flat, P_FLAT);
+    write_fan(same, P_SAME);
+    write_fan(stateful, P_STATE);
     for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
         for (int share = 0; share <= 1; share++)
-            for (int variant = 0; variant < 2; variant++) {
+            for (int variant = 0; variant < 3; variant++) {
                 mp_error err = {0};
                 mp_pipe_options o = {.threads = 1, .mode = (mp_memory_mode)mode,
                                      .io = MP_PIPE_BIND, .share_arena = share};
-                mp_pipeline *p = open_fan(variant ? same : flat, &o, in, res);
-                if (variant)
+                mp_pipeline *p =
+                    open_fan(variant == 0 ? flat : variant == 1 ? same : stateful, &o, in, res);
+                if (variant == 1)
                     assert_int_equal(mp_pipeline_set_edge_io(p, 2, MP_PIPE_COPY, &err), MP_OK);
                 run_fan(p, in, res);
                 const mp_pipe_edge *e = mp_pipeline_edges(p);
@@ -745,9 +754,12 @@ static void test_fan_out_one_reader_copies(void **state)
                 assert_false(e[2].bound);
                 assert_int_equal(e[2].copies, 2); /* one per run, into model 3 */
                 assert_int_equal(e[2].copy_bytes, 2 * 32);
-                if (variant) {
+                if (variant == 1) {
                     assert_int_equal(e[2].why, MP_WHY_COPY_ASKED);
                     assert_non_null(strstr(e[2].reason, "bound readers"));
+                } else if (variant == 2) {
+                    assert_int_equal(e[2].why, MP_WHY_WRITES);
+                    assert_non_null(strstr(e[2].reason, "'p' is state model 3 writes in place"));
                 } else {
                     assert_int_equal(e[2].why, MP_WHY_SHAPE);
                     assert_non_null(strstr(e[2].reason, "[1,8] to [8]"));
@@ -763,7 +775,7 @@ static void test_fan_out_refusals(void **state)
 {
     (void)state;
     char paths[3][512];
-    write_fan(paths, false);
+    write_fan(paths, P_SAME);
     const char *models[3] = {paths[0], paths[1], paths[2]};
     mp_error err = {0};
     mp_pipe_options o = {.threads = 1};
