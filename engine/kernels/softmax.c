@@ -136,15 +136,19 @@ static void softmax_q8_rows(const softmax_q8_state *q, const void *in, void *out
             int32_t v = s8 ? xs[c] : xu[c];
             mx = v > mx ? v : mx;
         }
-        uint32_t sum = 0; /* Q12.19; wraps as TensorFlow Lite's int32 would */
+        /* Q12.19: TensorFlow Lite's int32 sum overflows (undefined behaviour) once the exps
+         * add up past 4096, a row of more than 4096 values near its maximum; memprof
+         * saturates it there, equal to TensorFlow Lite's wherever that is defined */
+        uint64_t sum64 = 0;
         for (size_t c = 0; c < depth; c++) {
             int32_t diff = (s8 ? xs[c] : xu[c]) - mx;
             if (diff >= q->diff_min) {
                 int32_t e = fx_exp_on_negative(
                     mp_multiply_by_quantized_multiplier(diff, q->multiplier, q->left_shift));
-                sum += (uint32_t)mp_rounding_divide_by_pot(e, SM_ACC_BITS);
+                sum64 += (uint64_t)mp_rounding_divide_by_pot(e, SM_ACC_BITS);
             }
         }
+        uint32_t sum = sum64 > INT32_MAX ? INT32_MAX : (uint32_t)sum64;
         int headroom_plus_one = sum ? __builtin_clz(sum) : 31;
         const int bits_over_unit = SM_ACC_BITS - headroom_plus_one;
         const int32_t scale = fx_one_over_one_plus(

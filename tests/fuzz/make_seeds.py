@@ -15,6 +15,9 @@ while_grow.tflite (`gen_model grow 2`: the loop variable grows each iteration) a
 call_once.tflite (`gen_model callonce 3`: CALL_ONCE, VAR_HANDLE, READ_VARIABLE and
 ASSIGN_VARIABLE over a resource variable); lstm_int8.tflite (`gen_model lstmq 3`: an int8
 UNIDIRECTIONAL_SEQUENCE_LSTM with peephole, layer norm, projection and its 5 intermediates).
+The regress_*.tflite files are fuzzer findings kept as regression inputs, not written here
+(regress_softmax_long_row.tflite: an int8 SOFTMAX row whose exps overflowed TensorFlow
+Lite's int32 sum).
 
 The builder writes objects front to back: a table's reference fields are patched when
 the child is appended after it (FlatBuffers uoffsets only need to point forward)."""

@@ -201,6 +201,27 @@ static void test_softmax_hand(void **state)
     kh_free(&c);
 }
 
+/* A row of 8193 equal int8 values: each probability is 1/8193, 0.03 of the output's 1/256
+ * step, so every output is 0 - 128 = -128. Their exps (each 1.0, 2^19 in Q12.19) add up to
+ * 8193 * 2^19, past the int32 sum TensorFlow Lite keeps (undefined there; wrapped, it was
+ * 2^19, one value's worth, and every output came out 127); memprof saturates the sum at
+ * 2^31 - 1 (4096 in Q12.19), which gives each value 1/4096 -> 0.06 of a step -> -128. */
+static void test_softmax_long_row(void **state)
+{
+    (void)state;
+    static const float one = 1.0f, out_s = 1.0f / 256;
+    static const int64_t z0 = 0, zo = -128;
+    enum { DEPTH = 8193 };
+    kh_case c;
+    softmax_case(&c, MP_DT_INT8, 1, DEPTH, &one, &z0, &out_s, &zo, 1.0f);
+    memset(c.in[0]->data, 17, DEPTH);
+    kh_expect_ok(&c, kh_run(&c));
+    for (int i = 0; i < DEPTH; i++)
+        if (((const int8_t *)c.out[0]->data)[i] != -128)
+            fail_msg("output %d is %d, want -128", i, ((const int8_t *)c.out[0]->data)[i]);
+    kh_free(&c);
+}
+
 /* Random rows against the real softmax of beta * scale * (x - zp), quantized to 1/256. */
 static void test_softmax_random(void **state)
 {
@@ -355,7 +376,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_activations), cmocka_unit_test(test_all_inputs),
-        cmocka_unit_test(test_softmax_hand),     cmocka_unit_test(test_softmax_random),
+        cmocka_unit_test(test_softmax_hand),
+        cmocka_unit_test(test_softmax_long_row),     cmocka_unit_test(test_softmax_random),
         cmocka_unit_test(test_resize),           cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
