@@ -9,8 +9,9 @@
  * kernel, in float32 and in the three 8-bit kinds (int8 filters with one scale, qs8, or one
  * per channel, qc8; uint8, qu8); per shape: taps, the median of --runs runs in ms, GFLOP/s
  * (2 per multiply-add) of each, their ratio (XNNPACK's time over C's), and the largest
- * difference between the two outputs relative to the output's largest magnitude (0 for the
- * 8-bit kinds: the C kernel is bit-exact there). --model: the model's median run
+ * difference between the two outputs relative to the output's largest magnitude (for the
+ * 8-bit kinds one unit at most: the C kernel requantizes as TensorFlow Lite's reference
+ * kernels do, XNNPACK in float). --model: the model's median run
  * time (of --model-runs runs, after warm-up) with the depthwise convolutions on XNNPACK and
  * with the engine's choice (mp_dwconv_wanted), sessions alternating. */
 #include <math.h>

@@ -21,7 +21,9 @@
  * and refuses some scale ratios; the refusal names the operator. Other dtype mixes are
  * refused naming the tensor and its dtype.
  * DEPTHWISE_CONV_2D filters XNNPACK has no depthwise microkernel for (1x31, 7x7 ...) run on
- * dwconv.c's plain C instead, chosen at prepare (conv_dw_c), with no XNNPACK operator.
+ * dwconv.c's plain C instead, chosen at prepare (conv_dw_c), with no XNNPACK operator; its
+ * 8-bit kinds requantize in integers as TensorFlow Lite's reference kernels do (per-channel
+ * multipliers and shifts made here at prepare).
  * Filters are packed by XNNPACK at the first prepare. Later prepares only call xnn_setup_*
  * unless something the operator was created with changed (channel grouping, or explicit
  * SAME padding, see below), and run is xnn_run_operator alone. */
@@ -65,8 +67,9 @@ typedef struct conv_state {
      * depthwise microkernel for */
     bool dw_c;
     mp_dwconv dw;
-    float *dw_scale;      /* quantized: its requantization scales, then (dw_qf) the filter
-                           * in float (kernel memory) */
+    int32_t *dw_req;      /* quantized (kernel memory): per output channel TensorFlow Lite's
+                           * multiplier, left and right shift (three arrays), then (dw_qf)
+                           * the filter in float */
     bool dw_qf;           /* the filter in float is used: its sums are exact in float */
 } conv_state;
 
@@ -216,7 +219,7 @@ static void conv_release(mp_node *n)
         return;
     mp_mem_free(n->mem, s->filter_owned);
     mp_mem_free(n->mem, s->bias_owned);
-    mp_mem_free(n->mem, s->dw_scale);
+    mp_mem_free(n->mem, s->dw_req);
     mp_node_free_state(n, &s->op);
 }
 
@@ -312,7 +315,8 @@ static int64_t same_before(int32_t in, int32_t out, int32_t k, int32_t stride, i
 
 /* Whether the node runs on dwconv.c (s->dw_c: depthwise, a filter it takes, constant or our
  * dequantized copy, read in place at every run); fills s->dw for the current shapes, and for
- * a quantized node its requantization scales (once; MP_ERR_NOMEM when they cannot be had). */
+ * a quantized node its requantization multipliers and shifts (once; MP_ERR_NOMEM when they
+ * cannot be had). */
 static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
 {
     const mp_op_options *o = n->opt;
@@ -349,22 +353,37 @@ static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
     d->out_lo = q->out_lo;
     d->out_hi = q->out_hi;
     size_t oc = (size_t)g->out_c;
-    if (!s->dw_scale) {
-        /* the model's filter is constant: its float copy lasts as the scales do */
+    if (!s->dw_req) {
+        /* the model's filter is constant: its float copy lasts as the multipliers do */
         s->dw_qf = mult == 1 && mp_dwconv_q8_float_filter(d, NULL);
-        size_t nf = oc + (s->dw_qf ? (size_t)g->k_h * (size_t)g->k_w * oc : 0);
-        s->dw_scale = mp_mem_alloc(n->mem, nf * sizeof(float), 0, MP_MEM_KERNEL,
-                                   MP_OWNER_OP(n->index));
-        if (!s->dw_scale)
-            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for %zu requantization scales "
-                                "and filter values", nf);
-        for (size_t c = 0; c < oc; c++) /* as XNNPACK computes them */
-            s->dw_scale[c] = q->in_scale * q->w_scale[q->kind == MP_WQ_QC8 ? c : 0] / q->out_scale;
+        size_t nf = s->dw_qf ? (size_t)g->k_h * (size_t)g->k_w * oc : 0;
+        s->dw_req = mp_mem_alloc(n->mem, (3 * oc + nf) * sizeof(int32_t), 0, MP_MEM_KERNEL,
+                                 MP_OWNER_OP(n->index));
+        if (!s->dw_req)
+            return mp_node_fail(n, MP_ERR_NOMEM, "out of memory for %zu requantization "
+                                "multipliers and %zu filter values", oc, nf);
+        for (size_t c = 0; c < oc; c++) {
+            /* TensorFlow Lite's effective scales: int8's PopulateConvolutionQuantizationParams
+             * in double, uint8's GetQuantizedConvolutionMultipler (the product in float) */
+            float ws = q->w_scale[q->kind == MP_WQ_QC8 ? c : 0];
+            double real = d->q_uint8 ? (double)(q->in_scale * ws) / (double)q->out_scale
+                                     : (double)q->in_scale * (double)ws / (double)q->out_scale;
+            if (!mp_dwconv_requant_params(real, s->dw_req + c, s->dw_req + oc + c,
+                                          s->dw_req + 2 * oc + c)) {
+                mp_mem_free(n->mem, s->dw_req);
+                s->dw_req = NULL;
+                return mp_node_fail(n, MP_ERR_FORMAT, "requantization scale of output channel "
+                                    "%zu is not finite", c);
+            }
+        }
         if (s->dw_qf)
-            mp_dwconv_q8_float_filter(d, s->dw_scale + oc);
+            mp_dwconv_q8_float_filter(d, (float *)(s->dw_req + 3 * oc));
     }
-    d->scale = s->dw_scale;
-    d->filter_qf = s->dw_qf && mult == 1 ? s->dw_scale + oc : NULL; /* channels may change */
+    d->q_mult = s->dw_req;
+    d->q_left = s->dw_req + oc;
+    d->q_right = s->dw_req + 2 * oc;
+    /* channels may change */
+    d->filter_qf = s->dw_qf && mult == 1 ? (const float *)(s->dw_req + 3 * oc) : NULL;
     return MP_OK;
 }
 

@@ -15,6 +15,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "engine/kernels/quant_math.h"
+
 #if defined(__x86_64__) && !defined(__clang__)
 /* products and sums fused into one instruction where the processor has it */
 #pragma GCC optimize("fp-contract=fast")
@@ -101,7 +103,7 @@ typedef struct dw_window {
         }                                                                                      \
         for (int32_t i = 0; i < win->rows; i++) {                                              \
             const float *xp = x + i * win->x_row + c, *wp = w + i * win->w_row + c;            \
-            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)               \
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)                \
                 for (int v = 0; v < (NV); v++) {                                               \
                     DW_LOAD(xv, xp + v * DW_V);                                                \
                     DW_LOAD(wv, wp + v * DW_V);                                                \
@@ -183,21 +185,96 @@ typedef uint16_t v16u16 __attribute__((vector_size(32)));
 typedef int8_t v16s8 __attribute__((vector_size(16)));
 typedef uint8_t v16u8 __attribute__((vector_size(16)));
 
-/* XNNPACK's fp32 requantization of one channel's sum: rounded half to even by adding and
- * taking away 1.5 * 2^23 (exact: the clamped value is below 2^9). */
+/* TensorFlow Lite's requantization of one channel's sum (reference_integer_ops::
+ * DepthwiseConvPerChannel, reference_ops::DepthwiseConv): MultiplyByQuantizedMultiplier by
+ * the channel's multiplier and shift, plus the output zero point, clamped to the activation's
+ * range. */
 static inline int32_t dw_requant(const mp_dwconv *d, uint32_t sum, size_t c)
 {
-    float f = (float)(int32_t)sum * d->scale[c];
-    float lo = (float)(d->out_lo - d->out_zp), hi = (float)(d->out_hi - d->out_zp);
-    f = f < lo ? lo : f > hi ? hi : f;
-    return (int32_t)((f + 0x1.8p23f) - 0x1.8p23f) + d->out_zp;
+    int32_t v = mp_multiply_by_quantized_multiplier((int32_t)sum, d->q_mult[c],
+                                                    d->q_left[c] - d->q_right[c]);
+    /* clamped less the zero point, then the zero point added: the same as TensorFlow Lite's
+     * order (zero point, clamp) without its overflow near the int32 bounds */
+    int32_t lo = d->out_lo - d->out_zp, hi = d->out_hi - d->out_zp;
+    return (v < lo ? lo : v > hi ? hi : v) + d->out_zp;
 }
+
+typedef uint64_t v8ul __attribute__((vector_size(64)));
+
+/* mp_multiply_by_quantized_multiplier on sixteen lanes, bit for bit, into v16i r, for
+ * multipliers in [0, 2^31) (as mp_quantize_multiplier makes them from positive scales).
+ * x shifted left (wrapping); then SaturatingRoundingDoublingHighMul, floor((x * m + 2^30) /
+ * 2^31) (only INT32_MIN * INT32_MIN would saturate, a negative multiplier): x's bits times m
+ * as unsigned 32 x 32 -> 64 bits (even lanes and odd ones), which is x * m + 2^32 * m where x
+ * is negative, plus 2^30, bits 31..62 taken, less 2 * m where x is negative (exact modulo
+ * 2^32, and the result fits); then RoundingDivideByPOT (floor shift, plus one where the
+ * remainder passes half, ties away from zero). Shifts left and right in [0, 31]. Only 32-bit
+ * lanes and unsigned 64-bit ones, signs by shifts, not compares: no 64-bit arithmetic shift,
+ * which AVX2 lacks, and nothing GCC splits lane by lane on AVX2. (A macro: vectors passed by
+ * value would change the ABI between the target clones.) */
+#define DW_REQUANT_V(r, x, m, left, right)                                                     \
+    do {                                                                                       \
+        const v8ul lo_ = (v8ul){0} + 0xFFFFFFFFu, c_ = (v8ul){0} + (1u << 30);                 \
+        v16i xs_ = (v16i)((v16u)(x) << (v16u)(left));                                          \
+        v8ul a_ = (v8ul)xs_, b_ = (v8ul)(m);                                                   \
+        v8ul pe_ = ((a_ & lo_) * (b_ & lo_) + c_) >> 31;                                       \
+        v8ul po_ = ((a_ >> 32) * (b_ >> 32) + c_) << 1;                                        \
+        v16i hi_ = (v16i)((pe_ & lo_) | (po_ & ~lo_));                                         \
+        hi_ = (v16i)((v16u)hi_ - ((v16u)(xs_ >> 31) & ((v16u)(m) << 1)));                      \
+        v16i mask_ = (v16i)((((v16u){0} + 1u) << (v16u)(right)) - 1u);                         \
+        v16i thr_ = (mask_ >> 1) - (hi_ >> 31);                                                \
+        (r) = (hi_ >> (right)) - ((thr_ - (hi_ & mask_)) >> 31); /* + (remainder > thr_) */    \
+    } while (0)
+
+DW_HOT void mp_dwconv_requant16(const int32_t *x, const int32_t *multiplier,
+                                const int32_t *left, const int32_t *right, int32_t *out)
+{
+    v16i xv, m, l, r, q;
+    memcpy(&xv, x, sizeof xv);
+    memcpy(&m, multiplier, sizeof m);
+    memcpy(&l, left, sizeof l);
+    memcpy(&r, right, sizeof r);
+    DW_REQUANT_V(q, xv, m, l, r);
+    memcpy(out, &q, sizeof q);
+}
+
+bool mp_dwconv_requant_params(double real, int32_t *multiplier, int32_t *left, int32_t *right)
+{
+    int shift;
+    bool ok = mp_quantize_multiplier(real, multiplier, &shift);
+    if (shift > 31) { /* every bit shifted out: 0, as a multiplier of 0 gives */
+        *multiplier = 0;
+        shift = 0;
+    }
+    *left = shift > 0 ? shift : 0;
+    *right = shift < 0 ? -shift : 0;
+    return ok;
+}
+
+/* Lanes of a or b by a comparison mask m (integer lanes). */
+#define DW_ISEL(m, a, b) (((a) & (m)) | ((b) & ~(m)))
+
+/* dw_requant of sixteen channels k.. at once, their int32 sums (bias included) in si,
+ * stored into out narrowed through VH to VB. */
+#define DW_REQ16_I(VB, VH, si, k)                                                              \
+    do {                                                                                       \
+        v16i m_, l_, r_;                                                                       \
+        memcpy(&m_, d->q_mult + (k), sizeof m_);                                               \
+        memcpy(&l_, d->q_left + (k), sizeof l_);                                               \
+        memcpy(&r_, d->q_right + (k), sizeof r_);                                              \
+        v16i q_;                                                                               \
+        DW_REQUANT_V(q_, si, m_, l_, r_);                                                      \
+        q_ = DW_ISEL(q_ < olo, olo, q_); /* as dw_requant: clamped, then the zero point */     \
+        q_ = DW_ISEL(q_ > ohi, ohi, q_) + d->out_zp;                                           \
+        VB o_ = __builtin_convertvector(__builtin_convertvector(q_, VH), VB);                  \
+        memcpy(out + (k), &o_, sizeof o_);                                                     \
+    } while (0)
 
 /* The taps of sixteen channels' sums a[], input l read by XEXPR (xp at the tap's pixel). */
 #define DW_Q8_TAPS(T, XEXPR)                                                                   \
     for (int32_t i = 0; i < win->rows; i++) {                                                  \
         const T *xp = x + i * win->x_row, *wp = w + i * win->w_row + c;                        \
-        for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)                   \
+        for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)                    \
             for (int l = 0; l < DW_V; l++)                                                     \
                 a[l] += (uint32_t)(((int32_t)(XEXPR) - xz) * ((int32_t)wp[l] - wz));           \
     }
@@ -205,12 +282,14 @@ static inline int32_t dw_requant(const mp_dwconv *d, uint32_t sum, size_t c)
 /* One output pixel of an 8-bit convolution of element type T: sixteen channels at a time
  * (inputs gathered with a depth multiplier), then one at a time; each requantized into out.
  * Sums in uint32: they wrap as XNNPACK's int32 ones do. */
-#define DW_Q8_PIXEL(NAME, T)                                                                   \
+#define DW_Q8_PIXEL(NAME, T, VB, VH)                                                           \
     DW_HOT static void NAME(const mp_dwconv *d, const dw_window *win, const T *x, const T *w,  \
                             T *out)                                                            \
     {                                                                                          \
         size_t mult = (size_t)d->mult, oc = (size_t)d->in_c * mult, c = 0;                     \
         const int32_t xz = d->in_zp, wz = d->w_zp;                                             \
+        const v16i olo = (v16i){0} + (d->out_lo - d->out_zp);                                  \
+        const v16i ohi = (v16i){0} + (d->out_hi - d->out_zp);                                  \
         for (; c + DW_V <= oc; c += DW_V) {                                                    \
             uint32_t a[DW_V];                                                                  \
             size_t idx[DW_V];                                                                  \
@@ -222,30 +301,26 @@ static inline int32_t dw_requant(const mp_dwconv *d, uint32_t sum, size_t c)
                 DW_Q8_TAPS(T, xp[c + (size_t)l])                                               \
             else                                                                               \
                 DW_Q8_TAPS(T, xp[idx[l]])                                                      \
-            for (int l = 0; l < DW_V; l++)                                                     \
-                out[c + (size_t)l] = (T)dw_requant(d, a[l], c + (size_t)l);                    \
+            v16i s_;                                                                           \
+            memcpy(&s_, a, sizeof s_);                                                         \
+            DW_REQ16_I(VB, VH, s_, c);                                                         \
         }                                                                                      \
         for (; c < oc; c++) {                                                                  \
             uint32_t a = d->bias_q ? (uint32_t)d->bias_q[c] : 0;                               \
             for (int32_t i = 0; i < win->rows; i++) {                                          \
                 const T *xp = x + i * win->x_row + c / mult, *wp = w + i * win->w_row + c;     \
-                for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)           \
+                for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)            \
                     a += (uint32_t)(((int32_t)*xp - xz) * ((int32_t)*wp - wz));                \
             }                                                                                  \
             out[c] = (T)dw_requant(d, a, c);                                                   \
         }                                                                                      \
     }
 
-DW_Q8_PIXEL(dw_pixel_s8, int8_t)
-DW_Q8_PIXEL(dw_pixel_u8, uint8_t)
+DW_Q8_PIXEL(dw_pixel_s8, int8_t, v16s8, v16s16)
+DW_Q8_PIXEL(dw_pixel_u8, uint8_t, v16u8, v16u16)
 
-/* Lanes of a or b: the smaller (DW_VMIN) or larger (DW_VMAX), by a comparison mask. */
-#define DW_VSEL(m, a, b) ((v16)(((v16i)(a) & (m)) | ((v16i)(b) & ~(m))))
-#define DW_VMIN(a, b) DW_VSEL((a) < (b), a, b)
-#define DW_VMAX(a, b) DW_VSEL((a) > (b), a, b)
-
-/* dw_requant of sixteen channels k.. at once, their sums of products (exact integers in
- * float) plus the bias, stored into out narrowed through VH to VB. */
+/* The requantization of sixteen channels k.. at once, their sums of products (exact
+ * integers in float) plus the bias (in the integers, wrapping), into out. */
 #define DW_REQ16(VB, VH, sumf, k)                                                              \
     do {                                                                                       \
         v16i si = __builtin_convertvector(sumf, v16i), bi;                                     \
@@ -253,14 +328,7 @@ DW_Q8_PIXEL(dw_pixel_u8, uint8_t)
             memcpy(&bi, bias + (k), sizeof bi);                                                \
             si = (v16i)((v16u)si + (v16u)bi);                                                  \
         }                                                                                      \
-        v16 sc, f;                                                                             \
-        memcpy(&sc, d->scale + (k), sizeof sc);                                                \
-        f = __builtin_convertvector(si, v16) * sc;                                             \
-        f = DW_VMIN(DW_VMAX(f, lov), hiv);                                                     \
-        f = (f + 0x1.8p23f) - 0x1.8p23f;                                                       \
-        v16i q = __builtin_convertvector(f, v16i) + d->out_zp;                                 \
-        VB o = __builtin_convertvector(__builtin_convertvector(q, VH), VB);                    \
-        memcpy(out + (k), &o, sizeof o);                                                       \
+        DW_REQ16_I(VB, VH, si, k);                                                             \
     } while (0)
 
 /* The same, multiplier 1, the sums of products in float (exact: every one an integer below
@@ -274,7 +342,7 @@ DW_Q8_PIXEL(dw_pixel_u8, uint8_t)
         for (int32_t i = 0; i < win->rows; i++) {                                              \
             const T *xp = x + i * win->x_row + c;                                              \
             const float *wp = w + i * win->w_row + c;                                          \
-            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)               \
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)                \
                 for (int v = 0; v < (NV); v++) {                                               \
                     VB xb; /* widened a step at a time: GCC vectorizes each */                 \
                     memcpy(&xb, xp + v * DW_V, sizeof xb);                                     \
@@ -295,8 +363,8 @@ DW_Q8_PIXEL(dw_pixel_u8, uint8_t)
         size_t oc = (size_t)d->in_c, c = 0;                                                    \
         const int32_t *bias = d->bias_q;                                                       \
         const v16 xz = (v16){0} + (float)d->in_zp;                                             \
-        const v16 lov = (v16){0} + (float)(d->out_lo - d->out_zp);                             \
-        const v16 hiv = (v16){0} + (float)(d->out_hi - d->out_zp);                             \
+        const v16i olo = (v16i){0} + (d->out_lo - d->out_zp);                                  \
+        const v16i ohi = (v16i){0} + (d->out_hi - d->out_zp);                                  \
         DW_QF_BLOCK(T, VB, VH, 4)                                                              \
         DW_QF_BLOCK(T, VB, VH, 1)                                                              \
         for (; c < oc; c++) {                                                                  \
@@ -304,7 +372,7 @@ DW_Q8_PIXEL(dw_pixel_u8, uint8_t)
             for (int32_t i = 0; i < win->rows; i++) {                                          \
                 const T *xp = x + i * win->x_row + c;                                          \
                 const float *wp = w + i * win->w_row + c;                                      \
-                for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)           \
+                for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)            \
                     a += (uint32_t)(((int32_t)*xp - d->in_zp) * (int32_t)*wp);                 \
             }                                                                                  \
             out[c] = (T)dw_requant(d, a, c);                                                   \

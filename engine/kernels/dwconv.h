@@ -5,8 +5,10 @@
  * (mp_dwconv_wanted) and keeps XNNPACK for the rest. NHWC, TensorFlow Lite's semantics:
  * padding given as the top and left of SAME (or 0), strides, dilations, depth multiplier,
  * optional bias, fused activation as a clamp. Float32, and int8 / uint8 (XNNPACK's quantized
- * depthwise has the same fall-back, for all but 9 and 25 taps). No memory of its own but the
- * quantized kinds' requantization scales (conv.c's): the filter [KH,KW,C*M] is already
+ * depthwise has the same fall-back, for all but 9 and 25 taps), requantized in integers as
+ * TensorFlow Lite's reference kernels do (XNNPACK's own path requantizes in float, as XNNPACK
+ * does: the two differ by at most one unit). No memory of its own but the quantized kinds'
+ * per-channel multipliers and shifts (conv.c's): the filter [KH,KW,C*M] is already
  * tap-major with the channels contiguous, read in place. */
 #ifndef MP_DWCONV_H
 #define MP_DWCONV_H
@@ -37,8 +39,10 @@ typedef struct mp_dwconv {
     bool q_uint8;
     const void *filter_q;                  /* [k_h, k_w, in_c * mult] */
     const int32_t *bias_q;                 /* [in_c * mult], or NULL for zeros */
-    const float *scale;                    /* [in_c * mult]: input scale * filter scale /
-                                              output scale, in float (XNNPACK's) */
+    /* [in_c * mult] each, mp_dwconv_requant_params of input scale * filter scale / output
+     * scale: TensorFlow Lite's multiplier, its shift as left = max(shift, 0) and right =
+     * max(-shift, 0), both in [0, 31] */
+    const int32_t *q_mult, *q_left, *q_right;
     const float *filter_qf;                /* mult 1: the filter less its zero point in
                                               float (mp_dwconv_q8_float_filter), or NULL */
     int32_t in_zp, w_zp, out_zp, out_lo, out_hi;
@@ -65,10 +69,22 @@ bool mp_dwconv_q8_float_filter(const mp_dwconv *d, float *wf);
  * of the output in tasks on pool (NULL: the calling thread). The caller checked every size
  * against the tensors' (conv.c's geometry). */
 void mp_dwconv_run_f32(const mp_dwconv *d, const float *x, float *y, pthreadpool_t pool);
-/* The same on 8-bit tensors, bit for bit XNNPACK's: the int32 sum of bias and (x - in_zp) *
- * (w - w_zp) over the taps inside (wrapping as XNNPACK's), then its float requantization:
- * (float)sum * scale[c], clamped to [out_lo, out_hi] less out_zp, rounded half to even,
- * plus out_zp. (TensorFlow Lite's fixed-point requantization is within one unit of it.) */
+/* The same on 8-bit tensors, as TensorFlow Lite's reference_integer_ops::
+ * DepthwiseConvPerChannel (int8) and reference_ops::DepthwiseConv (uint8): the int32 sum of
+ * bias and (x - in_zp) * (w - w_zp) over the taps inside (wrapping where TensorFlow Lite's
+ * would overflow), MultiplyByQuantizedMultiplier by the channel's q_mult and shift, plus
+ * out_zp, clamped to [out_lo, out_hi]. */
 void mp_dwconv_run_q8(const mp_dwconv *d, const void *x, void *y, pthreadpool_t pool);
+
+/* A requantization multiplier real (TensorFlow Lite's effective scale, in double) as
+ * QuantizeMultiplier's multiplier and shift, the shift split into left and right (a shift
+ * above 31, which leaves nothing, as multiplier 0). False when real is not finite. */
+bool mp_dwconv_requant_params(double real, int32_t *multiplier, int32_t *left, int32_t *right);
+
+/* The run's sixteen-lane requantization: out[l] = mp_multiply_by_quantized_multiplier(x[l],
+ * multiplier[l], left[l] - right[l]), bit for bit, for multipliers in [0, 2^31) (those of
+ * mp_dwconv_requant_params from positive scales), left and right in [0, 31]. For tests. */
+void mp_dwconv_requant16(const int32_t *x, const int32_t *multiplier, const int32_t *left,
+                         const int32_t *right, int32_t *out);
 
 #endif

@@ -5,7 +5,12 @@
  * filters, a thread pool, a new input size), against the XNNPACK path on the same shapes,
  * which path AUTO chooses and what memory each keeps, static and dynamic sessions equal on a
  * writer-built model, the refusals of bad shapes with their messages, and the conformer of
- * ../shared (its 1x31 depthwise operators) giving the same outputs on either path. */
+ * ../shared (its 1x31 depthwise operators) giving the same outputs on either path. 8-bit
+ * (int8 per tensor and per channel, uint8): the C path bit-exact against TensorFlow Lite's
+ * reference integer depthwise restated here (QuantizeMultiplier, MultiplyByQuantizedMultiplier),
+ * the XNNPACK path against XNNPACK's float requantization, the two within one unit, the
+ * sixteen-lane requantization against the scalar one on edge values, static and dynamic
+ * sessions equal on a quantized model. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -399,6 +404,35 @@ static void test_dw_refusals(void **state)
 
 enum { MD_N = 2, MD_H = 37, MD_C = 10, MD_K = 31 };
 
+/* The writer's model finished with two SAME stride-1 DEPTHWISE_CONV_2D, x -> h (RELU) and
+ * h -> y, sharing filter and bias (tensors t: x, f, b, h, y), as a session of `mode`, run
+ * twice on the input x of `bytes`. */
+static mp_session *dw_two_layers(mp_tfw *w, mp_memory_mode mode, const int *t, const void *x,
+                                 size_t bytes, const char *label)
+{
+    mp_op_options o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 1;
+    o.activation = MP_ACT_RELU;
+    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){t[0], t[1], t[2]}, 1, &t[3], &o);
+    o.activation = MP_ACT_NONE;
+    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){t[3], t[1], t[2]}, 1, &t[4], &o);
+    mp_tfw_io(w, 1, &t[0], 1, &t[4]);
+    void *model = NULL;
+    size_t size = 0;
+    mp_error err = {0};
+    if (mp_tfw_finish(w, &model, &size, &err) != MP_OK)
+        fail_msg("writer: %s", err.msg);
+    mp_tfw_free(w);
+    mp_session *s = kh_session(mode, model, size, label);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(mp_session_set_input(s, 0, x, bytes, &err), MP_OK);
+        if (mp_session_run(s, &err) != MP_OK)
+            fail_msg("run (%s): %s", mp_memory_mode_name(mode), err.msg);
+    }
+    return s;
+}
+
 static void run_dw_model(mp_memory_mode mode, void **out, size_t *sizes)
 {
     static float filt[MD_K * MD_C], bias[MD_C], x[MD_N * MD_H * MD_C];
@@ -414,26 +448,7 @@ static void run_dw_model(mp_memory_mode mode, void **out, size_t *sizes)
                            NULL);
     int h = mp_tfw_tensor(w, "h", MP_DT_FLOAT32, 4, xd, 0, NULL);
     int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 4, xd, 0, NULL);
-    mp_op_options o = mp_tfw_options_default();
-    o.padding = MP_PAD_SAME;
-    o.stride_h = o.stride_w = 1;
-    o.activation = MP_ACT_RELU;
-    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){xt, ft, bt}, 1, &h, &o);
-    o.activation = MP_ACT_NONE;
-    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){h, ft, bt}, 1, &y, &o);
-    mp_tfw_io(w, 1, &xt, 1, &y);
-    void *bytes = NULL;
-    size_t size = 0;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, &size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    mp_session *s = kh_session(mode, bytes, size, "dwconv");
-    for (int r = 0; r < 2; r++) {
-        assert_int_equal(mp_session_set_input(s, 0, x, sizeof x, &err), MP_OK);
-        if (mp_session_run(s, &err) != MP_OK)
-            fail_msg("run (%s): %s", mp_memory_mode_name(mode), err.msg);
-    }
+    mp_session *s = dw_two_layers(w, mode, (int[]){xt, ft, bt, h, y}, x, sizeof x, "dwconv");
     const mp_tensor *t = mp_session_output(s, 0);
     sizes[0] = t->bytes;
     out[0] = malloc(t->bytes + 1);
@@ -457,7 +472,7 @@ static void test_dw_model_static_dynamic(void **state)
     kh_expect_modes_equal(run_dw_model, 1);
 }
 
-/* ---- 8-bit quantized: bit-exact with XNNPACK, within one unit of TensorFlow Lite --------- */
+/* ---- 8-bit quantized: TensorFlow Lite's integers on the C path, XNNPACK's on its own -- */
 
 enum { Q_QS8, Q_QC8, Q_QU8 };
 
@@ -485,8 +500,50 @@ static int32_t q8_at(const q8_params *p, const uint8_t *v, size_t i)
     return p->kind == Q_QU8 ? (int32_t)v[i] : (int32_t)(int8_t)v[i];
 }
 
-/* References: XNNPACK's float requantization (xnn) and TensorFlow Lite's fixed-point one
- * (tfl) of the sums bias + (x - in_zp) * (w - w_zp) over the taps inside the input. */
+/* TensorFlow Lite's QuantizeMultiplier, restated: real = q * 2^e with q in [0.5, 1), q * 2^31
+ * rounded half away from zero (a q that rounds to 2^31 halved, e raised), below 2^-32 zero. */
+static void tfl_quantize_multiplier(double real, int32_t *m, int *shift)
+{
+    int e = 0;
+    double q = real == 0 ? 0 : frexp(real, &e);
+    long long f = llround(q * 2147483648.0);
+    if (f == 2147483648LL) {
+        f /= 2;
+        e++;
+    }
+    if (e < -31 || f == 0) {
+        f = 0;
+        e = 0;
+    }
+    *m = (int32_t)f;
+    *shift = e;
+}
+
+/* TensorFlow Lite's MultiplyByQuantizedMultiplier, restated from its definition: x times
+ * 2^max(shift, 0) (in 32 bits), then gemmlowp's SaturatingRoundingDoublingHighMul (2 * x * m
+ * / 2^32 rounded to nearest, ties up: floor((x * m + 2^30) / 2^31); only INT32_MIN squared
+ * saturates), then RoundingDivideByPOT by 2^max(-shift, 0) (to nearest, ties away from
+ * zero). */
+static int32_t tfl_multiply(int32_t x, int32_t m, int shift)
+{
+    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    x = left >= 32 ? 0 : (int32_t)(uint32_t)((uint64_t)(uint32_t)x << left);
+    const int64_t two31 = INT64_C(1) << 31;
+    int64_t h = INT32_MAX, t = (int64_t)x * m + two31 / 2;
+    if (x != INT32_MIN || m != INT32_MIN) /* floor(t / 2^31) */
+        h = t >= 0 ? t / two31 : -((-t + two31 - 1) / two31);
+    if (right == 0)
+        return (int32_t)h;
+    int64_t half = INT64_C(1) << (right - 1), a = h < 0 ? -h : h;
+    int64_t r = (a + half) >> right; /* |h| / 2^right, ties up: away from zero */
+    return (int32_t)(h < 0 ? -r : r);
+}
+
+/* References: XNNPACK's float requantization (xnn) and TensorFlow Lite's reference integer
+ * depthwise (tfl: DepthwiseConvPerChannel for int8, the effective scale in double;
+ * DepthwiseConv for uint8, the product of the input and filter scales in float, as its
+ * GetQuantizedConvolutionMultipler) of the sums bias + (x - in_zp) * (w - w_zp) over the taps
+ * inside the input. */
 static void ref_q8(const q8_params *p, const q8_data *d, int32_t *xnn, int32_t *tfl)
 {
     int32_t oh = kh_conv_out_size(p->h, p->kh, p->sh, p->dh, p->padding);
@@ -518,8 +575,11 @@ static void ref_q8(const q8_params *p, const q8_data *d, int32_t *xnn, int32_t *
                     xnn[k] = (int32_t)nearbyintf(f) + zp;
                     int32_t m;
                     int sh;
-                    assert_true(mp_quantize_multiplier((double)d->in_s * ws / d->out_s, &m, &sh));
-                    int32_t t = mp_multiply_by_quantized_multiplier((int32_t)sum, m, sh) + zp;
+                    tfl_quantize_multiplier(p->kind == Q_QU8
+                                                ? (double)(d->in_s * ws) / d->out_s
+                                                : (double)d->in_s * ws / d->out_s,
+                                            &m, &sh);
+                    int32_t t = tfl_multiply((int32_t)sum, m, sh) + zp;
                     tfl[k] = t < lo ? lo : t > hi ? hi : t;
                 }
 }
@@ -550,8 +610,6 @@ static void q8_run(kh_case *c, const q8_params *p, q8_data *d, mp_dwconv_policy 
     mp_dwconv_set_policy(MP_DWCONV_AUTO);
 }
 
-/* C path and XNNPACK byte for byte, both equal to the float-requantization reference, and
- * within one unit of TensorFlow Lite's fixed-point result. */
 /* Seeded data for p (input of n*h*w*c, filter and bias of c*mult channels). */
 static q8_data q8_fill(const q8_params *p, uint32_t seed)
 {
@@ -584,9 +642,10 @@ static void q8_free(q8_data *d)
     free(d->bias);
 }
 
-/* y equal to the float-requantization reference of p on d, and within one unit of
- * TensorFlow Lite's fixed-point one. */
-static void q8_expect_ref(const q8_params *p, const q8_data *d, const mp_tensor *y)
+/* y equal to a reference of p on d: TensorFlow Lite's integer requantization (the C path)
+ * or, `xnnpack`, XNNPACK's float one (the XNNPACK path); the two references differ by at
+ * most one unit (checked too). */
+static void q8_expect_ref(const q8_params *p, const q8_data *d, const mp_tensor *y, bool xnnpack)
 {
     size_t on = mp_tensor_elements(y), bounded = 0;
     assert_int_equal(y->dims[1], kh_conv_out_size(p->h, p->kh, p->sh, p->dh, p->padding));
@@ -596,10 +655,11 @@ static void q8_expect_ref(const q8_params *p, const q8_data *d, const mp_tensor 
     ref_q8(p, d, xnn, tfl);
     q8_act_range(p, d, &lo, &hi);
     for (size_t i = 0; i < on; i++) {
-        int32_t got = q8_at(p, y->data, i);
-        if (got != xnn[i])
-            fail_msg("output %zu: %d, want %d (XNNPACK's requantization)", i, got, xnn[i]);
-        assert_true(abs(got - tfl[i]) <= 1);
+        int32_t got = q8_at(p, y->data, i), want = xnnpack ? xnn[i] : tfl[i];
+        if (got != want)
+            fail_msg("output %zu: %d, want %d (%s requantization)", i, got, want,
+                     xnnpack ? "XNNPACK's float" : "TensorFlow Lite's integer");
+        assert_true(abs(xnn[i] - tfl[i]) <= 1);
         bounded += got == lo || got == hi;
     }
     if (p->act == MP_ACT_NONE) /* the outputs are spread, not all at the dtype's bounds */
@@ -608,8 +668,10 @@ static void q8_expect_ref(const q8_params *p, const q8_data *d, const mp_tensor 
     free(tfl);
 }
 
-/* C path and XNNPACK byte for byte, both equal to the float-requantization reference, and
- * within one unit of TensorFlow Lite's fixed-point result. */
+/* The C path bit-exact with TensorFlow Lite's integer reference, XNNPACK's path with its
+ * float one, and the two paths within one unit of each other: the two requantizations (one
+ * rounding of sum * scale in float; a multiplier rounded to 31 bits and two roundings in
+ * the integers) differ by at most one unit. */
 static void check_q8(const q8_params *p, uint32_t seed)
 {
     q8_data d = q8_fill(p, seed);
@@ -619,8 +681,10 @@ static void check_q8(const q8_params *p, uint32_t seed)
     q8_run(&cc, p, &d, MP_DWCONV_C, &yc);
     size_t on = mp_tensor_elements(yc);
     assert_int_equal(on, mp_tensor_elements(yx));
-    assert_memory_equal(yc->data, yx->data, on);
-    q8_expect_ref(p, &d, yc);
+    for (size_t i = 0; i < on; i++)
+        assert_true(abs(q8_at(p, yc->data, i) - q8_at(p, yx->data, i)) <= 1);
+    q8_expect_ref(p, &d, yc, false);
+    q8_expect_ref(p, &d, yx, true);
     kh_free(&cx);
     kh_free(&cc);
     q8_free(&d);
@@ -636,7 +700,7 @@ static void test_dw_q8_channels_change(void **state)
     kh_case c;
     mp_tensor *y;
     q8_run(&c, &p, &d, MP_DWCONV_C, &y);
-    q8_expect_ref(&p, &d, y);
+    q8_expect_ref(&p, &d, y, false);
     mp_tensor *x = c.in[0];
     p.c = 4;
     p.mult = 2;
@@ -645,9 +709,82 @@ static void test_dw_q8_channels_change(void **state)
     mp_dwconv_set_policy(MP_DWCONV_C);
     kh_expect_ok(&c, kh_run(&c));
     mp_dwconv_set_policy(MP_DWCONV_AUTO);
-    q8_expect_ref(&p, &d, y);
+    q8_expect_ref(&p, &d, y, false);
     kh_free(&c);
     q8_free(&d);
+}
+
+/* The sixteen-lane requantization of the run (mp_dwconv_requant16) against the scalar
+ * mp_multiply_by_quantized_multiplier and the restatement above, lane for lane (multipliers
+ * in [0, 2^31), as prepare makes them). */
+static void expect_requant16(const int32_t *x, const int32_t *m, const int32_t *l,
+                             const int32_t *r)
+{
+    int32_t got[16];
+    mp_dwconv_requant16(x, m, l, r, got);
+    for (int i = 0; i < 16; i++) {
+        int32_t want = mp_multiply_by_quantized_multiplier(x[i], m[i], l[i] - r[i]);
+        if (got[i] != want || want != tfl_multiply(x[i], m[i], l[i] - r[i]))
+            fail_msg("%d * %d shift %d: %d, want %d (restated %d)", x[i], m[i], l[i] - r[i],
+                     got[i], want, tfl_multiply(x[i], m[i], l[i] - r[i]));
+    }
+}
+
+static void test_dw_requant16(void **state)
+{
+    (void)state;
+    /* edge sums: the int32 bounds, 0, +-1, and ties of the final division (-3 * 2^right
+     * and -2^right, halved by the multiplier 2^30, leave -3 and -1 halves of 2^right) */
+    uint32_t seed = 5;
+    int32_t x[16], m[16], l[16], r[16];
+    for (int right = 0; right <= 31; right++)
+        for (int k = 0; k < 8; k++) {
+            int64_t p2 = INT64_C(1) << right;
+            const int64_t sums[16] = {INT32_MIN, INT32_MAX, 0, 1, -1, -3 * p2, -p2, 3 * p2, p2,
+                                      -p2 + 1, -p2 - 1, 2, -2, INT32_MIN + 1, INT32_MAX - 1,
+                                      -5 * p2};
+            static const int32_t mults[8] = {1 << 30, INT32_MAX, (1 << 30) + 1, 1518500250,
+                                             2147483000, 1 << 30, 1234567890, 0};
+            for (int i = 0; i < 16; i++) {
+                int64_t v = sums[i] < INT32_MIN || sums[i] > INT32_MAX ? sums[i] / 7 : sums[i];
+                x[i] = (int32_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v);
+                m[i] = mults[(k + i) % 8];
+                l[i] = 0;
+                r[i] = right;
+            }
+            expect_requant16(x, m, l, r);
+            /* left shifts (effective scales of 1 and above) wrap, as TensorFlow Lite's */
+            for (int i = 0; i < 16; i++) {
+                l[i] = right;
+                r[i] = 0;
+            }
+            expect_requant16(x, m, l, r);
+        }
+    /* random sums, multipliers and shifts as prepare makes them from scales 2^-40 .. 2^40 */
+    for (int it = 0; it < 20000; it++) {
+        for (int i = 0; i < 16; i++) {
+            uint32_t u = (uint32_t)kh_irand(&seed, 65536) << 16 | (uint32_t)kh_irand(&seed, 65536);
+            int bits = kh_irand(&seed, 33);
+            x[i] = bits == 32 ? (int32_t)u
+                              : (int32_t)((int64_t)(u & (uint32_t)((INT64_C(1) << bits) - 1)) -
+                                          (INT64_C(1) << bits) / 2);
+            double real = ldexp(1.0 + kh_irand(&seed, 1 << 20) / 1048576.0,
+                                kh_irand(&seed, 81) - 40);
+            assert_true(mp_dwconv_requant_params(real, &m[i], &l[i], &r[i]));
+            assert_true(l[i] >= 0 && l[i] <= 31 && r[i] >= 0 && r[i] <= 31);
+            int32_t tm;
+            int ts;
+            tfl_quantize_multiplier(real, &tm, &ts);
+            assert_int_equal(m[i], ts > 31 ? 0 : tm); /* above 2^31 the result is 0 either way */
+        }
+        expect_requant16(x, m, l, r);
+    }
+    /* a scale of 2^40: every bit shifted out, as multiplier 0 */
+    assert_true(mp_dwconv_requant_params(ldexp(1.0, 40), &m[0], &l[0], &r[0]));
+    assert_int_equal(m[0], 0);
+    assert_int_equal(l[0] + r[0], 0);
+    assert_int_equal(mp_multiply_by_quantized_multiplier(12345, 1 << 30, 42), 0);
+    assert_false(mp_dwconv_requant_params(INFINITY, &m[0], &l[0], &r[0]));
 }
 
 static void test_dw_q8(void **state)
@@ -686,6 +823,66 @@ static void test_dw_q8(void **state)
     assert_false(mp_dwconv_wanted_q8(3, 3, 1));
     assert_false(mp_dwconv_wanted_q8(5, 5, 1));
     assert_false(mp_dwconv_wanted_q8(7, 7, 2));
+}
+
+/* Two int8 per-channel 31x1 DEPTHWISE_CONV_2D (the C path) in a writer-built model, in
+ * static and dynamic memory: the same bytes, each layer TensorFlow Lite's integer result. */
+enum { QM_N = 2, QM_H = 37, QM_C = 19, QM_K = 31 };
+
+static void run_dw_q8_model(mp_memory_mode mode, void **out, size_t *sizes)
+{
+    q8_params p = {Q_QC8, QM_N, QM_H, 1, QM_C, 1, QM_K, 1, 1, 1, 1, 1, MP_PAD_SAME,
+                   MP_ACT_RELU, true};
+    q8_data d = q8_fill(&p, 77);
+    /* layer 2 reads layer 1's output: its input scale and zero point */
+    q8_data d2 = d;
+    d2.in_s = d.out_s;
+    d2.in_zp = d.out_zp;
+    d2.out_s = d.out_s * 0.006f * 5600.0f * sqrtf((float)QM_K) / 64.0f;
+    d2.out_zp = -3;
+    mp_tfw *w = mp_tfw_create();
+    int32_t xd[4] = {QM_N, QM_H, 1, QM_C}, fd[4] = {1, QM_K, 1, QM_C}, bd = QM_C;
+    int xt = mp_tfw_tensor(w, "x", MP_DT_INT8, 4, xd, 0, NULL);
+    int ft = mp_tfw_tensor(w, "f", MP_DT_INT8, 4, fd, mp_tfw_buffer(w, d.f, QM_K * QM_C), NULL);
+    int bt = mp_tfw_tensor(w, "b", MP_DT_INT32, 1, &bd,
+                           mp_tfw_buffer(w, d.bias, QM_C * sizeof(int32_t)), NULL);
+    int h = mp_tfw_tensor(w, "h", MP_DT_INT8, 4, xd, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_INT8, 4, xd, 0, NULL);
+    float bs[QM_C];
+    for (int i = 0; i < QM_C; i++)
+        bs[i] = d.in_s * d.w_s[i];
+    mp_tfw_tensor_quant(w, xt, 1, &d.in_s, &d.in_zp, 0);
+    mp_tfw_tensor_quant(w, ft, QM_C, d.w_s, NULL, 3);
+    mp_tfw_tensor_quant(w, bt, QM_C, bs, NULL, 0);
+    mp_tfw_tensor_quant(w, h, 1, &d.out_s, &d.out_zp, 0);
+    mp_tfw_tensor_quant(w, y, 1, &d2.out_s, &d2.out_zp, 0);
+    size_t n = (size_t)QM_N * QM_H * QM_C;
+    mp_session *s = dw_two_layers(w, mode, (int[]){xt, ft, bt, h, y}, d.x, n, "dwconv q8");
+    const mp_tensor *t = mp_session_output(s, 0);
+    assert_int_equal(t->bytes, n);
+    sizes[0] = t->bytes;
+    out[0] = malloc(t->bytes + 1);
+    memcpy(out[0], t->data, t->bytes);
+    /* the two layers by the reference */
+    int32_t *xnn = malloc(n * sizeof(int32_t)), *mid = malloc(n * sizeof(int32_t));
+    uint8_t *midb = malloc(n);
+    ref_q8(&p, &d, xnn, mid);
+    for (size_t i = 0; i < n; i++)
+        midb[i] = (uint8_t)(int8_t)mid[i];
+    d2.x = midb;
+    p.act = MP_ACT_NONE;
+    q8_expect_ref(&p, &d2, t, false);
+    mp_session_destroy(s);
+    free(xnn);
+    free(mid);
+    free(midb);
+    q8_free(&d);
+}
+
+static void test_dw_q8_model_static_dynamic(void **state)
+{
+    (void)state;
+    kh_expect_modes_equal(run_dw_q8_model, 1);
 }
 
 /* ---- the conformer (../shared): its 31-tap operator on either path, the same outputs ---- */
@@ -769,6 +966,8 @@ int main(void)
         cmocka_unit_test(test_dw_refusals),
         cmocka_unit_test(test_dw_q8),
         cmocka_unit_test(test_dw_q8_channels_change),
+        cmocka_unit_test(test_dw_requant16),
+        cmocka_unit_test(test_dw_q8_model_static_dynamic),
         cmocka_unit_test(test_dw_model_static_dynamic),
         cmocka_unit_test(test_dw_conformer_paths),
     };
