@@ -5,7 +5,8 @@
  * For each output pixel, the taps whose input pixel lies inside (the window clipped at the
  * borders: padding contributes nothing) in the outer loop, the channels contiguous in the
  * inner one: float32 sixty-four channels in four vector accumulators, then sixteen, then one
- * at a time; 8-bit sixteen int32 sums at a time, requantized as XNNPACK does (bit for bit).
+ * at a time; 8-bit sixteen int32 sums at a time, requantized as TensorFlow Lite's reference
+ * kernels do (in integers, bit for bit; XNNPACK's path, in float, is within one unit).
  * The filter [KH,KW,C*M] is read in place. Compiled for AVX-512, AVX2 and baseline x86-64,
  * chosen at load time (target_clones). Rows of the output in tasks on the thread pool. With
  * a depth multiplier M, output channel c*M+m reads input channel c. */
@@ -58,7 +59,8 @@ bool mp_dwconv_wanted(int32_t k_h, int32_t k_w, int32_t mult)
 bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t mult)
 {
     /* XNNPACK's 8-bit depthwise microkernels: 9 and 25 taps (22-35 GOP/s, this kernel's
-     * 14-19); the fall-back under 1.2 GOP/s, where this one is 12-25 times faster */
+     * 11-16 with TensorFlow Lite's requantization); the fall-back under 1.2 GOP/s, where
+     * this one is 8-20 times faster */
     int64_t taps = (int64_t)k_h * k_w;
     return dw_choose(mult == 1 && taps != 9 && taps != 25);
 }
@@ -281,7 +283,7 @@ bool mp_dwconv_requant_params(double real, int32_t *multiplier, int32_t *left, i
 
 /* One output pixel of an 8-bit convolution of element type T: sixteen channels at a time
  * (inputs gathered with a depth multiplier), then one at a time; each requantized into out.
- * Sums in uint32: they wrap as XNNPACK's int32 ones do. */
+ * Sums in uint32: they wrap where TensorFlow Lite's int32 ones would overflow. */
 #define DW_Q8_PIXEL(NAME, T, VB, VH)                                                           \
     DW_HOT static void NAME(const mp_dwconv *d, const dw_window *win, const T *x, const T *w,  \
                             T *out)                                                            \
