@@ -1105,12 +1105,9 @@ static void *g_model(size_t *size)
     mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){a, wf, bf}, 1, &yq, &o);
     mp_tfw_op(w, MP_OP_DEQUANTIZE, 1, &yq, 1, &y, &o);
     mp_tfw_io(w, 1, &x, 1, &y);
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 static void g_input(float *x)
@@ -1281,12 +1278,9 @@ static void *act_model(size_t *size)
     mp_tfw_op(w, MP_OP_SOFTMAX, 1, &r, 1, &sm, &o);
     mp_tfw_op(w, MP_OP_DEQUANTIZE, 1, &sm, 1, &y, &o);
     mp_tfw_io(w, 1, &x, 1, &y);
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 static void act_input(float *x)

@@ -600,12 +600,9 @@ static void *q_model(const qcfg *cf, const qparams *p, size_t *size)
     int op = mp_tfw_op(w, MP_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 24, ins, 1, &y, &o);
     assert_int_equal(mp_tfw_op_intermediates(w, op, 5, inter), op);
     mp_tfw_io(w, 1, ins, 1, &y);
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 enum { QM_Y = 3 * 2 * 4 };

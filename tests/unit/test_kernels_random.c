@@ -513,12 +513,9 @@ static void *random_model(size_t *size)
     mp_tfw_op(w, MP_OP_BITCAST, 1, &u, 1, &ub, &o);
     mp_tfw_op(w, MP_OP_BITCAST, 1, &ub, 1, &by, &o);
     mp_tfw_io(w, 2, (int32_t[]){dims, lg}, 5, (int32_t[]){u, nrm, mn, ub, by});
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 static void test_options_round_trip(void **state)

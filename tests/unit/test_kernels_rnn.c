@@ -556,12 +556,9 @@ static void *rnn_model(size_t *size)
     o = mp_tfw_options_default();
     mp_tfw_op(w, MP_OP_RNN, 5, (int32_t[]){xs, bwt, rt, bt, h[3]}, 1, &y1, &o);
     mp_tfw_io(w, 2, (int32_t[]){x, xs}, 3, (int32_t[]){ys, yb, y1});
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 enum { NY = ST * SB * SU + ST * SB * 2 * SU + SB * SU };

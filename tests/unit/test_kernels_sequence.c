@@ -476,12 +476,9 @@ static void *seq_model(size_t *size)
     mp_tfw_op(w, MP_OP_ROUND, 1, &ls, 1, &rd, &o);
     mp_tfw_op(w, MP_OP_EMBEDDING_LOOKUP, 2, (int32_t[]){idt, tbl}, 1, &em, &o);
     mp_tfw_io(w, 2, (int32_t[]){x, k}, 8, (int32_t[]){tv, ti, oh, dv, di, rd, em, fd});
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 /* Run the model in `mode`; copy every output's bytes into out[i] (malloc'd) and sizes. */

@@ -172,12 +172,9 @@ static void *chain_model(size_t *size)
     o.axis = 0;
     mp_tfw_op(w, MP_OP_UNPACK, 1, &g, 3, y, &o);
     mp_tfw_io(w, 1, &x, 3, y);
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 /* The chain in plain C: returns the [24,32,2] output. */

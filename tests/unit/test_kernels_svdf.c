@@ -466,12 +466,9 @@ static void *svdf_model(size_t *size)
     o.activation = MP_ACT_RELU;
     mp_tfw_op(w, MP_OP_SVDF, 5, (int32_t[]){xq, wfq, wtq, bq, stq}, 1, &yq, &o);
     mp_tfw_io(w, 2, (int32_t[]){x, xq}, 2, (int32_t[]){y, yq});
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 typedef struct model_out {

@@ -446,12 +446,9 @@ static void *one_op_model(int opcode, const mp_op_options *o, size_t *size)
         mp_tfw_op(w, opcode, 1, &t0, 1, &t1, o);
         mp_tfw_io(w, 1, &t0, 1, &t1);
     }
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 static mp_status load_one(int opcode, const mp_op_options *o, mp_model **m, mp_error *err)
@@ -539,12 +536,9 @@ static void *text_model(size_t *size)
     o.max_skip_size = 1;
     mp_tfw_op(w, MP_OP_SKIP_GRAM, 1, &st, 1, &grams, &o);
     mp_tfw_io(w, 2, (int32_t[]){ids, x}, 5, (int32_t[]){emb, lk, hits, lsh, grams});
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 static void run_text_model(mp_memory_mode mode, void *out[5], size_t sizes[5])

@@ -39,12 +39,9 @@ static void *build(long n_ops, long n_tensors, int rank, const int32_t *dims, si
     for (long i = 0; i < n_ops; i++)
         mp_tfw_op(w, MP_OP_RELU, 0, NULL, 0, NULL, NULL);
     mp_tfw_io(w, 1, &x, 1, &x);
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 /* Read the bytes; returns the status, with the message in err. */

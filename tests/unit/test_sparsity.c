@@ -319,12 +319,9 @@ static void *fc_model(int form, size_t *size)
     int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, dy, 0, NULL);
     mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){x, wt, b}, 1, &y, NULL);
     mp_tfw_io(w, 1, &x, 1, &y);
-    void *bytes = NULL;
-    mp_error err = {0};
-    if (mp_tfw_finish(w, &bytes, size, &err) != MP_OK)
-        fail_msg("writer: %s", err.msg);
-    mp_tfw_free(w);
-    return bytes;
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
 }
 
 static void run_fc(int form, mp_memory_mode mode, float y[FB * FO])
