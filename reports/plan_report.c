@@ -213,8 +213,8 @@ static void text_subgraph(FILE *f, const mp_plan_report *r)
     static const char *const how[] = {
         "", "planned at prepare for its caller's shapes, held until teardown",
         "planned when the first run calls it, freed once it ran",
-        "planned at prepare for its caller's first shapes, and again while\n"
-        "  running as they change (its caller's outputs are known only then)"};
+        ("planned at prepare for its caller's first shapes, and again while\n"
+         "  running as they change (its caller's outputs are known only then)")};
     fprintf(f, "  %s\n", how[r->when]);
     fprintf(f, "  %" PRId32 " tensors and %" PRId32 " kernel scratch buffer%s planned\n",
             r->n_items - r->n_scratch, r->n_scratch, r->n_scratch == 1 ? "" : "s");
