@@ -13,7 +13,6 @@
 #include "cli/plan_driver.h"
 #include "engine/memory/plan.h"
 #include "engine/memory/plan_compare.h"
-#include "engine/model/ops.h"
 #include "engine/session.h"
 #include "peers/xnnpack_runtime.h"
 #include "reports/plan_report.h"
@@ -100,7 +99,6 @@ typedef struct report_mem {
     mp_plan_report_item **items;
     mp_plan_report_result **res;
     mp_plan_report_input *inputs;
-    char (*called_by)[96];
     int32_t n;
 } report_mem;
 
@@ -114,41 +112,6 @@ static void report_mem_free(report_mem *rm)
     free(rm->items);
     free(rm->res);
     free(rm->inputs);
-    free(rm->called_by);
-}
-
-/* Who calls each subgraph: its first caller and how many more, into rm->called_by (empty
- * when none); one pass over every operator. */
-static void callers(const mp_model *m, report_mem *rm)
-{
-    int *count = calloc((size_t)rm->n, sizeof *count);
-    if (!count)
-        return; /* names left out, nothing wrong */
-    for (int32_t g = 0; g < m->n_subgraphs; g++) {
-        const mp_model *sg = mp_model_subgraph(m, g);
-        for (int32_t i = 0; i < sg->n_ops; i++) {
-            const mp_op_info *op = &sg->ops[i];
-            if (op->opcode != MP_OP_WHILE && op->opcode != MP_OP_IF &&
-                op->opcode != MP_OP_CALL_ONCE)
-                continue;
-            const int32_t to[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
-            for (int q = 0; q < 2; q++) {
-                int32_t k = to[q];
-                if (k <= 0 || k >= rm->n || (q == 1 && k == to[0]))
-                    continue; /* CALL_ONCE keeps its one callee in both */
-                if (count[k]++ == 0)
-                    snprintf(rm->called_by[k], sizeof rm->called_by[k],
-                             "%s (op #%d of subgraph %d)", mp_op_name(op->opcode), (int)i, (int)g);
-            }
-        }
-    }
-    for (int32_t k = 1; k < rm->n; k++)
-        if (count[k] > 1) {
-            size_t l = strlen(rm->called_by[k]);
-            snprintf(rm->called_by[k] + l, sizeof rm->called_by[k] - l, " and %d more",
-                     count[k] - 1);
-        }
-    free(count);
 }
 
 /* The report's view of subgraph set k's plan (arrays malloc'd into rm), its first tensor
@@ -187,7 +150,7 @@ static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k, int32_t tb
         .chosen_offsets = p->cmp.res ? p->cmp.res[p->cmp.chosen].offsets : NULL,
         .tensors_arena = p->tensors_res.arena, .internal_arena = p->internal_res.arena,
         .subgraph = k, .n_subgraphs = c->n_sets, .subgraph_name = g->subgraph_name,
-        .called_by = rm->called_by[k][0] ? rm->called_by[k] : NULL, .tensor_base = tb,
+        .called_by = p->called_by[0] ? p->called_by : NULL, .tensor_base = tb,
         .op_base = ob, .session_arena = p->session_arena,
         .when = p->when == MP_SG_AT_PREPARE ? MP_PRW_PREPARE
                 : p->when == MP_SG_AGAIN    ? MP_PRW_AGAIN
@@ -205,11 +168,9 @@ static bool fill_report(const mp_plan_ctx *c, report_mem *rm)
     rm->reps = calloc((size_t)c->n_sets, sizeof *rm->reps);
     rm->items = calloc((size_t)c->n_sets, sizeof *rm->items);
     rm->res = calloc((size_t)c->n_sets, sizeof *rm->res);
-    rm->called_by = calloc((size_t)c->n_sets, sizeof *rm->called_by);
     rm->inputs = calloc((size_t)m->n_inputs + 1, sizeof *rm->inputs);
-    if (!rm->reps || !rm->items || !rm->res || !rm->called_by || !rm->inputs)
+    if (!rm->reps || !rm->items || !rm->res || !rm->inputs)
         return false;
-    callers(m, rm);
     /* subgraph k's tensors and operators follow those before it in the trace's tables */
     for (int32_t k = 0, tb = 0, ob = 0; k < c->n_sets; k++) {
         if (!fill_set(c, rm, k, tb, ob))

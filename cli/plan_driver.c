@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "engine/model/ops.h"
 
 static int32_t bufs_of(mp_plan_buf *b, const mp_plan_item *it, int32_t n, mp_set_kind kind)
 {
@@ -115,8 +116,44 @@ static int compare_set(mp_plan_ctx *c, mp_plan_set *p)
     return MP_EXIT_OK;
 }
 
+/* Who calls each subgraph: its first caller and how many more, into each set's called_by
+ * (empty when none); one pass over every operator. */
+static void callers(mp_plan_ctx *c)
+{
+    const mp_model *m = mp_session_model(c->s);
+    int *count = calloc((size_t)c->n_sets, sizeof *count);
+    if (!count)
+        return; /* names left out, nothing wrong */
+    for (int32_t g = 0; g < m->n_subgraphs; g++) {
+        const mp_model *sg = mp_model_subgraph(m, g);
+        for (int32_t i = 0; i < sg->n_ops; i++) {
+            const mp_op_info *op = &sg->ops[i];
+            if (op->opcode != MP_OP_WHILE && op->opcode != MP_OP_IF &&
+                op->opcode != MP_OP_CALL_ONCE)
+                continue;
+            const int32_t to[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
+            for (int q = 0; q < 2; q++) {
+                int32_t k = to[q];
+                if (k <= 0 || k >= c->n_sets || (q == 1 && k == to[0]))
+                    continue; /* CALL_ONCE keeps its one callee in both */
+                if (count[k]++ == 0)
+                    snprintf(c->sets[k].called_by, sizeof c->sets[k].called_by,
+                             "%s (op #%d of subgraph %d)", mp_op_name(op->opcode), (int)i, (int)g);
+            }
+        }
+    }
+    for (int32_t k = 1; k < c->n_sets; k++)
+        if (count[k] > 1) {
+            size_t l = strlen(c->sets[k].called_by);
+            snprintf(c->sets[k].called_by + l, sizeof c->sets[k].called_by - l, " and %d more",
+                     count[k] - 1);
+        }
+    free(count);
+}
+
 int mp_cli_plan_compare(mp_plan_ctx *c)
 {
+    callers(c);
     int rc = MP_EXIT_OK;
     for (int32_t k = 0; k < c->n_sets && rc == MP_EXIT_OK; k++)
         rc = compare_set(c, &c->sets[k]);

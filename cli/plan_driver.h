@@ -35,6 +35,7 @@ typedef struct mp_plan_set {
     int32_t subgraph;
     mp_subgraph_when when;           /* planned at prepare, at the first run, or not */
     uint64_t session_arena;          /* the arena the session allocates for it */
+    char called_by[96];              /* "WHILE (op #0 of subgraph 0)[ and N more]", or "" */
     mp_plan_item *items;
     int32_t n_items, n_scratch;
     uint64_t scratch_max;
