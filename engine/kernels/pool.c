@@ -385,6 +385,16 @@ static inline void q8_maximum(int64_t *acc, const void *x, mp_dtype dt, size_t n
     }
 }
 
+/* One axis of output position `at`'s window: its first input coordinate *start (negative in
+ * SAME's leading padding) and the taps [*k0, *k1) of the filter that fall inside the input. */
+static void pool_axis(int64_t at, int32_t stride, int64_t pad, int64_t in, int32_t filter,
+                      int64_t *start, int64_t *k0, int64_t *k1)
+{
+    *start = at * stride - pad;
+    *k0 = *start < 0 ? -*start : 0;
+    *k1 = in - *start < filter ? in - *start : filter;
+}
+
 /* TensorFlow Lite's reference integer average (or maximum, `max`) over the valid pixels of
  * each window, clamped to the activation range. A window of one pixel copies it.
  * Each window's pixels are taken a block of channels at a time, pixel by pixel (reading
@@ -398,13 +408,11 @@ static void pool_window_q8(const pool_state *s, const mp_op_options *o, const vo
     const int64_t ih = s->in_h, iw = s->in_w;
     for (int32_t b = 0; b < s->batch; b++)
         for (int32_t oy = 0; oy < s->out_h; oy++) {
-            const int64_t y0 = (int64_t)oy * o->stride_h - s->pad_top;
-            const int64_t ky0 = y0 < 0 ? -y0 : 0;
-            const int64_t ky1 = ih - y0 < o->filter_h ? ih - y0 : o->filter_h;
+            int64_t y0, ky0, ky1;
+            pool_axis(oy, o->stride_h, s->pad_top, ih, o->filter_h, &y0, &ky0, &ky1);
             for (int32_t ox = 0; ox < s->out_w; ox++) {
-                const int64_t x0 = (int64_t)ox * o->stride_w - s->pad_left;
-                const int64_t kx0 = x0 < 0 ? -x0 : 0;
-                const int64_t kx1 = iw - x0 < o->filter_w ? iw - x0 : o->filter_w;
+                int64_t x0, kx0, kx1;
+                pool_axis(ox, o->stride_w, s->pad_left, iw, o->filter_w, &x0, &kx0, &kx1);
                 const int64_t count = (ky1 - ky0) * (kx1 - kx0);
                 for (size_t ch0 = 0; ch0 < c; ch0 += POOL_Q8_BLOCK) {
                     size_t nb = c - ch0 < POOL_Q8_BLOCK ? c - ch0 : POOL_Q8_BLOCK;
@@ -453,13 +461,11 @@ static void pool_window_f32(const pool_state *s, const mp_op_options *o, const f
     const int64_t ih = s->in_h, iw = s->in_w;
     for (int32_t b = 0; b < s->batch; b++)
         for (int32_t oy = 0; oy < s->out_h; oy++) {
-            const int64_t y0 = (int64_t)oy * o->stride_h - s->pad_top;
-            const int64_t ky0 = y0 < 0 ? -y0 : 0;
-            const int64_t ky1 = ih - y0 < o->filter_h ? ih - y0 : o->filter_h;
+            int64_t y0, ky0, ky1;
+            pool_axis(oy, o->stride_h, s->pad_top, ih, o->filter_h, &y0, &ky0, &ky1);
             for (int32_t ox = 0; ox < s->out_w; ox++) {
-                const int64_t x0 = (int64_t)ox * o->stride_w - s->pad_left;
-                const int64_t kx0 = x0 < 0 ? -x0 : 0;
-                const int64_t kx1 = iw - x0 < o->filter_w ? iw - x0 : o->filter_w;
+                int64_t x0, kx0, kx1;
+                pool_axis(ox, o->stride_w, s->pad_left, iw, o->filter_w, &x0, &kx0, &kx1);
                 const float count = (float)((ky1 - ky0) * (kx1 - kx0));
                 for (size_t ch = 0; ch < c; ch++) {
                     float acc = kind == POOL_MAX ? -INFINITY : 0.0f;
