@@ -13,24 +13,10 @@ set -u
 mp=$1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../util/need.sh"
-schemas=$(cd "$(dirname "$0")/../../docs/schemas" && pwd)
 gen=$(dirname "$mp")/gen_model
 py=/usr/bin/python3
 mp_need python3-jsonschema "validating the JSON outputs against docs/schemas" \
   "$py" -c 'import jsonschema; jsonschema.Draft202012Validator'
-
-# valid FILE : FILE validates against the schema its "format" names
-valid() {
-  "$py" - "$1" "$schemas" <<'PY' || fail "$1 is not valid against its schema"
-import json, sys, jsonschema
-doc = json.load(open(sys.argv[1]))
-schema = json.load(open("%s/%s.schema.json" % (sys.argv[2], doc["format"])))
-errs = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
-for e in errs[:3]:
-    print(e.message[:200], "at", "/".join(map(str, e.path)))
-sys.exit(1 if errs else 0)
-PY
-}
 
 # ---- complex64 output ----
 "$gen" rfft 4 "$tmp/r.tflite" || { echo "FAIL: gen_model rfft"; exit 1; }

@@ -11,26 +11,12 @@ set -u
 mp=$1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../util/need.sh"
-schemas=$(cd "$(dirname "$0")/../../docs/schemas" && pwd)
 py=/usr/bin/python3
 mp_need python3 "the JSON checks" "$py" -c 'import json'
 mp_need python3-jsonschema "validating the JSON outputs against docs/schemas" \
   "$py" -c 'import jsonschema; jsonschema.Draft202012Validator'
 cd "$tmp" || exit 1
 
-# valid FILE : FILE is one JSON document, valid against the schema its "format" names
-valid() {
-  "$py" - "$1" "$schemas" <<'EOF' || fail "$1: $(head -c 300 "$tmp/why")"
-import json, sys, jsonschema
-doc = json.load(open(sys.argv[1]))
-schema = json.load(open("%s/%s.schema.json" % (sys.argv[2], doc["format"])))
-errs = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
-with open("why", "w") as w:
-    for e in errs[:3]:
-        w.write("%s at %s; " % (e.message[:200], "/".join(map(str, e.path))))
-sys.exit(1 if errs else 0)
-EOF
-}
 # same A B : two documents are equal (times aside: members ending in _ns and ratios)
 same() {
   "$py" - "$1" "$2" <<'EOF' || fail "$1 and $2 differ"

@@ -1121,18 +1121,9 @@ static void run_g_model(mp_memory_mode mode, void **out, size_t *sizes)
 {
     size_t size;
     void *bytes = g_model(&size);
-    struct mp_session *s = kh_session(mode, bytes, size, "16x8");
-    mp_error err = {0};
     float x[G_H * G_H * G_C];
     g_input(x);
-    assert_int_equal(mp_session_set_input(s, 0, x, sizeof x, &err), MP_OK);
-    if (mp_session_run(s, &err) != MP_OK)
-        fail_msg("run (%s): %s", mp_memory_mode_name(mode), err.msg);
-    const mp_tensor *t = mp_session_output(s, 0);
-    sizes[0] = t->bytes;
-    out[0] = malloc(t->bytes);
-    memcpy(out[0], t->data, t->bytes);
-    mp_session_destroy(s);
+    kh_run_single_input(mode, bytes, size, "16x8", x, sizeof x, out, sizes);
 }
 
 /* The float graph: a SAME 3x3 convolution (depthwise when dw) over [G_H, G_H] with channels
@@ -1294,18 +1285,9 @@ static void run_act_model(mp_memory_mode mode, void **out, size_t *sizes)
 {
     size_t size;
     void *bytes = act_model(&size);
-    struct mp_session *s = kh_session(mode, bytes, size, "16x8 act");
-    mp_error err = {0};
     float x[32];
     act_input(x);
-    assert_int_equal(mp_session_set_input(s, 0, x, sizeof x, &err), MP_OK);
-    if (mp_session_run(s, &err) != MP_OK)
-        fail_msg("run (%s): %s", mp_memory_mode_name(mode), err.msg);
-    const mp_tensor *t = mp_session_output(s, 0);
-    sizes[0] = t->bytes;
-    out[0] = malloc(t->bytes);
-    memcpy(out[0], t->data, t->bytes);
-    mp_session_destroy(s);
+    kh_run_single_input(mode, bytes, size, "16x8 act", x, sizeof x, out, sizes);
 }
 
 static void test_graph_activations(void **state)

@@ -88,6 +88,10 @@ typedef void (*kh_model_run)(mp_memory_mode mode, void **out, size_t *sizes);
 /* Run the model in static and in dynamic mode and fail unless each of its n (<= 16) outputs
  * has the same bytes in both; frees the copies. */
 void kh_expect_modes_equal(kh_model_run run, int n);
+/* A kh_model_run of a one-input model: kh_session over the bytes (freed), input 0 set to the
+ * in_bytes at in, one run, out[0] / sizes[0] a malloc'd copy of output 0 and its bytes. */
+void kh_run_single_input(int mode, void *bytes, size_t size, const char *label, const void *in,
+                         size_t in_bytes, void **out, size_t *sizes);
 
 /* TensorFlow Lite's string layout (int32 count, count + 1 offsets, the bytes) of the n strings
  * s into buf (cap bytes); returns its size. kh_expect_strings fails unless the `bytes` at data
