@@ -1,6 +1,7 @@
 /* memprof pipeline: run models as a chain (each model's outputs feeding the next model's
- * inputs), copying or binding at every boundary, and report the copies, the arena(s) and
- * the chain's memory from one trace. The driver is cli/pipeline_driver.c, the report
+ * inputs, the caller feeding model 1's inputs and the later models' inputs no output feeds),
+ * copying or binding at every boundary, and report the copies, the arena(s) and the chain's
+ * memory from one trace. The driver is cli/pipeline_driver.c, the report
  * reports/pipeline_report.c. */
 #include <stddef.h>
 #include <stdio.h>
@@ -23,9 +24,12 @@ static void help(void)
     printf("Usage: memprof pipeline MODEL_A MODEL_B [MODEL_C ...] [options]\n\n"
            "Runs the models (.tflite files or zoo:NAME) one after another as a chain: each\n"
            "model's outputs feed the next model's inputs, by position unless --connect says\n"
-           "otherwise. Every boundary is an edge: the caller's buffers to model 1's inputs,\n"
-           "each model's outputs to the inputs they feed, the last model's outputs to the\n"
-           "caller. Under --io copy each edge copies as a runtime that always copies inputs\n"
+           "otherwise. The chain's inputs are model 1's and every input of a later model that\n"
+           "no output feeds (past the outputs of the model before it, or named by\n"
+           "--chain-input): the caller feeds them all, a later model's as K.NAME in --input,\n"
+           "--fill and --shape. Every boundary is an edge: the caller's buffers to the chain's\n"
+           "inputs, each model's outputs to the inputs they feed, the last model's outputs to\n"
+           "the caller. Under --io copy each edge copies as a runtime that always copies inputs\n"
            "in and outputs out does (a chain of N models: 2 x N copies per run); under --io\n"
            "bind a model writes its outputs straight into the buffer the next model reads,\n"
            "and the first inputs and last outputs are the caller's buffers: no copy, unless\n"
@@ -44,20 +48,26 @@ static void help(void)
            "                       is copied out once per run (counted on its first edge)\n"
            "                       and into each reader; under bind every reader is bound\n"
            "                       to the one buffer it is written to, a reader that cannot\n"
-           "                       be copying on its own. The chain's inputs feed model 1\n"
-           "                       only\n"
+           "                       be copying on its own\n"
+           "  --chain-input K.IN   input IN of model K (a name or an index) is a chain input,\n"
+           "                       fed by the caller, even where model K-1's outputs would\n"
+           "                       feed it by position; repeatable. An input no output feeds\n"
+           "                       is one without it\n"
            "  --io copy|bind       every edge (default copy)\n"
            "  --io E=copy|bind     edge E only (numbered as the report lists them)\n"
            "  --share-arena        plan one arena for the whole chain (the models never run\n"
            "                       at once; a buffer between models lives until its last\n"
            "                       reader): reported against one arena per model and the\n"
            "                       chain's live-set lower bound\n"
-           "  --shape NAME=DIMS    shape of model 1's input NAME; the chain follows it\n"
+           "  --shape NAME=DIMS    shape of chain input NAME (model 1's input NAME, or K.NAME:\n"
+           "                       model K's input NAME, a chain input); the chain follows it\n"
            "  --shape-at WHEN      prepare (default), run or each-run (see memprof run)\n"
-           "  --input NAME=FILE    raw bytes for model 1's input NAME (default: the\n"
-           "                       reference formula of memprof run)\n"
-           "  --fill NAME=VALUE    every element of model 1's input NAME is VALUE (see\n"
-           "                       memprof run)\n"
+           "  --input NAME=FILE    raw bytes for chain input NAME (NAME or K.NAME as in\n"
+           "                       --shape; default: the reference formula of memprof run, as\n"
+           "                       memprof run MODEL_K would fill it)\n"
+           "  --fill NAME=VALUE    every element of chain input NAME is VALUE (see memprof run)\n"
+           "  --output-dir DIR     write the chain's outputs (the last model's) as memprof run\n"
+           "                       does: output_J.bin and outputs.json\n"
            "  --memory MODE        auto (default), static or dynamic, for every model\n"
            "  --planner NAME       arena planner (default: %s)\n"
            "  --threads N          worker threads per model (default 1)\n"
@@ -76,7 +86,8 @@ static void help(void)
            "  --exact              exact byte counts next to the rounded ones\n"
            "  -h, --help           show this help\n"
            "On a terminal, a progress line on stderr while the runs last (-r, -w).\n\n"
-           "Exit codes: 0 ok; 2 usage (a bad --connect, an input fed by nothing); 3 a file\n"
+           "Exit codes: 0 ok; 2 usage (a bad --connect or --chain-input, a K.NAME naming no\n"
+           "chain input, an input both connected and fed); 3 a file\n"
            "cannot be read or written; 4 malformed model or input file; 5 unsupported\n"
            "operator, or an edge memprof cannot convert; 6 impossible shape (two ends that\n"
            "do not hold as many elements); 7 runtime failure.\n\n"
@@ -84,6 +95,7 @@ static void help(void)
            "  memprof split zoo:mobilenet_v2 --at 30 -o mnv2\n"
            "  memprof pipeline mnv2-1.tflite mnv2-2.tflite --io bind --share-arena --runs 20\n"
            "  memprof pipeline a.tflite b.tflite --connect 1.logits=2.0 --io copy\n"
+           "  memprof pipeline encoder.tflite decoder.tflite --fill 2.mask=1 --io bind\n"
            "  memprof pipeline backbone.tflite detector.tflite classifier.tflite \\\n"
            "      --connect 1.0=2.0 --connect 1.0=3.0 --io bind\n"
            "  memprof pipeline mnv2-1.tflite mnv2-2.tflite --json - > pipeline.json\n\n"
@@ -98,7 +110,17 @@ typedef struct cmd_args {
     bool exact;
 } cmd_args;
 
-enum { O_IO = 1, O_CONNECT, O_FORMAT, O_RECORD };
+enum { O_IO = 1, O_CONNECT, O_FORMAT, O_RECORD, O_CHAIN_INPUT };
+
+/* One more value of a repeatable option (--connect, --chain-input). */
+static int push(const char **list, int *n, const char *flag, const char *v)
+{
+    if (*n >= MP_PIPE_MAX_CONNECT)
+        return mp_usage_error("pipeline", "%s given more than %d times", flag,
+                              MP_PIPE_MAX_CONNECT);
+    list[(*n)++] = v;
+    return 0;
+}
 
 static int take(void *ctx, int id, const char *v)
 {
@@ -107,11 +129,9 @@ static int take(void *ctx, int id, const char *v)
     int k = 0;
     switch (id) {
     case O_CONNECT:
-        if (a->p.n_connect >= MP_PIPE_MAX_CONNECT)
-            return mp_usage_error("pipeline", "--connect given more than %d times",
-                                  MP_PIPE_MAX_CONNECT);
-        a->p.connect[a->p.n_connect++] = v;
-        return 0;
+        return push(a->p.connect, &a->p.n_connect, "--connect", v);
+    case O_CHAIN_INPUT:
+        return push(a->p.chain_input, &a->p.n_chain_input, "--chain-input", v);
     case O_IO: {
         const char *eq = strchr(v, '=');
         long e;
@@ -148,6 +168,8 @@ static int parse(int argc, char **argv, cmd_args *a)
 {
     static const mp_opt opts[] = {
         {"connect", 0, MP_ARG_VALUE, 0, O_CONNECT},
+        {"chain-input", 0, MP_ARG_VALUE, 0, O_CHAIN_INPUT},
+        {"output-dir", 0, MP_ARG_STRING, offsetof(cmd_args, p.outdir), 0},
         {"io", 0, MP_ARG_VALUE, 0, O_IO},
         {"share-arena", 0, MP_ARG_FLAG, offsetof(cmd_args, p.share_arena), 0},
         {"trace", 0, MP_ARG_STRING, offsetof(cmd_args, trace_path), 0},
@@ -180,7 +202,7 @@ static int parse(int argc, char **argv, cmd_args *a)
     if (json_out && a->format >= 0 && (!a->report_path || strcmp(a->report_path, "-") == 0))
         return mp_usage_error("pipeline", "--json - and --format without -o both want "
                                           "standard output: give one of them a file");
-    mp_cli_files f = {0};
+    mp_cli_files f = {.out_dir = a->p.outdir};
     for (int k = 0; k < a->p.n_models; k++)
         mp_cli_files_in(&f, a->p.models[k]);
     mp_cli_files_inputs(&f, a->p.m.inputs, a->p.m.n_inputs);

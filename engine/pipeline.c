@@ -54,8 +54,14 @@ typedef struct seg {
 } seg;
 
 typedef struct src_ref {
-    int32_t model, output; /* -1: not connected */
+    int32_t model, output; /* model -1: the caller's (a chain input) */
+    bool named;            /* by mp_pipeline_connect or mp_pipeline_connect_caller, not by
+                              position */
 } src_ref;
+
+typedef struct chain_in {
+    int32_t model, input;  /* chain input c feeds input `input` of model `model` */
+} chain_in;
 
 typedef struct caller_buf {
     void *p;
@@ -69,11 +75,13 @@ struct mp_pipeline {
     mp_session *s[MP_PIPE_MAX_MODELS];
     char *name[MP_PIPE_MAX_MODELS];
     src_ref *src[MP_PIPE_MAX_MODELS];     /* per input of model k >= 1 */
+    int n_cin;                            /* the chain's inputs (after resolve) */
+    chain_in *cin_at;
     int n_edges;
     mp_pipe_edge *edges;
     edge_rt *ert;
     bool resolved, synced, closed;
-    int32_t (*in_shape)[1 + MP_MAX_RANK]; /* the first model's input shapes at the last sync */
+    int32_t (*in_shape)[1 + MP_MAX_RANK]; /* the chain inputs' shapes at the last sync */
     caller_buf *cin, *cout;               /* per chain input, output */
     void **own_out;                       /* the pipeline's buffers for outputs without one */
     size_t *own_out_cap;
@@ -170,19 +178,19 @@ mp_status mp_pipeline_create(const mp_pipe_options *o, int n_models, const char 
             st = mp_fail(err, MP_ERR_NOMEM, "out of memory creating a pipeline");
             break;
         }
+        /* by position: model k's input i from model k-1's output i; the inputs past model
+         * k-1's outputs are the caller's (chain inputs) */
         for (int i = 0; i < ni; i++)
             p->src[k][i] = k > 0 && i < mp_session_output_count(p->s[k - 1])
-                               ? (src_ref){k - 1, i}
-                               : (src_ref){-1, -1};
+                               ? (src_ref){k - 1, i, false}
+                               : (src_ref){-1, -1, false};
     }
     if (st == MP_OK) {
-        int ni = mp_session_input_count(p->s[0]), no = mp_session_output_count(p->s[p->n - 1]);
-        p->in_shape = calloc((size_t)ni + 1, sizeof *p->in_shape);
-        p->cin = calloc((size_t)ni + 1, sizeof *p->cin);
+        int no = mp_session_output_count(p->s[p->n - 1]);
         p->cout = calloc((size_t)no + 1, sizeof *p->cout);
         p->own_out = calloc((size_t)no + 1, sizeof *p->own_out);
         p->own_out_cap = calloc((size_t)no + 1, sizeof *p->own_out_cap);
-        if (!p->in_shape || !p->cin || !p->cout || !p->own_out || !p->own_out_cap)
+        if (!p->cout || !p->own_out || !p->own_out_cap)
             st = mp_fail(err, MP_ERR_NOMEM, "out of memory creating a pipeline");
     }
     if (st != MP_OK) {
@@ -212,7 +220,8 @@ mp_status mp_pipeline_connect(mp_pipeline *p, int from_model, const char *output
                               const char *input, mp_error *err)
 {
     if (p->resolved)
-        return mp_fail(err, MP_ERR_ARG, "connections are made before the first prepare");
+        return mp_fail(err, MP_ERR_ARG, "connections are made before the first prepare or "
+                       "set_input");
     if (to_model < 1 || to_model >= p->n || from_model < 0 || from_model >= to_model)
         return mp_fail(err, MP_ERR_ARG,
                        "cannot connect model %d to model %d: a model feeds a later one (models "
@@ -225,8 +234,43 @@ mp_status mp_pipeline_connect(mp_pipeline *p, int from_model, const char *output
     if (i < 0)
         return mp_fail(err, MP_ERR_ARG, "model %d (%s) has no input '%s'", to_model + 1,
                        p->name[to_model], input);
-    p->src[to_model][i] = (src_ref){from_model, o};
+    const src_ref *was = &p->src[to_model][i];
+    if (was->named && was->model < 0)
+        return mp_fail(err, MP_ERR_ARG, "model %d input '%s' is a chain input (fed by the "
+                       "caller); it cannot also be fed by model %d", to_model + 1,
+                       mp_session_input(p->s[to_model], i)->info->name, from_model + 1);
+    p->src[to_model][i] = (src_ref){from_model, o, true};
     return MP_OK;
+}
+
+mp_status mp_pipeline_connect_caller(mp_pipeline *p, int to_model, const char *input,
+                                     mp_error *err)
+{
+    if (p->resolved)
+        return mp_fail(err, MP_ERR_ARG, "connections are made before the first prepare or "
+                       "set_input");
+    if (to_model < 0 || to_model >= p->n)
+        return mp_fail(err, MP_ERR_ARG, "no model %d (models 1..%d)", to_model + 1, p->n);
+    int i = find_io(p->s[to_model], input, true);
+    if (i < 0)
+        return mp_fail(err, MP_ERR_ARG, "model %d (%s) has no input '%s'", to_model + 1,
+                       p->name[to_model], input);
+    if (to_model == 0)
+        return MP_OK; /* model 1's inputs are the caller's already */
+    const src_ref *was = &p->src[to_model][i];
+    if (was->named && was->model >= 0)
+        return mp_fail(err, MP_ERR_ARG, "model %d input '%s' is fed by model %d output '%s'; "
+                       "it cannot also be a chain input", to_model + 1,
+                       mp_session_input(p->s[to_model], i)->info->name, was->model + 1,
+                       mp_session_output(p->s[was->model], was->output)->info->name);
+    p->src[to_model][i] = (src_ref){-1, -1, true};
+    return MP_OK;
+}
+
+/* Input i of model k comes from the caller. */
+static bool is_chain_input(const mp_pipeline *p, int k, int i)
+{
+    return k == 0 || p->src[k][i].model < 0;
 }
 
 /* The edges, once: the chain's inputs, the model-to-model edges by reader, the outputs. */
@@ -234,26 +278,37 @@ static mp_status resolve(mp_pipeline *p, mp_error *err)
 {
     if (p->resolved)
         return MP_OK;
-    int n = mp_session_input_count(p->s[0]) + mp_session_output_count(p->s[p->n - 1]);
-    for (int k = 1; k < p->n; k++)
-        n += mp_session_input_count(p->s[k]);
+    int n = mp_session_output_count(p->s[p->n - 1]), n_cin = 0;
+    for (int k = 0; k < p->n; k++)
+        for (int i = 0; i < mp_session_input_count(p->s[k]); i++) {
+            n++;
+            n_cin += is_chain_input(p, k, i);
+        }
     p->edges = calloc((size_t)n + 1, sizeof *p->edges);
     p->ert = calloc((size_t)n + 1, sizeof *p->ert);
-    if (!p->edges || !p->ert)
+    p->cin_at = calloc((size_t)n_cin + 1, sizeof *p->cin_at);
+    p->cin = calloc((size_t)n_cin + 1, sizeof *p->cin);
+    p->in_shape = calloc((size_t)n_cin + 1, sizeof *p->in_shape);
+    if (!p->edges || !p->ert || !p->cin_at || !p->cin || !p->in_shape)
         return mp_fail(err, MP_ERR_NOMEM, "out of memory connecting the pipeline");
+    /* the chain's inputs first (edge c is chain input c): model 1's, then the later
+     * models' inputs that no output feeds */
     int e = 0;
-    for (int i = 0; i < mp_session_input_count(p->s[0]); i++)
-        p->edges[e++] = (mp_pipe_edge){-1, i, 0, i, -1, mp_session_model(p->s[0])->inputs[i],
-                                       p->opt.io, false, 0, "", 0, 0, 0};
+    for (int k = 0; k < p->n; k++)
+        for (int i = 0; i < mp_session_input_count(p->s[k]); i++) {
+            if (!is_chain_input(p, k, i))
+                continue;
+            p->cin_at[e] = (chain_in){k, i};
+            p->edges[e] = (mp_pipe_edge){-1, e, k, i, -1, mp_session_model(p->s[k])->inputs[i],
+                                         p->opt.io, false, 0, "", 0, 0, 0};
+            e++;
+        }
+    p->n_cin = n_cin;
     for (int k = 1; k < p->n; k++)
         for (int i = 0; i < mp_session_input_count(p->s[k]); i++) {
             src_ref r = p->src[k][i];
             if (r.model < 0)
-                return mp_fail(err, MP_ERR_ARG,
-                               "model %d (%s): input %d '%s' is fed by nothing (model %d has "
-                               "%d outputs; connect it with --connect)", k + 1, p->name[k], i,
-                               mp_session_input(p->s[k], i)->info->name, k,
-                               mp_session_output_count(p->s[k - 1]));
+                continue;
             /* fan-out: the first edge from this output owns the group's buffer */
             p->ert[e].owner = e;
             for (int j = 0; j < e; j++)
@@ -275,6 +330,35 @@ static mp_status resolve(mp_pipeline *p, mp_error *err)
             p->ert[j].owner = j;
     p->resolved = true;
     return MP_OK;
+}
+
+mp_status mp_pipeline_resolve(mp_pipeline *p, mp_error *err)
+{
+    if (p->closed)
+        return mp_fail(err, MP_ERR_ARG, "the pipeline is closed");
+    return resolve(p, err);
+}
+
+int mp_pipeline_input_count(const mp_pipeline *p)
+{
+    return p->resolved ? p->n_cin : 0;
+}
+
+bool mp_pipeline_input_at(const mp_pipeline *p, int c, int *model, int *input)
+{
+    if (!p->resolved || c < 0 || c >= p->n_cin)
+        return false;
+    *model = p->cin_at[c].model;
+    *input = p->cin_at[c].input;
+    return true;
+}
+
+int mp_pipeline_input_index(const mp_pipeline *p, int model, int input)
+{
+    for (int c = 0; p->resolved && c < p->n_cin; c++)
+        if (p->cin_at[c].model == model && p->cin_at[c].input == input)
+            return c;
+    return -1;
 }
 
 mp_status mp_pipeline_set_edge_io(mp_pipeline *p, int e, mp_pipe_io io, mp_error *err)
@@ -519,7 +603,7 @@ static void choose_input(mp_pipeline *p, int ei)
     r->mode = E_BIND;
     if (e->io == MP_PIPE_COPY) {
         r->mode = E_COPY;
-        set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied into model 1");
+        set_why(e, MP_WHY_COPY_ASKED, "copy asked: copied into model %d", e->to_model + 1);
     } else if (c->p && (uintptr_t)c->p % elem_size(b) != 0) {
         r->mode = E_COPY;
         set_why(e, MP_WHY_ALIGN, "the caller's buffer at %p is not aligned to %zu bytes "
@@ -774,21 +858,27 @@ static mp_status plan_chain(mp_pipeline *p, mp_error *err)
 
 /* ---- sync: shapes, modes, bindings, prepare --------------------------------------------- */
 
+static const mp_tensor *chain_input_tensor(const mp_pipeline *p, int c)
+{
+    return mp_session_input(p->s[p->cin_at[c].model], p->cin_at[c].input);
+}
+
 static void remember_shapes(mp_pipeline *p)
 {
-    for (int i = 0; i < mp_session_input_count(p->s[0]); i++) {
-        const mp_tensor *t = mp_session_input(p->s[0], i);
-        p->in_shape[i][0] = t->rank;
-        memcpy(p->in_shape[i] + 1, t->dims, sizeof(int32_t) * MP_MAX_RANK);
+    for (int c = 0; c < p->n_cin; c++) {
+        const mp_tensor *t = chain_input_tensor(p, c);
+        p->in_shape[c][0] = t->rank;
+        memcpy(p->in_shape[c] + 1, t->dims, sizeof(int32_t) * MP_MAX_RANK);
     }
 }
 
+/* A chain input's shape changed on its model's session since the last sync. */
 static bool shapes_changed(const mp_pipeline *p)
 {
-    for (int i = 0; i < mp_session_input_count(p->s[0]); i++) {
-        const mp_tensor *t = mp_session_input(p->s[0], i);
-        if (p->in_shape[i][0] != t->rank ||
-            memcmp(p->in_shape[i] + 1, t->dims, sizeof(int32_t) * (size_t)t->rank) != 0)
+    for (int c = 0; c < p->n_cin; c++) {
+        const mp_tensor *t = chain_input_tensor(p, c);
+        if (p->in_shape[c][0] != t->rank ||
+            memcmp(p->in_shape[c] + 1, t->dims, sizeof(int32_t) * (size_t)t->rank) != 0)
             return true;
     }
     return false;
@@ -852,8 +942,9 @@ static mp_status place_buffers(mp_pipeline *p, mp_error *err)
         if (e->from_model < 0) { /* the caller's input */
             const caller_buf *c = &p->cin[e->from_output];
             if (r->mode == E_BIND && c->p)
-                st = mp_session_set_input_buffer(p->s[0], e->to_input, c->p, c->cap, err);
-            note(p, 0);
+                st = mp_session_set_input_buffer(p->s[e->to_model], e->to_input, c->p, c->cap,
+                                                 err);
+            note(p, e->to_model);
             continue;
         }
         const mp_tensor *a = edge_src(p, e);
@@ -872,7 +963,9 @@ static mp_status place_buffers(mp_pipeline *p, mp_error *err)
         const mp_tensor *b = edge_dst(p, e);
         edge_rt *o = &p->ert[r->owner];
         if (r->owner == ei && !o->wbound) { /* the writer keeps its output: copied out */
-            st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, NULL, 0, err);
+            if (!output_is_input(p->s[e->from_model], e->from_output)) /* else its input's */
+                st = mp_session_set_output_buffer(p->s[e->from_model], e->from_output, NULL, 0,
+                                                  err);
             note(p, e->from_model);
         } else if (r->owner == ei && !o->in_arena) { /* the writer writes G */
             st = reserve(p, e->from_model, e->from_tensor, &o->buf, &o->cap,
@@ -948,31 +1041,30 @@ mp_status mp_pipeline_prepare(mp_pipeline *p, mp_error *err)
 
 mp_status mp_pipeline_set_input(mp_pipeline *p, int i, void *buf, size_t capacity, mp_error *err)
 {
-    if (i < 0 || i >= mp_session_input_count(p->s[0]))
-        return mp_fail(err, MP_ERR_ARG, "no chain input %d (model 1 has %d)", i,
-                       mp_session_input_count(p->s[0]));
+    if (p->closed)
+        return mp_fail(err, MP_ERR_ARG, "the pipeline is closed");
+    mp_status st = resolve(p, err);
+    if (st != MP_OK)
+        return st;
+    if (i < 0 || i >= p->n_cin)
+        return mp_fail(err, MP_ERR_ARG, "no chain input %d (the chain has %d)", i, p->n_cin);
     caller_buf *c = &p->cin[i];
     bool moved = c->p != buf;
     c->p = buf;
     c->cap = capacity;
-    if (!p->resolved || !p->synced)
+    if (!p->synced)
         return MP_OK;
-    /* another buffer may change what the edge can do */
-    for (int ei = 0; ei < p->n_edges; ei++) {
-        mp_pipe_edge *e = &p->edges[ei];
-        if (e->from_model >= 0 || e->from_output != i)
-            continue;
-        int was = p->ert[ei].mode;
-        choose_input(p, ei);
-        if (p->ert[ei].mode != was) {
-            p->synced = false;
-        } else if (p->ert[ei].mode == E_BIND && (moved || buf)) {
-            mp_status st = mp_session_set_input_buffer(p->s[0], e->to_input, buf, capacity, err);
-            note(p, 0);
-            return st;
-        }
+    /* another buffer may change what the edge (edge i: chain input i's) can do */
+    const mp_pipe_edge *e = &p->edges[i];
+    int was = p->ert[i].mode;
+    choose_input(p, i);
+    if (p->ert[i].mode != was) {
+        p->synced = false;
+    } else if (p->ert[i].mode == E_BIND && (moved || buf)) {
+        st = mp_session_set_input_buffer(p->s[e->to_model], e->to_input, buf, capacity, err);
+        note(p, e->to_model);
     }
-    return MP_OK;
+    return st;
 }
 
 mp_status mp_pipeline_set_output(mp_pipeline *p, int j, void *buf, size_t capacity, mp_error *err)
@@ -1076,32 +1168,44 @@ static mp_status before_model(mp_pipeline *p, int k, mp_error *err)
     return st;
 }
 
+/* Before model k runs: its chain inputs from the caller's buffers (copied in right before
+ * it, as its inputs fed by earlier models are: in the shared arena, an earlier model's
+ * activations may lie where the copy goes). */
+static mp_status caller_inputs(mp_pipeline *p, int k, mp_error *err)
+{
+    mp_status st = MP_OK;
+    for (int ei = 0; ei < p->n_cin && st == MP_OK; ei++) {
+        mp_pipe_edge *e = &p->edges[ei];
+        if (e->to_model != k)
+            continue;
+        e->runs++;
+        const caller_buf *c = &p->cin[e->from_output];
+        const mp_tensor *b = edge_dst(p, e);
+        if (p->ert[ei].mode != E_BIND) {
+            st = mp_session_set_input(p->s[k], e->to_input, c->p, b->bytes, err);
+            count(e, b->bytes);
+        }
+        note(p, k);
+    }
+    return st;
+}
+
 mp_status mp_pipeline_run(mp_pipeline *p, mp_error *err)
 {
     if (p->closed)
         return mp_fail(err, MP_ERR_ARG, "the pipeline is closed");
     mp_status st = MP_OK;
-    if (!p->synced || shapes_changed(p))
+    if (!p->synced || (p->resolved && shapes_changed(p)))
         st = sync(p, err);
-    /* the caller's inputs */
-    for (int ei = 0; ei < p->n_edges && st == MP_OK; ei++) {
-        mp_pipe_edge *e = &p->edges[ei];
-        if (e->from_model >= 0)
-            continue;
-        e->runs++;
-        const caller_buf *c = &p->cin[e->from_output];
-        const mp_tensor *b = edge_dst(p, e);
-        if (!c->p) {
-            st = mp_fail(err, MP_ERR_ARG, "chain input %d '%s' has no buffer "
-                         "(mp_pipeline_set_input)", e->from_output, b->info->name);
-        } else if (p->ert[ei].mode != E_BIND) {
-            st = mp_session_set_input(p->s[0], e->to_input, c->p, b->bytes, err);
-            count(e, b->bytes);
-        }
-        note(p, 0);
-    }
+    for (int c = 0; c < p->n_cin && st == MP_OK; c++) /* every one before any model runs */
+        if (!p->cin[c].p)
+            st = mp_fail(err, MP_ERR_ARG, "chain input %d (model %d input '%s') has no buffer "
+                         "(mp_pipeline_set_input)", c, p->cin_at[c].model + 1,
+                         chain_input_tensor(p, c)->info->name);
     for (int k = 0; k < p->n && st == MP_OK; k++) {
-        st = before_model(p, k, err);
+        st = caller_inputs(p, k, err);
+        if (st == MP_OK)
+            st = before_model(p, k, err);
         if (st == MP_OK)
             st = mp_session_run(p->s[k], err);
         note(p, k);
@@ -1176,7 +1280,12 @@ static mp_status describe_chain(mp_pipeline *p, mp_error *err)
         nt += mp_session_model(p->s[k])->n_tensors;
         no += mp_session_model(p->s[k])->n_ops;
     }
-    const mp_model *first = mp_session_model(p->s[0]), *last = mp_session_model(p->s[p->n - 1]);
+    const mp_model *last = mp_session_model(p->s[p->n - 1]);
+    int32_t tbase[MP_PIPE_MAX_MODELS];
+    for (int k = 0, t = 0; k < p->n; t += mp_session_model(p->s[k])->n_tensors, k++)
+        tbase[k] = t;
+    /* the chain's inputs (model 1's alone when never connected) */
+    int32_t n_in = p->resolved ? p->n_cin : mp_session_model(p->s[0])->n_inputs;
     mp_trace_meta *tm = mp_trace_meta_mut(tr);
     const mp_trace_meta *src = mp_trace_get_meta(p->opt.trace);
     char label[1024] = "";
@@ -1185,7 +1294,7 @@ static mp_status describe_chain(mp_pipeline *p, mp_error *err)
         len += (size_t)snprintf(label + len, sizeof label - len, "%s%s", k ? " | " : "",
                                 p->name[k]);
     mp_trace_model *models = calloc((size_t)p->n, sizeof *models);
-    bool ok = models && mp_trace_alloc_tables(tr, nt, no, first->n_inputs, last->n_outputs) &&
+    bool ok = models && mp_trace_alloc_tables(tr, nt, no, n_in, last->n_outputs) &&
               mp_trace_set_str(tr, &tm->model, label) &&
               mp_trace_set_str(tr, &tm->mode, src->mode) &&
               mp_trace_set_str(tr, &tm->planner, src->planner);
@@ -1214,14 +1323,15 @@ static mp_status describe_chain(mp_pipeline *p, mp_error *err)
             if (v != io)
                 free(v);
         }
-        if (k == 0)
-            for (int32_t i = 0; i < m->n_inputs; i++)
-                tm->inputs[i] = m->inputs[i] + tb;
         if (k == p->n - 1)
             for (int32_t i = 0; i < m->n_outputs; i++)
                 tm->outputs[i] = m->outputs[i] + tb;
         tb += m->n_tensors;
         ob += m->n_ops;
+    }
+    for (int32_t c = 0; c < n_in && ok; c++) {
+        chain_in ci = p->resolved ? p->cin_at[c] : (chain_in){0, c};
+        tm->inputs[c] = mp_session_model(p->s[ci.model])->inputs[ci.input] + tbase[ci.model];
     }
     ok = ok && mp_trace_set_models(tr, p->n, models);
     free(models);
@@ -1353,6 +1463,7 @@ void mp_pipeline_free(mp_pipeline *p)
     }
     free(p->edges);
     free(p->ert);
+    free(p->cin_at);
     free(p->in_shape);
     free(p->cin);
     free(p->cout);

@@ -2,8 +2,9 @@
  * inputs (memprof pipeline), on the public session API.
  *
  * Every place where bytes pass from one owner to another is an edge: the caller's buffer to
- * an input of the first model, an output of model a to an input of model b (a < b), an
- * output of the last model to the caller's buffer. Under MP_PIPE_COPY an edge copies as a
+ * a chain input (an input of the first model, or an input of a later model that no output
+ * feeds: a decoder's mask, a second stage's image), an output of model a to an input of
+ * model b (a < b), an output of the last model to the caller's buffer. Under MP_PIPE_COPY an edge copies as a
  * runtime that always copies inputs in and outputs out does (caller -> model: one copy in;
  * model -> model: one copy out and one copy in; model -> caller: one copy out), so a chain of
  * N models with one input and one output each makes 2 x N copies per run. Under MP_PIPE_BIND
@@ -21,9 +22,16 @@
  * that cannot be bound copies (or converts) from it on its own, with its reason, while the
  * others stay bound. Every reader takes its bytes right before its model runs.
  *
- * Shapes: the caller changes the first model's input shapes on its session
- * (mp_pipeline_session(p, 0)) at any point of the call orders A-E; the next prepare or run
- * propagates them: each later model's inputs take the shapes of the outputs feeding them.
+ * Chain inputs: model 1's inputs, then, model by model, every input of a later model that
+ * no output feeds (past the outputs of the model before when connected by position, or made
+ * the caller's by mp_pipeline_connect_caller), numbered in that order (chain input c is edge
+ * c). Each is fed as model 1's are: copied in (right before its model runs) or bound to the
+ * caller's buffer, with the same fallbacks (alignment, slack).
+ *
+ * Shapes: the caller changes a chain input's shape on its model's session
+ * (mp_pipeline_session(p, k)) at any point of the call orders A-E; the next prepare or run
+ * propagates them: each later model's inputs fed by a model take the shapes of the outputs
+ * feeding them.
  *
  * One recorder (options.trace) records every model's events; mp_pipeline_close gives the
  * chain's trace: the models' tensors, operators and blocks numbered one after another, with
@@ -101,23 +109,41 @@ typedef struct mp_pipe_arena {
 typedef struct mp_pipeline mp_pipeline;
 
 /* Create one session per model (a path or zoo:NAME) and load it; connect each model's
- * inputs to the previous model's outputs by position. Errors name the model. */
+ * inputs to the previous model's outputs by position (inputs past that model's outputs are
+ * chain inputs). Errors name the model. */
 mp_status mp_pipeline_create(const mp_pipe_options *o, int n_models, const char *const *models,
                              mp_pipeline **out, mp_error *err);
 /* Feed input `input` of model to_model (>= 1) from output `output` of from_model (<
  * to_model), each a name or a decimal index; replaces the connection by position (and any
- * earlier one of that input). Before the first prepare. An output may feed any number of
- * inputs of later models (fan-out); the chain's inputs feed model 1 only. */
+ * earlier one of that input); refused for an input made a chain input by
+ * mp_pipeline_connect_caller. Before the first prepare or set_input. An output may feed any
+ * number of inputs of later models (fan-out). */
 mp_status mp_pipeline_connect(mp_pipeline *p, int from_model, const char *output, int to_model,
                               const char *input, mp_error *err);
+/* Make input `input` (a name or an index) of model to_model a chain input, fed by the
+ * caller, even where the connection by position would feed it from the model before (a
+ * decoder whose first input is a mask); model 0's inputs are already. Refused for an input
+ * an mp_pipeline_connect feeds. Before the first prepare or set_input. */
+mp_status mp_pipeline_connect_caller(mp_pipeline *p, int to_model, const char *input,
+                                     mp_error *err);
+/* Fix the connections and number the chain's inputs (the first prepare or set_input does it
+ * too); later connections are refused. */
+mp_status mp_pipeline_resolve(mp_pipeline *p, mp_error *err);
+/* The chain's inputs once resolved (0 before): chain input c feeds input *input of model
+ * *model (0-based; false: no input c); and the chain input feeding input `input` of model
+ * `model` (-1: an output feeds it). */
+int mp_pipeline_input_count(const mp_pipeline *p);
+bool mp_pipeline_input_at(const mp_pipeline *p, int c, int *model, int *input);
+int mp_pipeline_input_index(const mp_pipeline *p, int model, int input);
 /* Copy or bind edge e (mp_pipeline_edges order; after the first prepare). */
 mp_status mp_pipeline_set_edge_io(mp_pipeline *p, int e, mp_pipe_io io, mp_error *err);
 /* Check the connections (dtypes that cannot be converted, element counts that differ),
  * propagate shapes, bind and prepare every model. Run calls it when needed. */
 mp_status mp_pipeline_prepare(mp_pipeline *p, mp_error *err);
-/* The caller's buffer of chain input i (the first model's input i): its bytes for the current
- * shape, capacity bytes in all. Bound when the edge binds and may (its bytes then must stay
- * until the run), else copied in at each run. Call again after changing its shape. */
+/* The caller's buffer of chain input i (mp_pipeline_input_at; resolves the connections):
+ * its bytes for the current shape, capacity bytes in all. Bound when the edge binds and may
+ * (its bytes then must stay until the run), else copied in at each run, right before its
+ * model runs. Call again after changing its shape. */
 mp_status mp_pipeline_set_input(mp_pipeline *p, int i, void *buf, size_t capacity, mp_error *err);
 /* The caller's buffer for chain output j (the last model's output j); NULL: one of the
  * pipeline's own. */

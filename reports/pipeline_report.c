@@ -22,6 +22,11 @@ void mp_report_pipeline_text(FILE *f, const mp_pipe_report *r, bool exact)
         fprintf(f, "model %-3d%s  (%d operators, %d inputs, %d outputs)\n", k + 1, m->name,
                 (int)m->n_ops, (int)m->n_inputs, (int)m->n_outputs);
     }
+    fprintf(f, "inputs  ");
+    for (int i = 0; i < r->n_inputs; i++)
+        fprintf(f, "%s %d '%s' of model %d", i ? "," : "", i, r->inputs[i].name,
+                (int)r->inputs[i].model + 1);
+    fprintf(f, " (the caller's)\n");
     fprintf(f, "\nedges    (copies and bytes copied per run)\n");
     uint64_t copies = 0, bytes = 0;
     for (int i = 0; i < r->n_edges; i++) {
@@ -108,6 +113,12 @@ mp_status mp_report_pipeline_json(FILE *f, const mp_pipe_report *r, mp_error *er
         }
         json_array_append_new(models, o);
     }
+    json_t *inputs = json_array();
+    for (int c = 0; c < r->n_inputs; c++)
+        json_array_append_new(inputs, json_pack("{s:i, s:i, s:i, s:s}", "input", c, "model",
+                                                (int)r->inputs[c].model + 1, "model_input",
+                                                (int)r->inputs[c].input, "name",
+                                                r->inputs[c].name));
     uint64_t copies = 0, bytes = 0;
     for (int i = 0; i < r->n_edges; i++) {
         const mp_pipe_report_edge *e = &r->edges[i];
@@ -123,6 +134,7 @@ mp_status mp_report_pipeline_json(FILE *f, const mp_pipe_report *r, mp_error *er
         json_array_append_new(edges, o);
     }
     json_object_set_new(root, "models", models);
+    json_object_set_new(root, "inputs", inputs);
     json_object_set_new(root, "edges", edges);
     json_object_set_new(root, "copies_per_run", u64(copies));
     json_object_set_new(root, "copy_bytes_per_run", u64(bytes));

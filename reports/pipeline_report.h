@@ -1,4 +1,4 @@
-/* memprof pipeline's report: the chain's models, every edge (copied or bound, why, copies
+/* memprof pipeline's report: the chain's models and inputs, every edge (copied or bound, why, copies
  * and bytes per run), the shared arena against one arena per model, the times, and per model
  * the heap its blocks held (from the chain's trace, analyzers/chain.h); as text or as the
  * JSON document "memprof-pipeline" (docs/json.md). */
@@ -22,6 +22,12 @@ typedef struct mp_pipe_report_edge {
     uint64_t runs;
 } mp_pipe_report_edge;
 
+/* A chain input: the caller's buffer c feeding input `input` of model `model` (0-based). */
+typedef struct mp_pipe_report_input {
+    int32_t model, input;
+    char name[200];
+} mp_pipe_report_input;
+
 typedef struct mp_pipe_report_model {
     const char *name;
     int32_t n_ops, n_inputs, n_outputs;
@@ -33,6 +39,8 @@ typedef struct mp_pipe_report {
     const mp_pipe_report_model *models;
     int n_edges;
     const mp_pipe_report_edge *edges;
+    int n_inputs;                     /* the chain's inputs (edge c is input c's) */
+    const mp_pipe_report_input *inputs;
     const char *mode, *planner, *io;  /* io: "copy", "bind" or "mixed" */
     long threads, runs, warmup;
     uint64_t first_run_ns, median_ns, min_ns, mean_ns;

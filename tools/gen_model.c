@@ -27,8 +27,11 @@
  *            max_skip_size 0, include_all_ngrams) -> string output 'ngrams': for every
  *            word, the runs of 1 to N words starting at it, longest first (a model whose
  *            input and output are strings, for memprof run's string inputs).
+ *   plus1 N: input 'x' float32 [1, N] -> 'y' = x + 1 (ADD of a constant [1]).
+ *   mul N:   inputs 'a' and 'b' float32 [1, N] -> 'p' = a * b (MUL): after plus1 in a
+ *            pipeline, b is a chain input (memprof pipeline --fill 2.b=VALUE).
  *
- * Usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings N FILE   (N >= 1; the file is written whole or
+ * Usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul N FILE   (N >= 1; the file is written whole or
  * not at all) */
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,7 +46,8 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings N FILE\n");
+    fprintf(stderr, "usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul "
+                    "N FILE\n");
     return 2;
 }
 
@@ -271,6 +275,27 @@ static void strings(mp_tfw *w, long n)
     mp_tfw_io(w, 1, &x, 1, &y);
 }
 
+/* plus1 (x -> x + 1) or mul (a, b -> a * b) on float32 [1, n]. */
+static void plus1_or_mul(mp_tfw *w, long n, bool mul)
+{
+    const int32_t d[2] = {1, (int32_t)n}, one_d = 1;
+    const float one = 1.0f;
+    if (!mul) {
+        int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 2, d, 0, NULL);
+        int c = mp_tfw_tensor(w, "one", MP_DT_FLOAT32, 1, &one_d,
+                              mp_tfw_buffer(w, &one, sizeof one), NULL);
+        int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 2, d, 0, NULL);
+        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, c}, 1, &y, NULL);
+        mp_tfw_io(w, 1, &x, 1, &y);
+        return;
+    }
+    int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, d, 0, NULL);
+    int b = mp_tfw_tensor(w, "b", MP_DT_FLOAT32, 2, d, 0, NULL);
+    int p = mp_tfw_tensor(w, "p", MP_DT_FLOAT32, 2, d, 0, NULL);
+    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){a, b}, 1, &p, NULL);
+    mp_tfw_io(w, 2, (int32_t[]){a, b}, 1, &p);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4)
@@ -298,6 +323,8 @@ int main(int argc, char **argv)
         lstm_int8(w, n);
     else if (strcmp(argv[1], "strings") == 0 && n <= 1000)
         strings(w, n);
+    else if ((strcmp(argv[1], "plus1") == 0 || strcmp(argv[1], "mul") == 0) && n <= 1000000)
+        plus1_or_mul(w, n, argv[1][0] == 'm');
     else
         return usage();
     void *bytes = NULL;

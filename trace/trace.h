@@ -137,7 +137,8 @@ typedef struct mp_trace_meta {
     int64_t model_heap_bytes;
     /* A trace of several models run as a chain (memprof pipeline): their tensors, operators
      * and blocks are numbered one after another, and this table says which ranges belong to
-     * which model; inputs are the first model's, outputs the last model's. 0: one model. */
+     * which model; inputs are the chain's (the first model's, then a later model's inputs
+     * no output feeds), outputs the last model's. 0: one model. */
     int32_t n_models;
     struct mp_trace_model *models;
 } mp_trace_meta;

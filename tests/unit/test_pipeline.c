@@ -6,7 +6,11 @@
  * copy once and say why; one trace for the chain, each block attributed to its model; an
  * output feeding several later models (fan-out): the split model bit for bit, three models
  * built here checked by hand, its copies counted, one reader copying while the other stays
- * bound, the fanned buffer kept clear until its last reader in the shared arena. */
+ * bound, the fanned buffer kept clear until its last reader in the shared arena; a later
+ * model's input no output feeds (a chain input): fed by the caller, its values, copies,
+ * bindings, fallbacks and shape changes by hand, made one by mp_pipeline_connect_caller, and
+ * the refusals; a split model whose second part needs the first part's input and an output
+ * of the first part that is also the model's output. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -769,8 +773,8 @@ static void test_fan_out_one_reader_copies(void **state)
             }
 }
 
-/* What a pipeline refuses: the chain's input feeding a later model, a model feeding an
- * earlier one. */
+/* What a pipeline refuses: a caller's input named as a model (-1) to --connect, a model
+ * feeding an earlier one. */
 static void test_fan_out_refusals(void **state)
 {
     (void)state;
@@ -788,6 +792,336 @@ static void test_fan_out_refusals(void **state)
     assert_int_equal(mp_pipeline_connect(p, 0, "nosuch", 2, "p", &err), MP_ERR_ARG);
     assert_non_null(strstr(err.msg, "has no output 'nosuch'"));
     mp_pipeline_free(p);
+}
+
+/* ---- chain inputs: a later model's input fed by the caller ------------------------------ */
+
+/* Model 1: x -> y = x + 1; model 2: a, b -> p = a * b (float32 [1,8]). Connected by position,
+ * model 1's y feeds model 2's a; model 2's b is fed by nothing, so it is chain input 1. */
+static void write_plus_mul(char paths[2][512])
+{
+    float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int32_t dims[2] = {1, 8};
+    mp_tfw *w = mp_tfw_create();
+    int x = f32_tensor(w, "x", false);
+    int one = mp_tfw_tensor(w, "one", MP_DT_FLOAT32, 2, dims, mp_tfw_buffer(w, ones, sizeof ones),
+                            NULL);
+    int y = f32_tensor(w, "y", false);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, one}, 1, &y, NULL);
+    mp_tfw_io(w, 1, &x, 1, &y);
+    finish_model(w, "plus1.tflite", paths[0]);
+    w = mp_tfw_create();
+    int a = f32_tensor(w, "a", false), b = f32_tensor(w, "b", false), o = f32_tensor(w, "p", false);
+    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){a, b}, 1, &o, NULL);
+    mp_tfw_io(w, 2, (int32_t[]){a, b}, 1, &o);
+    finish_model(w, "mul.tflite", paths[1]);
+}
+
+static mp_pipeline *open_plus_mul(char paths[2][512], const mp_pipe_options *o)
+{
+    mp_error err = {0};
+    const char *models[2] = {paths[0], paths[1]};
+    mp_pipeline *p = NULL;
+    assert_int_equal(mp_pipeline_create(o, 2, models, &p, &err), MP_OK);
+    return p;
+}
+
+/* x_i = i - 3, b_i = (i + 1) / 2: p_i = (x_i + 1) b_i, exact in float32. */
+static void plus_mul_values(float *x, float *b)
+{
+    for (int i = 0; i < 8; i++) {
+        x[i] = (float)i - 3;
+        b[i] = (float)(i + 1) / 2;
+    }
+}
+
+static void test_chain_input_by_hand(void **state)
+{
+    (void)state;
+    char paths[2][512];
+    write_plus_mul(paths);
+    float x[8 + MP_INPUT_SLACK / sizeof(float)], b[8 + MP_INPUT_SLACK / sizeof(float)], res[8];
+    plus_mul_values(x, b);
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
+        for (int io = MP_PIPE_COPY; io <= MP_PIPE_BIND; io++)
+            for (int share = 0; share <= 1; share++) {
+                mp_error err = {0};
+                mp_trace *tr = mp_trace_create();
+                mp_pipe_options o = {.threads = 1, .mode = (mp_memory_mode)mode,
+                                     .io = (mp_pipe_io)io, .share_arena = share, .trace = tr};
+                mp_pipeline *p = open_plus_mul(paths, &o);
+                assert_int_equal(mp_pipeline_input_count(p), 0); /* not resolved yet */
+                assert_int_equal(mp_pipeline_resolve(p, &err), MP_OK);
+                /* chain inputs: 0 model 1's x, 1 model 2's b; model 2's a is model 1's y */
+                int k = -1, i = -1;
+                assert_int_equal(mp_pipeline_input_count(p), 2);
+                assert_true(mp_pipeline_input_at(p, 0, &k, &i));
+                assert_true(k == 0 && i == 0);
+                assert_true(mp_pipeline_input_at(p, 1, &k, &i));
+                assert_true(k == 1 && i == 1);
+                assert_false(mp_pipeline_input_at(p, 2, &k, &i));
+                assert_int_equal(mp_pipeline_input_index(p, 1, 1), 1);
+                assert_int_equal(mp_pipeline_input_index(p, 1, 0), -1);
+                assert_int_equal(mp_pipeline_set_input(p, 0, x, sizeof x, &err), MP_OK);
+                assert_int_equal(mp_pipeline_set_input(p, 1, b, sizeof b, &err), MP_OK);
+                assert_int_equal(mp_pipeline_set_output(p, 0, res, sizeof res, &err), MP_OK);
+                uint64_t ev0 = copy_events(tr);
+                for (int r = 0; r < 2; r++) {
+                    memset(res, 0x55, sizeof res);
+                    if (mp_pipeline_run(p, &err) != MP_OK)
+                        fail_msg("%s", err.msg);
+                    for (int j = 0; j < 8; j++)
+                        assert_true(res[j] == (x[j] + 1) * b[j]);
+                }
+                /* edges: 0 caller 0 -> 1.x, 1 caller 1 -> 2.b, 2 1.y -> 2.a, 3 2.p -> caller */
+                const mp_pipe_edge *e = mp_pipeline_edges(p);
+                assert_int_equal(mp_pipeline_edge_count(p), 4);
+                assert_true(e[1].from_model == -1 && e[1].from_output == 1);
+                assert_true(e[1].to_model == 1 && e[1].to_input == 1);
+                assert_true(e[2].from_model == 0 && e[2].to_model == 1 && e[2].to_input == 0);
+                if (io == MP_PIPE_COPY) {
+                    /* per run: x in (1), b in (1), y out and in (2), p out (1): 5, of 32 bytes
+                     * each */
+                    const uint64_t per_run[4] = {1, 1, 2, 1};
+                    for (int j = 0; j < 4; j++) {
+                        assert_int_equal(e[j].copies, 2 * per_run[j]);
+                        assert_int_equal(e[j].copy_bytes, 2 * 32 * per_run[j]);
+                        assert_false(e[j].bound);
+                    }
+                    assert_int_equal(e[1].why, MP_WHY_COPY_ASKED);
+                    assert_string_equal(e[1].reason, "copy asked: copied into model 2");
+                    assert_int_equal(copy_events(tr) - ev0, 2 * 5);
+                } else {
+                    for (int j = 0; j < 4; j++) {
+                        assert_true(e[j].bound);
+                        assert_int_equal(e[j].copies, 0);
+                    }
+                    assert_int_equal(copy_events(tr) - ev0, 0);
+                    /* model 2 reads b where the caller keeps it */
+                    assert_ptr_equal(mp_session_input(mp_pipeline_session(p, 1), 1)->data, b);
+                }
+                /* the chain's trace: its inputs are x and model 2's b */
+                mp_trace *chain = NULL;
+                assert_int_equal(mp_pipeline_close(p, &chain, &err), MP_OK);
+                const mp_trace_meta *m = mp_trace_get_meta(chain);
+                assert_int_equal(m->n_inputs, 2);
+                assert_string_equal(m->tensors[m->inputs[0]].name, "x");
+                assert_string_equal(m->tensors[m->inputs[1]].name, "b");
+                assert_true(m->inputs[1] >= m->models[1].first_tensor);
+                mp_trace_destroy(chain);
+                mp_pipeline_free(p);
+                mp_trace_destroy(tr);
+            }
+}
+
+/* Under bind, a chain input of a later model falls back as model 1's do: a misaligned buffer
+ * or one without the slack is copied in (one copy per run, with its reason); with room it is
+ * bound again. A new shape of it (on its model's session) is taken at the next run. */
+static void test_chain_input_fallbacks(void **state)
+{
+    (void)state;
+    char paths[2][512];
+    write_plus_mul(paths);
+    for (int share = 0; share <= 1; share++) {
+        mp_error err = {0};
+        mp_pipe_options o = {.threads = 1, .io = MP_PIPE_BIND, .share_arena = share};
+        mp_pipeline *p = open_plus_mul(paths, &o);
+        size_t cap = 192;
+        char *raw = aligned_alloc(64, cap);
+        float x[8 + MP_INPUT_SLACK / sizeof(float)], b[8], res[8];
+        plus_mul_values(x, b);
+        float *bm = (float *)(raw + 1); /* one byte off */
+        memcpy(bm, b, sizeof b);
+        assert_int_equal(mp_pipeline_set_input(p, 0, x, sizeof x, &err), MP_OK);
+        assert_int_equal(mp_pipeline_set_input(p, 1, bm, cap - 1, &err), MP_OK);
+        assert_int_equal(mp_pipeline_set_output(p, 0, res, sizeof res, &err), MP_OK);
+        for (int r = 0; r < 3; r++)
+            if (mp_pipeline_run(p, &err) != MP_OK)
+                fail_msg("%s", err.msg);
+        for (int j = 0; j < 8; j++)
+            assert_true(res[j] == (x[j] + 1) * b[j]);
+        const mp_pipe_edge *e = mp_pipeline_edges(p);
+        assert_true(e[0].bound);
+        assert_false(e[1].bound);
+        assert_int_equal(e[1].why, MP_WHY_ALIGN);
+        assert_non_null(strstr(e[1].reason, "not aligned to 4 bytes"));
+        assert_int_equal(e[1].copies, 3);
+        assert_int_equal(e[1].copy_bytes, 3 * 32);
+        assert_true(e[2].bound && e[3].bound);
+        /* aligned, without the slack */
+        float *ba = (float *)(raw + 64);
+        memcpy(ba, b, sizeof b);
+        assert_int_equal(mp_pipeline_set_input(p, 1, ba, sizeof b, &err), MP_OK);
+        assert_int_equal(mp_pipeline_run(p, &err), MP_OK);
+        assert_int_equal(e[1].why, MP_WHY_SLACK);
+        assert_int_equal(e[1].copies, 4);
+        /* with room: bound, no copy */
+        assert_int_equal(mp_pipeline_set_input(p, 1, ba, cap - 64, &err), MP_OK);
+        memset(res, 0, sizeof res);
+        assert_int_equal(mp_pipeline_run(p, &err), MP_OK);
+        assert_true(e[1].bound);
+        assert_int_equal(e[1].copies, 4);
+        for (int j = 0; j < 8; j++)
+            assert_true(res[j] == (x[j] + 1) * b[j]);
+        /* b becomes [1,1] (broadcast by MUL): p = (x + 1) * 3 */
+        int32_t one[2] = {1, 1};
+        assert_int_equal(mp_session_set_input_shape(mp_pipeline_session(p, 1), 1, 2, one, &err),
+                         MP_OK);
+        ba[0] = 3;
+        assert_int_equal(mp_pipeline_set_input(p, 1, ba, cap - 64, &err), MP_OK);
+        memset(res, 0, sizeof res);
+        if (mp_pipeline_run(p, &err) != MP_OK)
+            fail_msg("%s", err.msg);
+        for (int j = 0; j < 8; j++)
+            assert_true(res[j] == (x[j] + 1) * 3);
+        assert_true(e[1].bound);
+        mp_pipeline_free(p);
+        free(raw);
+    }
+}
+
+/* mp_pipeline_connect_caller: model 2's a, fed by model 1's y by position, made a chain
+ * input (a decoder whose first input is the caller's); model 1's y then feeds nothing. And
+ * what is refused. */
+static void test_chain_input_connect_caller(void **state)
+{
+    (void)state;
+    char paths[2][512];
+    write_plus_mul(paths);
+    for (int io = MP_PIPE_COPY; io <= MP_PIPE_BIND; io++) {
+        mp_error err = {0};
+        mp_pipe_options o = {.threads = 1, .io = (mp_pipe_io)io, .share_arena = true};
+        mp_pipeline *p = open_plus_mul(paths, &o);
+        assert_int_equal(mp_pipeline_connect_caller(p, 1, "a", &err), MP_OK);
+        assert_int_equal(mp_pipeline_connect_caller(p, 0, "x", &err), MP_OK); /* already */
+        float x[8 + MP_INPUT_SLACK / sizeof(float)], a[8 + MP_INPUT_SLACK / sizeof(float)],
+            b[8 + MP_INPUT_SLACK / sizeof(float)], res[8];
+        plus_mul_values(x, b);
+        for (int j = 0; j < 8; j++)
+            a[j] = (float)(j * j) / 4;
+        assert_int_equal(mp_pipeline_set_input(p, 0, x, sizeof x, &err), MP_OK);
+        assert_int_equal(mp_pipeline_input_count(p), 3);
+        assert_int_equal(mp_pipeline_input_index(p, 1, 0), 1);
+        assert_int_equal(mp_pipeline_input_index(p, 1, 1), 2);
+        assert_int_equal(mp_pipeline_set_input(p, 1, a, sizeof a, &err), MP_OK);
+        assert_int_equal(mp_pipeline_set_input(p, 2, b, sizeof b, &err), MP_OK);
+        assert_int_equal(mp_pipeline_set_output(p, 0, res, sizeof res, &err), MP_OK);
+        for (int r = 0; r < 2; r++) {
+            if (mp_pipeline_run(p, &err) != MP_OK)
+                fail_msg("%s", err.msg);
+            for (int j = 0; j < 8; j++)
+                assert_true(res[j] == a[j] * b[j]);
+        }
+        /* edges: the three chain inputs and the output; no model-to-model edge */
+        assert_int_equal(mp_pipeline_edge_count(p), 4);
+        const mp_pipe_edge *e = mp_pipeline_edges(p);
+        for (int j = 0; j < 3; j++)
+            assert_int_equal(e[j].from_model, -1);
+        assert_int_equal(e[3].to_model, -1);
+        /* under copy: the three inputs in and p out, per run */
+        uint64_t copies = 0;
+        for (int j = 0; j < 4; j++)
+            copies += e[j].copies;
+        assert_int_equal(copies, io == MP_PIPE_COPY ? 2 * 4 : 0);
+        /* connected already */
+        assert_int_equal(mp_pipeline_connect_caller(p, 1, "b", &err), MP_ERR_ARG);
+        assert_non_null(strstr(err.msg, "before the first prepare or set_input"));
+        assert_int_equal(mp_pipeline_set_input(p, 3, b, sizeof b, &err), MP_ERR_ARG);
+        assert_string_equal(err.msg, "no chain input 3 (the chain has 3)");
+        mp_pipeline_free(p);
+    }
+    mp_error err = {0};
+    mp_pipe_options o = {.threads = 1};
+    mp_pipeline *p = open_plus_mul(paths, &o);
+    assert_int_equal(mp_pipeline_connect_caller(p, 2, "a", &err), MP_ERR_ARG);
+    assert_string_equal(err.msg, "no model 3 (models 1..2)");
+    assert_int_equal(mp_pipeline_connect_caller(p, 1, "zz", &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "has no input 'zz'"));
+    /* an input both connected and the caller's, either way round */
+    assert_int_equal(mp_pipeline_connect(p, 0, "y", 1, "a", &err), MP_OK);
+    assert_int_equal(mp_pipeline_connect_caller(p, 1, "a", &err), MP_ERR_ARG);
+    assert_string_equal(err.msg, "model 2 input 'a' is fed by model 1 output 'y'; it cannot "
+                                 "also be a chain input");
+    assert_int_equal(mp_pipeline_connect_caller(p, 1, "1", &err), MP_OK);
+    assert_int_equal(mp_pipeline_connect(p, 0, "0", 1, "b", &err), MP_ERR_ARG);
+    assert_string_equal(err.msg, "model 2 input 'b' is a chain input (fed by the caller); it "
+                                 "cannot also be fed by model 1");
+    /* a chain input without a buffer */
+    float x[8 + MP_INPUT_SLACK / sizeof(float)];
+    memset(x, 0, sizeof x);
+    assert_int_equal(mp_pipeline_set_input(p, 0, x, sizeof x, &err), MP_OK);
+    assert_int_equal(mp_pipeline_run(p, &err), MP_ERR_ARG);
+    assert_non_null(strstr(err.msg, "chain input 1 (model 2 input 'b') has no buffer"));
+    mp_pipeline_free(p);
+}
+
+/* A model x -> y = x + 1, z = y * x with outputs (y, z), split before its MUL: part 2 needs
+ * x (part 1's input, passed through as its output) and y (part 1's output, which part 2 also
+ * passes through as the model's output y). Run as a chain, it gives y = x + 1 and
+ * z = (x + 1) x in every memory mode, I/O mode and with the shared arena. */
+static void test_split_needs_earlier_tensors(void **state)
+{
+    (void)state;
+    float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int32_t dims[2] = {1, 8};
+    mp_tfw *w = mp_tfw_create();
+    int x = f32_tensor(w, "x", false);
+    int one = mp_tfw_tensor(w, "one", MP_DT_FLOAT32, 2, dims, mp_tfw_buffer(w, ones, sizeof ones),
+                            NULL);
+    int y = f32_tensor(w, "y", false), z = f32_tensor(w, "z", false);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, one}, 1, &y, NULL);
+    mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){y, x}, 1, &z, NULL);
+    mp_tfw_io(w, 1, &x, 2, (int32_t[]){y, z});
+    char whole_path[512], paths[2][512];
+    finish_model(w, "xyz.tflite", whole_path);
+    int32_t cut = 1;
+    split_to_files(whole_path, &cut, 1, "xyz", paths);
+    mp_error err = {0};
+    mp_model *m1 = NULL, *m2 = NULL;
+    assert_int_equal(mp_model_open(paths[0], &m1, &err), MP_OK);
+    assert_int_equal(mp_model_open(paths[1], &m2, &err), MP_OK);
+    /* part 1: x -> (x, y); part 2: (x, y) -> (y, z) */
+    assert_int_equal(m1->n_outputs, 2);
+    assert_int_equal(m1->outputs[0], m1->inputs[0]);
+    assert_int_equal(m2->n_inputs, 2);
+    assert_int_equal(m2->n_outputs, 2);
+    assert_string_equal(m2->tensors[m2->outputs[0]].name, "y");
+    assert_int_equal(m2->outputs[0], m2->inputs[1]);
+    mp_model_free(m1);
+    mp_model_free(m2);
+    float in[8 + MP_INPUT_SLACK / sizeof(float)];
+    for (int i = 0; i < 8; i++)
+        in[i] = (float)i / 2 - 2;
+    const char *models[2] = {paths[0], paths[1]};
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++)
+        for (int io = MP_PIPE_COPY; io <= MP_PIPE_BIND; io++)
+            for (int share = 0; share <= 1; share++) {
+                mp_pipe_options o = {.threads = 1, .mode = (mp_memory_mode)mode,
+                                     .io = (mp_pipe_io)io, .share_arena = share};
+                mp_pipeline *p = NULL;
+                assert_int_equal(mp_pipeline_create(&o, 2, models, &p, &err), MP_OK);
+                assert_int_equal(mp_pipeline_set_input(p, 0, in, sizeof in, &err), MP_OK);
+                assert_int_equal(mp_pipeline_input_count(p), 1);
+                for (int r = 0; r < 2; r++) {
+                    if (mp_pipeline_run(p, &err) != MP_OK)
+                        fail_msg("%s", err.msg);
+                    const float *ry = mp_pipeline_output(p, 0), *rz = mp_pipeline_output(p, 1);
+                    for (int i = 0; i < 8; i++) {
+                        assert_true(ry[i] == in[i] + 1);
+                        assert_true(rz[i] == (in[i] + 1) * in[i]);
+                    }
+                }
+                /* under bind the passed-through tensors copy once each, and say why */
+                const mp_pipe_edge *e = mp_pipeline_edges(p);
+                assert_int_equal(mp_pipeline_edge_count(p), 5);
+                if (io == MP_PIPE_BIND) {
+                    assert_int_equal(e[1].why, MP_WHY_PASSTHROUGH); /* 1.x -> 2.x */
+                    assert_true(e[2].bound);                        /* 1.y -> 2.y */
+                    assert_int_equal(e[3].why, MP_WHY_PASSTHROUGH); /* 2.y -> caller */
+                    assert_true(e[4].bound);                        /* 2.z -> caller */
+                }
+                mp_pipeline_free(p);
+            }
 }
 
 static int setup(void **state)
@@ -814,6 +1148,10 @@ int main(void)
         cmocka_unit_test(test_fan_out_by_hand),
         cmocka_unit_test(test_fan_out_one_reader_copies),
         cmocka_unit_test(test_fan_out_refusals),
+        cmocka_unit_test(test_chain_input_by_hand),
+        cmocka_unit_test(test_chain_input_fallbacks),
+        cmocka_unit_test(test_chain_input_connect_caller),
+        cmocka_unit_test(test_split_needs_earlier_tensors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
