@@ -1,7 +1,9 @@
 /* TensorFlow Lite's 16x8 quantization (int16 activations of zero point 0, int8 weights): the
  * plain-C kernels the existing operators hand their int16 nodes to (XNNPACK has no int16).
  * int16_linear.c: FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (TensorFlow Lite's
- * reference_integer_ops FullyConnected / ConvPerChannel / DepthwiseConvPerChannel for int16);
+ * reference_integer_ops FullyConnected / ConvPerChannel / DepthwiseConvPerChannel for int16),
+ * BATCH_MATMUL (reference BatchMatMul<int16, int64>) and TRANSPOSE_CONV (reference_integer_ops
+ * TransposeConv with an int64 bias);
  * int16_binary.c: ADD, SUB (add.cc / sub.cc: the power-of-two path and the general one) and
  * MUL; int16_activation.c: LOGISTIC and TANH (reference_integer_ops' sigmoid table), RELU,
  * RELU6, LEAKY_RELU and SOFTMAX (its exp and reciprocal tables). None
@@ -38,6 +40,29 @@ typedef struct mp_i16_conv_shape {
 mp_status mp_i16_conv_run(mp_node *n, const mp_i16_conv_shape *g);
 /* Run an int16 FULLY_CONNECTED: batch rows of in_c to rows of out_c. */
 mp_status mp_i16_fc_run(mp_node *n, size_t batch, size_t in_c, size_t out_c);
+
+/* An int16 BATCH_MATMUL (matmul.c computes the geometry): lhs [lhs_batches][m][k] (adj_x:
+ * [k][m] each), rhs [rhs_batches][k][n] (adj_y: [n][k] each), output [batches][m][n];
+ * batch(ctx, ob, &lb, &rb) names the lhs and rhs batches of output batch ob (broadcasting). */
+typedef struct mp_i16_matmul_shape {
+    size_t m, k, n, batches, lhs_batches, rhs_batches;
+    bool adj_x, adj_y;
+    void (*batch)(const void *ctx, size_t ob, size_t *lb, size_t *rb);
+    const void *ctx;
+} mp_i16_matmul_shape;
+
+/* BATCH_MATMUL with an int16 lhs (batch_matmul.cc EvalInt16): rhs and output int16, each one
+ * scale and zero point 0; int64 sums requantized by lhs_scale * rhs_scale / output scale on
+ * the int64 path. Check; run. */
+mp_status mp_i16_matmul_check(mp_node *n);
+mp_status mp_i16_matmul_run(mp_node *n, const mp_i16_matmul_shape *g);
+
+/* TRANSPOSE_CONV with an int16 input (input 2; transpose_conv.c checks the shapes): output
+ * int16, int8 weights [O,KH,KW,I] symmetric with one scale or one per output channel, an int64
+ * bias or none, a fused activation with an integer range. Check; run with the geometry g
+ * (pad_top / pad_left TensorFlow Lite's transposed padding; groups and dilations unused). */
+mp_status mp_i16_tconv_check(mp_node *n);
+mp_status mp_i16_tconv_run(mp_node *n, const mp_i16_conv_shape *g);
 
 /* TensorFlow Lite's CheckedLog2: the rounded log2 of x (float arithmetic, as there), true when
  * x is within 1e-3 (in the exponent) of a power of two. */

@@ -29,8 +29,8 @@
  * each output is one contiguous int16 dot product, four columns at a time sharing the lhs
  * loads (pmaddwd on AVX2 or SSE2, picked at run time); rows of the output run on the
  * session's thread pool. With an int32 output (EvalInt8Int32) the output is the raw int32
- * sum of the stored values' products, zero points and scales ignored, as there. uint8 and
- * int16 are refused.
+ * sum of the stored values' products, zero points and scales ignored, as there. int16
+ * (16x8): int16_linear.c (EvalInt16). uint8 is refused.
  * A fused activation is not part of BATCH_MATMUL. */
 #include "engine/kernels/kernel.h"
 
@@ -39,6 +39,7 @@
 #include <string.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/int16.h"
 #include "engine/kernels/movement.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
@@ -115,6 +116,12 @@ static void mm_batch(const mm_geom *g, size_t ob, size_t *lb, size_t *rb)
         *lb += i * g->lstride[d];
         *rb += i * g->rstride[d];
     }
+}
+
+/* mm_batch for int16_linear.c (mp_i16_matmul_shape). */
+static void mm_batch_of(const void *g, size_t ob, size_t *lb, size_t *rb)
+{
+    mm_batch(g, ob, lb, rb);
 }
 
 /* ---- blocked C GEMM --------------------------------------------------------------------- */
@@ -521,8 +528,14 @@ static mp_status mm_infer(mp_node *n)
         n->scratch_bytes = mm_q8_scratch(&g);
         return MP_OK;
     }
+    if (n->in[0]->dtype == MP_DT_INT16) { /* 16x8: int16_linear.c */
+        mm_geom g;
+        if ((st = mp_i16_matmul_check(n)) != MP_OK || (st = mm_geometry(n, &g)) != MP_OK)
+            return st;
+        return mp_node_set_output_shape(n, g.out_rank, g.out_dims);
+    }
     if (n->in[0]->dtype != MP_DT_FLOAT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "lhs '%s' is %s (supported: f32, i8)",
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "lhs '%s' is %s (supported: f32, i8, i16)",
                             mp_tname(n->in[0]), mp_dtype_name(n->in[0]->dtype));
     if ((st = mp_node_check_f32_io(n)) != MP_OK)
         return st;
@@ -566,7 +579,7 @@ static const float *mm_lhs_rows(const mp_node *n)
 
 static mp_status mm_prepare(mp_node *n)
 {
-    if (!mm_const_rhs(n) || n->in[0]->dtype == MP_DT_INT8)
+    if (!mm_const_rhs(n) || n->in[0]->dtype != MP_DT_FLOAT32)
         return MP_OK; /* C paths: run reads the current shapes and pointers */
     mm_geom g;
     mp_status st = mm_geometry(n, &g);
@@ -644,6 +657,10 @@ static mp_status mm_run(mp_node *n)
         return MP_OK;
     if (n->in[0]->dtype == MP_DT_INT8)
         return mm_run_q8(n, &g); /* (k = 0: sums of nothing, the output zero point) */
+    if (n->in[0]->dtype == MP_DT_INT16)
+        return mp_i16_matmul_run(n, &(mp_i16_matmul_shape){
+            g.m, g.k, g.n, g.batches, g.lhs_batches, g.rhs_batches, n->opt->adj_x,
+            n->opt->adj_y, mm_batch_of, &g});
     if (g.k == 0) { /* empty sums */
         memset(out->data, 0, total * sizeof(float));
         return MP_OK;

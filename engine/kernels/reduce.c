@@ -22,7 +22,17 @@
  * round differently); an empty input gives zeros, an empty axes tensor copies the bytes.
  * SUM of int8 / uint8 is the same function with compute_sum (reduce.cc EvalSum): the sum
  * requantized by in_scale / out_scale without the 1 / count fold (an empty axes tensor
- * requantizes each element); int16 SUM is not supported.
+ * requantizes each element); int16 SUM likewise (zero points 0), as reduce.cc's EvalSum.
+ *
+ * REDUCE_PROD of quantized int8 / int16 (reduce.cc EvalQuantizedProd ->
+ * reference_ops::QuantizedReduceProd; int16 with zero points 0): per output, the reduced
+ * elements in the input's row-major order, the first centred (q - zp_in), each next one
+ * multiplied in int64 by the running value and rescaled by the int64
+ * MultiplyByQuantizedMultiplier (15-bit multiplier, one rounding) of in_scale /
+ * out_scale^(1 / count), count = input elements / output elements; the result rescaled once
+ * more by it, plus zp_out, saturated. A multiplier TensorFlow Lite's int64 rescale cannot take
+ * (2^14 or more) is refused; an empty input gives zeros. int8 / int16 without quantization
+ * multiply as integers (wrapping), as its EvalGeneric.
  *
  * REDUCE_ANY / REDUCE_ALL (reduce.cc, bool to bool): the logical or / and of the reduced
  * elements (any nonzero byte is true); an empty reduction gives false / true, their
@@ -105,9 +115,64 @@ static mp_status mean_check_dtypes(mp_node *n)
     return MP_OK;
 }
 
-/* SUM, REDUCE_PROD: float32, int32, int64 (int8 / uint8 SUM is checked as MEAN; quantized
- * products and int16 sums: not supported); REDUCE_MAX, REDUCE_MIN: those and int8 / uint8 / int16, whose output must keep
- * the input's scale and zero point (the values only move, as TensorFlow Lite requires). */
+/* ---- quantized REDUCE_PROD ---- */
+
+/* REDUCE_PROD on an int8 / int16 input with quantization parameters (EvalQuantizedProd). */
+static bool prod_is_q(const mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    return n->opcode == MP_OP_REDUCE_PROD &&
+           (in->dtype == MP_DT_INT8 || in->dtype == MP_DT_INT16) && in->info->quant.count > 0;
+}
+
+/* int8 / int16 REDUCE_PROD: the output of the input's dtype; quantized, one scale and zero
+ * point each side (int16: zero points 0), else neither quantized (an integer product). */
+static mp_status prod_check_dtypes(mp_node *n)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    mp_status st = mp_node_check_same_dtype(n, in, out);
+    if (st != MP_OK || !prod_is_q(n))
+        return st != MP_OK ? st : mp_node_check_same_qparams(n, in, out);
+    float s;
+    int32_t zi, zo;
+    if ((st = mp_node_qparams(n, in, &s, &zi)) != MP_OK ||
+        (st = mp_node_qparams(n, out, &s, &zo)) != MP_OK)
+        return st;
+    if (in->dtype == MP_DT_INT16 && (zi != 0 || zo != 0))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "int16 '%s' and '%s' must have zero point 0, have %d and %d",
+                            mp_tname(in), mp_tname(out), (int)zi, (int)zo);
+    return MP_OK;
+}
+
+/* The rescale of each step: QuantizeMultiplier(in_scale / out_scale^(1 / count)) for the
+ * current shapes ((0, 0) when a tensor is empty, as TensorFlow Lite leaves it). */
+static mp_status prod_q_params(mp_node *n, int32_t *mult, int *shift)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    float si, so;
+    int32_t zp;
+    mp_node_qparams(n, in, &si, &zp);
+    mp_node_qparams(n, out, &so, &zp);
+    const size_t ni = mp_tensor_elements(in), no = mp_tensor_elements(out);
+    *mult = 0;
+    *shift = 0;
+    if (ni == 0 || no == 0)
+        return MP_OK;
+    const size_t count = ni / no;
+    const double scaling = (double)si / pow((double)so, 1.0 / (double)count);
+    if (!mp_quantize_multiplier(scaling, mult, shift) || *shift > 14)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input scale %g / output scale %g^(1/%zu) = %g, which the int64 "
+                            "requantization cannot take (at most 2^14)",
+                            (double)si, (double)so, count, scaling);
+    return MP_OK;
+}
+
+/* SUM, REDUCE_PROD: float32, int32, int64 (int8 / uint8 / int16 SUM is checked as MEAN;
+ * int8 / int16 REDUCE_PROD by prod_check_dtypes); REDUCE_MAX, REDUCE_MIN: those and
+ * int8 / uint8 / int16, whose output must keep the input's scale and zero point (the values
+ * only move, as TensorFlow Lite requires). */
 static mp_status reduce_check_dtypes(mp_node *n)
 {
     const mp_tensor *in = n->in[0], *out = n->out[0];
@@ -118,14 +183,16 @@ static mp_status reduce_check_dtypes(mp_node *n)
         return mp_node_check_same_dtype(n, in, out);
     }
     bool minmax = n->opcode == MP_OP_REDUCE_MAX || n->opcode == MP_OP_REDUCE_MIN;
+    if (n->opcode == MP_OP_REDUCE_PROD && (in->dtype == MP_DT_INT8 || in->dtype == MP_DT_INT16))
+        return prod_check_dtypes(n);
     bool ok = in->dtype == MP_DT_FLOAT32 || in->dtype == MP_DT_INT32 || in->dtype == MP_DT_INT64 ||
               (minmax && mp_dtype_is_quantized_int(in->dtype));
     if (!ok)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: %s)",
                             mp_tname(in), mp_dtype_name(in->dtype),
                             minmax ? "f32, i32, i64, i8, u8, i16"
-                                   : n->opcode == MP_OP_SUM ? "f32, i32, i64, i8, u8"
-                                                            : "f32, i32, i64");
+                                   : n->opcode == MP_OP_SUM ? "f32, i32, i64, i8, u8, i16"
+                                                            : "f32, i32, i64, i8, i16");
     mp_status st = mp_node_check_same_dtype(n, in, out);
     return st != MP_OK ? st : mp_node_check_same_qparams(n, in, out);
 }
@@ -139,7 +206,8 @@ static mp_status mean_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_FORMAT, "an input or the output is omitted (-1)");
     const mp_tensor *in = n->in[0], *axes = n->in[1];
     mp_tensor *out = n->out[0];
-    const bool q_sum = n->opcode == MP_OP_SUM && mp_dtype_is_q8(in->dtype);
+    const bool q_sum =
+        n->opcode == MP_OP_SUM && (mp_dtype_is_q8(in->dtype) || in->dtype == MP_DT_INT16);
     mp_status dst = n->opcode == MP_OP_MEAN || q_sum ? mean_check_dtypes(n)
                                                      : reduce_check_dtypes(n);
     if (dst != MP_OK)
@@ -169,6 +237,12 @@ static mp_status mean_infer(mp_node *n)
     if (!mp_tensor_set_shape(out, r, dims))
         return mp_node_fail(n, MP_ERR_SHAPE, "cannot set the shape of output '%s'",
                             out->info->name);
+    if (prod_is_q(n)) { /* the multiplier depends on the count reduced */
+        int32_t m;
+        int sh;
+        if ((st = prod_q_params(n, &m, &sh)) != MP_OK)
+            return st;
+    }
     /* quantized: one int32 accumulator per output */
     n->scratch_bytes = in->dtype == MP_DT_FLOAT32 || (n->opcode != MP_OP_MEAN && !q_sum)
                            ? 0 : mp_tensor_elements(out) * sizeof(int32_t);
@@ -314,6 +388,66 @@ static mp_status mean_run_q(mp_node *n, const mean_plan *p, bool compute_sum)
     return MP_OK;
 }
 
+/* The quantized product of each output (see the top of the file); no scratch: each output's
+ * elements are walked in turn. */
+static mp_status prod_run_q(mp_node *n, const mean_plan *p)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    int32_t mult, zi, zo, lo, hi;
+    int shift;
+    float s;
+    mp_status st = prod_q_params(n, &mult, &shift);
+    if (st != MP_OK)
+        return st;
+    mp_node_qparams(n, in, &s, &zi);
+    mp_node_qparams(n, out, &s, &zo);
+    mp_quant_dtype_range(out->dtype, &lo, &hi);
+    if (out->bytes != p->outputs * mp_dtype_size(out->dtype) ||
+        in->bytes != p->outputs * p->count * mp_dtype_size(in->dtype))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold the reduced shape",
+                            mp_tname(out));
+    if (p->outputs && p->count == 0) { /* an empty input: zeros */
+        memset(out->data, 0, out->bytes);
+        return MP_OK;
+    }
+    size_t stride[MP_MAX_RANK], k = 1;
+    for (int32_t d = p->r - 1; d >= 0; d--) {
+        stride[d] = k;
+        k *= p->dims[d];
+    }
+    const bool i16 = in->dtype == MP_DT_INT16;
+    for (size_t o = 0; o < p->outputs; o++) {
+        size_t base = 0, rem = o;
+        for (int32_t d = p->r - 1; d >= 0; d--)
+            if (!p->red[d]) {
+                base += rem % p->dims[d] * stride[d];
+                rem /= p->dims[d];
+            }
+        int32_t acc = 0;
+        for (size_t j = 0; j < p->count; j++) {
+            size_t at = base;
+            rem = j;
+            for (int32_t d = p->r - 1; d >= 0; d--)
+                if (p->red[d]) {
+                    at += rem % p->dims[d] * stride[d];
+                    rem /= p->dims[d];
+                }
+            const int32_t v = (i16 ? ((const int16_t *)in->data)[at]
+                                   : ((const int8_t *)in->data)[at]) - zi;
+            acc = j == 0 ? v
+                         : mp_multiply_by_quantized_multiplier_i64((int64_t)acc * v, mult, shift);
+        }
+        int64_t q = (int64_t)mp_multiply_by_quantized_multiplier_i64(acc, mult, shift) + zo;
+        q = q < lo ? lo : (q > hi ? hi : q);
+        if (i16)
+            ((int16_t *)out->data)[o] = (int16_t)q;
+        else
+            ((int8_t *)out->data)[o] = (int8_t)q;
+    }
+    return MP_OK;
+}
+
 /* Fill n elements of y (dtype dt) with v. */
 #define REDUCE_FILL(T, y, n, v)                                                                \
     do {                                                                                       \
@@ -391,8 +525,10 @@ static mp_status mean_run(mp_node *n)
         return st;
     mean_plan p;
     mean_make_plan(in, reduced, &p);
-    if (n->opcode == MP_OP_SUM && mp_dtype_is_q8(in->dtype))
+    if (n->opcode == MP_OP_SUM && (mp_dtype_is_q8(in->dtype) || in->dtype == MP_DT_INT16))
         return mean_run_q(n, &p, true);
+    if (prod_is_q(n))
+        return prod_run_q(n, &p);
     if (n->opcode != MP_OP_MEAN)
         return reduce_run_op(n, &p);
     if (in->dtype != MP_DT_FLOAT32)

@@ -22,6 +22,7 @@
  *            plus bias, MultiplyByQuantizedMultiplier per channel (quant_math.h), plus the
  *            output zero point, clamped to the activation's range. (XNNPACK's qs8/qu8
  *            deconvolution takes one weight scale and requantizes in float: not used.)
+ *   int16    16x8: int16_linear.c (int8 weights, int64 bias; TensorFlow Lite's 16x8 path).
  * TANH and SIGN_BIT fused activations are refused.
  *
  * MediaPipe's custom Convolution2DTransposeBias (transpose_conv_bias.cc) is the same
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <xnnpack.h>
 
+#include "engine/kernels/int16.h"
 #include "engine/kernels/kernel.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
@@ -125,10 +127,12 @@ static mp_status tconv_check_dtypes(mp_node *n)
                                 n->opt->activation);
         return MP_OK;
     }
+    if (in->dtype == MP_DT_INT16) /* 16x8: int16_linear.c */
+        return mp_i16_tconv_check(n);
     if (in->dtype != MP_DT_INT8 && in->dtype != MP_DT_UINT8)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input '%s' has dtype %s (supported: f32, i8, u8)", mp_tname(in),
-                            mp_dtype_name(in->dtype));
+                            "input '%s' has dtype %s (supported: f32, i8, u8, i16)",
+                            mp_tname(in), mp_dtype_name(in->dtype));
     if (w->dtype != in->dtype || out->dtype != in->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "weights '%s' (%s) and output '%s' (%s) must be %s as input '%s'",
@@ -279,7 +283,8 @@ static mp_status tconv_infer(mp_node *n)
     int32_t dims[4] = {g.batch, g.out_h, g.out_w, g.out_c};
     if ((st = mp_node_set_output_shape(n, 4, dims)) != MP_OK)
         return st;
-    n->scratch_bytes = tconv_input(n)->dtype == MP_DT_FLOAT32
+    n->scratch_bytes = tconv_input(n)->dtype == MP_DT_FLOAT32 ||
+                               tconv_input(n)->dtype == MP_DT_INT16
                            ? 0
                            : mp_tensor_elements(n->out[0]) * sizeof(int32_t);
     return MP_OK;
@@ -526,6 +531,12 @@ static mp_status tconv_run(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *in = tconv_input(n);
+    if (in->dtype == MP_DT_INT16)
+        return mp_i16_tconv_run(n, &(mp_i16_conv_shape){
+            .batch = g.batch, .in_h = g.in_h, .in_w = g.in_w, .in_c = g.in_c, .k_h = g.k_h,
+            .k_w = g.k_w, .out_h = g.out_h, .out_w = g.out_w, .out_c = g.out_c,
+            .stride_h = g.stride_h, .stride_w = g.stride_w, .pad_top = g.pad_h,
+            .pad_left = g.pad_w});
     if (in->dtype != MP_DT_FLOAT32)
         return tconv_run_q(n, &g);
     tconv_state *s = n->state;

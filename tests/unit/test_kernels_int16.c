@@ -18,6 +18,7 @@
 #include "engine/model/tflite_writer.h"
 #include "engine/session.h"
 #include "tests/util/kernel_harness.h"
+#include "tests/util/quant_ref.h"
 
 static const int64_t k_zeros[64];
 
@@ -30,29 +31,13 @@ static int32_t next_int(uint32_t *state, int32_t lo, int32_t hi)
 
 /* ---- TensorFlow Lite's requantization, restated ------------------------------------------ */
 
-/* floor(v / 2^t) for t >= 1 without shifting a negative number. */
-static int64_t floor_div_pot(int64_t v, int t)
-{
-    int64_t d = INT64_C(1) << t;
-    return v >= 0 ? v / d : -((-v + d - 1) / d);
-}
-
-/* common.h's MultiplyByQuantizedMultiplier(int64 x, ...): the multiplier rounded to 15 bits,
- * (x * it + 2^(14 - shift)) >> (15 - shift). Test values keep x * 2^15 inside int64. */
-static int32_t ref_mbqm64(int64_t x, int32_t m, int shift)
-{
-    int64_t reduced = m < 0x7FFF0000 ? ((int64_t)m + 32768) / 65536 : 0x7FFF;
-    int t = 15 - shift;
-    return (int32_t)floor_div_pot(x * reduced + (INT64_C(1) << (t - 1)), t);
-}
-
 /* The requantization of a channel: M = QuantizeMultiplier(real); int64 or int32 path. */
 static int32_t ref_requant(int64_t acc, double real, bool wide, int32_t lo, int32_t hi)
 {
     int32_t m;
     int shift;
     assert_true(mp_quantize_multiplier(real, &m, &shift));
-    int32_t v = wide ? ref_mbqm64(acc, m, shift)
+    int32_t v = wide ? qref_mbqm64(acc, m, shift)
                      : mp_multiply_by_quantized_multiplier((int32_t)(uint32_t)(uint64_t)acc, m,
                                                            shift);
     return v < lo ? lo : (v > hi ? hi : v);
@@ -90,7 +75,7 @@ static void test_mbqm64_hand(void **state)
         int64_t x = (int64_t)next_int(&s, -1000000000, 1000000000) * next_int(&s, 1, 6000);
         int32_t m = next_int(&s, 1 << 30, 0x7FFFFFFF);
         int shift = next_int(&s, -31, 0);
-        int64_t want = ref_mbqm64(x, m, shift);
+        int64_t want = qref_mbqm64(x, m, shift);
         if (want < INT32_MIN || want > INT32_MAX)
             continue;
         assert_int_equal(mp_multiply_by_quantized_multiplier_i64(x, m, shift), want);
@@ -1018,6 +1003,329 @@ static void test_movement(void **state)
     expect_i16(&c, out, 2, (int32_t[]){2, 3}, (int16_t[]){3, 1, 3, -6, -4, -6}, 6);
 }
 
+/* ---- BATCH_MATMUL --------------------------------------------------------------------------- */
+
+/* An int16 BATCH_MATMUL case: lhs (scale sa), rhs (scale sb, constant when given), output
+ * (scale so); the output is left in c for the caller. */
+static mp_tensor *mm_case(kh_case *c, const float sc[3], int32_t ra, const int32_t *da,
+                          const int16_t *a, int32_t rb, const int32_t *db, const int16_t *b,
+                          bool adj_x, bool adj_y)
+{
+    kh_init(c, MP_OP_BATCH_MATMUL, NULL);
+    c->opt.adj_x = adj_x;
+    c->opt.adj_y = adj_y;
+    kh_quant(c, kh_input(c, MP_DT_INT16, ra, da, a), 1, &sc[0], k_zeros, 0);
+    kh_quant(c, kh_input(c, MP_DT_INT16, rb, db, b), 1, &sc[1], k_zeros, 0);
+    mp_tensor *out = kh_output(c, MP_DT_INT16);
+    kh_quant(c, out, 1, &sc[2], k_zeros, 0);
+    return out;
+}
+
+/* lhs [2,2,3] at 0.5 times rhs [3,2] at 0.25 (broadcast over the lhs batches) into scale 1:
+ * the multiplier 0.125 exactly (2^30, shift -2), one rounding (half up) on the int64 path.
+ * Rhs rows (1, 2), (3, 4), (5, -6).
+ * Batch 0: (104, -200, 300): 104 - 600 + 1500 = 1004 -> 125.5 -> 126;
+ *          208 - 800 - 1800 = -2392 -> -299.
+ *          (996, 2000, -3000): 996 + 6000 - 15000 = -8004 -> -1000.5 -> -1000 (half up);
+ *          1992 + 8000 + 18000 = 27992 -> 3499.
+ * Batch 1: 32767 * 9 / 8 = 36862.875 saturates at 32767, 32767 * 0 = 0;
+ *          -32768 * 9 / 8 saturates at -32768, 0. */
+static void test_matmul_hand(void **state)
+{
+    (void)state;
+    static const int16_t a[12] = {104,   -200,  300,   996,    2000,   -3000,
+                                  32767, 32767, 32767, -32768, -32768, -32768};
+    static const int16_t b[6] = {1, 2, 3, 4, 5, -6};
+    static const float sc[3] = {0.5f, 0.25f, 1.0f};
+    kh_case c;
+    mp_tensor *out = mm_case(&c, sc, 3, (int32_t[]){2, 2, 3}, a, 2, (int32_t[]){3, 2}, b,
+                             false, false);
+    expect_i16(&c, out, 3, (int32_t[]){2, 2, 2},
+               (int16_t[]){126, -299, -1000, 3499, 32767, 0, -32768, 0}, 8);
+    /* the same product with both operands stored transposed (adj_x, adj_y) */
+    int16_t at[12], bt[6];
+    for (int bb = 0; bb < 2; bb++)
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 3; k++)
+                at[bb * 6 + k * 2 + i] = a[bb * 6 + i * 3 + k];
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 2; j++)
+            bt[j * 3 + k] = b[k * 2 + j];
+    out = mm_case(&c, sc, 3, (int32_t[]){2, 3, 2}, at, 2, (int32_t[]){2, 3}, bt, true, true);
+    expect_i16(&c, out, 3, (int32_t[]){2, 2, 2},
+               (int16_t[]){126, -299, -1000, 3499, 32767, 0, -32768, 0}, 8);
+}
+
+/* TensorFlow Lite's BatchMatMul<int16, int64>, restated: for each output batch (NumPy
+ * broadcasting of the batch dimensions), the int64 sum of lhs(i, k) * rhs(k, j), requantized
+ * by (float)(sa * sb) / so on the int64 path, clamped to int16. Random shapes, flags and
+ * values (full int16 range), against the kernel. */
+static void test_matmul_reference(void **state)
+{
+    (void)state;
+    uint32_t st = 99;
+    for (int t = 0; t < 40; t++) {
+        const int32_t m = next_int(&st, 1, 5), k = next_int(&st, 0, 7), n = next_int(&st, 1, 5);
+        const bool ax = next_int(&st, 0, 1), ay = next_int(&st, 0, 1);
+        const int32_t ba = next_int(&st, 1, 3), bb = next_int(&st, 0, 1) ? ba : 1;
+        const bool a_first = next_int(&st, 0, 1); /* which operand carries the batches */
+        const int32_t lb = a_first ? ba : bb, rb = a_first ? bb : ba;
+        const float sc[3] = {(float)next_int(&st, 1, 1000) / 65536.0f,
+                             (float)next_int(&st, 1, 1000) / 65536.0f,
+                             (float)next_int(&st, 1, 1000) / 4096.0f};
+        int16_t a[3 * 35], b[3 * 35];
+        for (int i = 0; i < lb * m * k; i++)
+            a[i] = (int16_t)next_int(&st, -32768, 32767);
+        for (int i = 0; i < rb * k * n; i++)
+            b[i] = (int16_t)next_int(&st, -32768, 32767);
+        const int32_t da[3] = {lb, ax ? k : m, ax ? m : k}, db[3] = {rb, ay ? n : k, ay ? k : n};
+        kh_case c;
+        mp_tensor *out = mm_case(&c, sc, 3, da, a, 3, db, b, ax, ay);
+        kh_expect_ok(&c, kh_run(&c));
+        const int32_t nb = lb > rb ? lb : rb;
+        assert_int_equal(out->rank, 3);
+        assert_int_equal(out->dims[0], nb);
+        assert_int_equal(out->dims[1], m);
+        assert_int_equal(out->dims[2], n);
+        const double real = (double)(sc[0] * sc[1]) / (double)sc[2];
+        for (int ob = 0; ob < nb; ob++)
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    const int16_t *pa = a + (lb == 1 ? 0 : ob) * m * k;
+                    const int16_t *pb = b + (rb == 1 ? 0 : ob) * k * n;
+                    int64_t acc = 0;
+                    for (int kk = 0; kk < k; kk++)
+                        acc += (int64_t)(ax ? pa[kk * m + i] : pa[i * k + kk]) *
+                               (ay ? pb[j * k + kk] : pb[kk * n + j]);
+                    int32_t want = ref_requant(acc, real, true, INT16_MIN, INT16_MAX);
+                    int16_t got = ((int16_t *)out->data)[(ob * m + i) * n + j];
+                    if (got != want)
+                        fail_msg("case %d [%d][%d][%d]: got %d, want %d", t, ob, i, j, got,
+                                 want);
+                }
+        kh_free(&c);
+    }
+}
+
+/* An int16 lhs [1,2] (0.5) times an rhs of dtype bt, [k,1] (0.5, zero point *zp), into an
+ * int16 output of scale so: refused with status st and a message mentioning needle. */
+static void mm_refused(mp_dtype bt, int32_t k, const int64_t *zp, float so, mp_status st,
+                       const char *needle)
+{
+    static const float s = 0.5f;
+    static float s_out;
+    s_out = so;
+    kh_case c;
+    kh_init(&c, MP_OP_BATCH_MATMUL, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 2, (int32_t[]){1, 2}, NULL), 1, &s, k_zeros, 0);
+    kh_quant(&c, kh_input(&c, bt, 2, (int32_t[]){k, 1}, NULL), 1, &s, zp, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &s_out, k_zeros, 0);
+    kh_expect_error(&c, st, needle);
+    kh_free(&c);
+}
+
+/* An int8 rhs (TensorFlow Lite requires both of one type), a zero point other than 0, a scale
+ * ratio of 2^14 or more (beyond the int64 requantization), inner dimensions that differ. */
+static void test_matmul_refusals(void **state)
+{
+    (void)state;
+    static const int64_t zp3[1] = {3};
+    mm_refused(MP_DT_INT8, 2, k_zeros, 0.5f, MP_ERR_UNSUPPORTED,
+               "rhs 't1' is i8; with i16 input 't0' it must be i16");
+    mm_refused(MP_DT_INT16, 2, zp3, 0.5f, MP_ERR_UNSUPPORTED, "i16 rhs 't1' has zero point 3");
+    mm_refused(MP_DT_INT16, 2, k_zeros, 1e-6f, MP_ERR_UNSUPPORTED,
+               "which the int16 requantization cannot take");
+    mm_refused(MP_DT_INT16, 3, k_zeros, 0.5f, MP_ERR_SHAPE,
+               "differ in the inner dimension (2 and 3)");
+}
+
+/* ---- TRANSPOSE_CONV ------------------------------------------------------------------------- */
+
+/* An int16 TRANSPOSE_CONV case: output_shape [1, oh, ow, oc], weights [oc, kh, kw, ic] with
+ * ws_count scales, input [1, ih, iw, ic] (data filled by the caller), bias of bias_dt
+ * (MP_DT_COUNT: none), input and output scales *si, *so (kept by the case). Returns the
+ * input. */
+static const float k_half = 0.5f, k_one = 1.0f;
+
+static mp_tensor *tc_case(kh_case *c, int32_t padding, int32_t stride, int act, int32_t oh,
+                          int32_t ow, int32_t oc, int32_t kh, int32_t kw, int32_t ih, int32_t iw,
+                          int32_t ic, const int8_t *w, int32_t ws_count, const float *ws,
+                          mp_dtype bias_dt, const void *bias, const float *si, const float *so)
+{
+    kh_init(c, MP_OP_TRANSPOSE_CONV, NULL);
+    c->opt.padding = padding;
+    c->opt.stride_h = c->opt.stride_w = stride;
+    c->opt.activation = act;
+    int32_t *os = malloc(4 * sizeof(int32_t)); /* freed by the caller through tc_free */
+    os[0] = 1;
+    os[1] = oh;
+    os[2] = ow;
+    os[3] = oc;
+    kh_input(c, MP_DT_INT32, 1, (int32_t[]){4}, os);
+    kh_quant(c, kh_input(c, MP_DT_INT8, 4, (int32_t[]){oc, kh, kw, ic}, w), ws_count, ws,
+             k_zeros, 0);
+    mp_tensor *x = kh_input(c, MP_DT_INT16, 4, (int32_t[]){1, ih, iw, ic}, NULL);
+    kh_quant(c, x, 1, si, k_zeros, 0);
+    if (bias_dt != MP_DT_COUNT)
+        kh_input(c, bias_dt, 1, (int32_t[]){oc}, bias);
+    kh_quant(c, kh_output(c, MP_DT_INT16), 1, so, k_zeros, 0);
+    return x;
+}
+
+static void tc_free(kh_case *c)
+{
+    void *os = c->in[0]->data;
+    kh_free(c);
+    free(os);
+}
+
+/* Stride 2, VALID, 2x2 weights (1, 2; 3, 4) at 0.25 on a 2x2 input (100, -200; 300, 400) at
+ * 0.5 into 4x4 at scale 1 with bias 2: each input pixel writes its own 2x2 block,
+ * (x * w + 2) / 8 (multiplier 0.125), one rounding half up: 100 -> 102, 202, 302, 402 / 8
+ * = 12.75, 25.25, 37.75, 50.25 -> 13, 25, 38, 50; -200 -> -198 .. -798 -> -25, -50, -75,
+ * -100; 300 -> 38, 75, 113, 150; 400 -> 50, 100, 150, 200. */
+static void test_tconv_hand(void **state)
+{
+    (void)state;
+    static const int8_t w[4] = {1, 2, 3, 4};
+    static const int64_t bias[1] = {2};
+    static const float ws = 0.25f;
+    kh_case c;
+    mp_tensor *x = tc_case(&c, MP_PAD_VALID, 2, MP_ACT_NONE, 4, 4, 1, 2, 2, 2, 2, 1, w, 1, &ws,
+                           MP_DT_INT64, bias, &k_half, &k_one);
+    memcpy(x->data, (const int16_t[]){100, -200, 300, 400}, 8);
+    kh_expect_ok(&c, kh_run(&c));
+    const mp_tensor *out = c.out[0];
+    static const int16_t want[16] = {13, 25, -25, -50, 38, 50, -75, -100,
+                                     38, 75, 50,  100, 113, 150, 150, 200};
+    assert_int_equal(mp_tensor_elements(out), 16);
+    assert_memory_equal(out->data, want, sizeof want);
+    /* RELU clamps the negative block at 0 */
+    c.opt.activation = MP_ACT_RELU;
+    kh_expect_ok(&c, kh_rerun(&c, true));
+    assert_int_equal(((int16_t *)out->data)[2], 0);
+    assert_int_equal(((int16_t *)out->data)[7], 0);
+    assert_int_equal(((int16_t *)out->data)[15], 200);
+    tc_free(&c);
+}
+
+/* TensorFlow Lite's reference_integer_ops::TransposeConv for int16, restated: an int64
+ * scratch of the output zeroed, every input pixel and tap landing inside the output adding
+ * x * w there (padding before: the smaller half of (ceil-or-valid conv size - 1) * stride
+ * + k - out, at least 0), then per channel + bias, the int64 requantization of
+ * (double)si * ws[c] / so, clamped to the activation's range. Random geometry (strides 1-3,
+ * SAME and VALID, outputs that crop), per-tensor and per-channel weights, with and without
+ * a bias, against the kernel. */
+static void test_tconv_reference(void **state)
+{
+    (void)state;
+    uint32_t st = 4242;
+    for (int t = 0; t < 40; t++) {
+        const int32_t stride = next_int(&st, 1, 3), k_h = next_int(&st, 1, 3),
+                      k_w = next_int(&st, 1, 3), ih = next_int(&st, 1, 4),
+                      iw = next_int(&st, 1, 4), ic = next_int(&st, 1, 3),
+                      oc = next_int(&st, 1, 3);
+        const int32_t padding = next_int(&st, 0, 1) ? MP_PAD_SAME : MP_PAD_VALID;
+        /* an output size whose conv size is the input's: SAME ceil(out / stride) = in,
+         * VALID (out - k + stride) / stride = in */
+        const int32_t oh = padding == MP_PAD_SAME
+                               ? (ih - 1) * stride + next_int(&st, 1, stride)
+                               : (ih - 1) * stride + k_h + next_int(&st, 0, stride - 1);
+        const int32_t ow = padding == MP_PAD_SAME
+                               ? (iw - 1) * stride + next_int(&st, 1, stride)
+                               : (iw - 1) * stride + k_w + next_int(&st, 0, stride - 1);
+        const bool per_channel = next_int(&st, 0, 1), has_bias = next_int(&st, 0, 1);
+        const int act = next_int(&st, 0, 1) ? MP_ACT_RELU : MP_ACT_NONE;
+        float ws[3];
+        for (int o = 0; o < 3; o++)
+            ws[o] = (float)next_int(&st, 1, 1000) / 16384.0f;
+        const float si = (float)next_int(&st, 1, 1000) / 8192.0f,
+                    so = (float)next_int(&st, 1, 1000) / 1024.0f;
+        int8_t w[3 * 3 * 3 * 3];
+        int64_t bias[3];
+        for (int i = 0; i < oc * k_h * k_w * ic; i++)
+            w[i] = (int8_t)next_int(&st, -127, 127);
+        for (int o = 0; o < oc; o++)
+            bias[o] = next_int(&st, -3000000, 3000000);
+        kh_case c;
+        mp_tensor *x = tc_case(&c, padding, stride, act, oh, ow, oc, k_h, k_w, ih, iw, ic, w,
+                               per_channel ? oc : 1, ws, has_bias ? MP_DT_INT64 : MP_DT_COUNT,
+                               bias, &si, &so);
+        int16_t *xv = x->data;
+        for (int i = 0; i < ih * iw * ic; i++)
+            xv[i] = (int16_t)next_int(&st, -32768, 32767);
+        kh_expect_ok(&c, kh_run(&c));
+        const mp_tensor *out = c.out[0];
+        assert_int_equal(mp_tensor_elements(out), (size_t)(oh * ow * oc));
+        int64_t acc[12 * 12 * 3] = {0};
+        const int32_t ph = kh_conv_pad_before(oh, k_h, stride, 1, padding),
+                      pw = kh_conv_pad_before(ow, k_w, stride, 1, padding);
+        for (int iy = 0; iy < ih; iy++)
+            for (int ix = 0; ix < iw; ix++)
+                for (int fy = 0; fy < k_h; fy++)
+                    for (int fx = 0; fx < k_w; fx++) {
+                        int oy = iy * stride - ph + fy, ox = ix * stride - pw + fx;
+                        if (oy < 0 || oy >= oh || ox < 0 || ox >= ow)
+                            continue;
+                        for (int o = 0; o < oc; o++)
+                            for (int i = 0; i < ic; i++)
+                                acc[(oy * ow + ox) * oc + o] +=
+                                    (int64_t)xv[(iy * iw + ix) * ic + i] *
+                                    w[((o * k_h + fy) * k_w + fx) * ic + i];
+                    }
+        int32_t lo, hi;
+        act_range(act, so, &lo, &hi);
+        for (int p = 0; p < oh * ow; p++)
+            for (int o = 0; o < oc; o++) {
+                double real = (double)si * (double)ws[per_channel ? o : 0] / (double)so;
+                int32_t want = ref_requant(acc[p * oc + o] + (has_bias ? bias[o] : 0), real,
+                                           true, lo, hi);
+                int16_t got = ((int16_t *)out->data)[p * oc + o];
+                if (got != want)
+                    fail_msg("case %d pixel %d channel %d: got %d, want %d", t, p, o, got, want);
+            }
+        tc_free(&c);
+    }
+}
+
+static void test_tconv_refusals(void **state)
+{
+    (void)state;
+    static const int8_t w[4] = {1, 2, 3, 4};
+    static const int32_t b32[1] = {2};
+    static const float ws = 0.25f;
+    kh_case c;
+    /* an int32 bias: TensorFlow Lite's 16x8 TRANSPOSE_CONV takes only int64 */
+    tc_case(&c, MP_PAD_VALID, 2, MP_ACT_NONE, 4, 4, 1, 2, 2, 2, 2, 1, w, 1, &ws, MP_DT_INT32,
+            b32, &k_half, &k_one);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "bias 't3' is i32; with i16 input 't2' it must be i64");
+    tc_free(&c);
+    /* an int8 output */
+    kh_init(&c, MP_OP_TRANSPOSE_CONV, NULL);
+    c.opt.padding = MP_PAD_VALID;
+    c.opt.stride_h = c.opt.stride_w = 1;
+    static const int32_t os[4] = {1, 2, 2, 1};
+    static const float s = 0.5f;
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){4}, os);
+    kh_quant(&c, kh_input(&c, MP_DT_INT8, 4, (int32_t[]){1, 1, 1, 1}, w), 1, &ws, k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 4, (int32_t[]){1, 2, 2, 1}, NULL), 1, &s, k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT8), 1, &s, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                    "output 't3' is i8; with i16 input 't2' it must be i16");
+    kh_free(&c);
+    /* int16 weights */
+    kh_init(&c, MP_OP_TRANSPOSE_CONV, NULL);
+    c.opt.padding = MP_PAD_VALID;
+    c.opt.stride_h = c.opt.stride_w = 1;
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){4}, os);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 4, (int32_t[]){1, 1, 1, 1}, (int16_t[]){1}), 1, &ws,
+             k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 4, (int32_t[]){1, 2, 2, 1}, NULL), 1, &s, k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &s, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "weights 't1' is i16; 16x8 nodes take i8 weights");
+    kh_free(&c);
+}
+
 /* ---- a 16x8 graph through the session ---------------------------------------------------------
  *
  * x f32 [1,6,6,2] -> QUANTIZE (i16, scale SX) -> CONV_2D 3x3 SAME, 4 channels (per-channel int8
@@ -1335,6 +1643,126 @@ static void test_graph_activations(void **state)
     free(out[0]);
 }
 
+/* ---- a third graph: TRANSPOSE_CONV, BATCH_MATMUL, REDUCE_PROD, SUM ----------------------------
+ *
+ * x f32 [1,2,2,2] -> QUANTIZE (2^-10) -> TRANSPOSE_CONV (output_shape [1,4,4,3], per-channel
+ * int8 weights [3,2,2,2], int64 bias, stride 2 VALID; 2^-9) -> BATCH_MATMUL with a constant
+ * int16 rhs [3,2] (2^-12; output 2^-8) -> SUM over {1,2} (2^-5) and REDUCE_PROD over {3}
+ * (2^-8) -> DEQUANTIZE, two outputs. Run in both memory modes (equal outputs), and checked
+ * against the float graph on the quantized input: the sums (about 1 and 4) within 0.05, half
+ * a unit of their 2^-5 scale plus 16 products' roundings of 2^-9 each at most; the products
+ * (up to 0.8) within 0.01, a unit of 2^-8 and the step rescales' roundings of operands of at
+ * most 1. */
+static const float T_SX = 0x1p-10f, T_ST = 0x1p-9f, T_SR = 0x1p-12f, T_SM = 0x1p-8f,
+                   T_SS = 0x1p-5f, T_SP = 0x1p-8f;
+static float t_ws[3] = {0.01f, 0.02f, 0.015f};
+static const int8_t t_w[24] = {50, -20, 30, 10, -40, 60, 5, -15, 25, 35, -45, 55,
+                               -60, 70, -10, 20, 30, -30, 40, -50, 15, 25, -35, 45};
+static const int64_t t_b[3] = {1000, -2000, 500};
+static const int16_t t_rhs[6] = {2048, -1024, 512, 4096, -3072, 1536};
+static const int32_t t_os[4] = {1, 4, 4, 3}, t_ax12[2] = {1, 2}, t_ax3[1] = {3};
+
+static void *t_model(size_t *size)
+{
+    mp_tfw *w = mp_tfw_create();
+    const int32_t dx[4] = {1, 2, 2, 2}, dt[4] = {1, 4, 4, 3}, dm[4] = {1, 4, 4, 2};
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 4, dx, 0, NULL);
+    int q = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "q", MP_DT_INT16, 4, dx, 0, NULL), 1,
+                                &T_SX, NULL, 0);
+    int os = mp_tfw_tensor(w, "os", MP_DT_INT32, 1, (int32_t[]){4},
+                           mp_tfw_buffer(w, t_os, sizeof t_os), NULL);
+    int wt = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "w", MP_DT_INT8, 4, (int32_t[]){3, 2, 2, 2},
+                                                  mp_tfw_buffer(w, t_w, sizeof t_w), NULL),
+                                 3, t_ws, NULL, 0);
+    int b = mp_tfw_tensor(w, "b", MP_DT_INT64, 1, (int32_t[]){3},
+                          mp_tfw_buffer(w, t_b, sizeof t_b), NULL);
+    int t = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "t", MP_DT_INT16, 4, dt, 0, NULL), 1, &T_ST,
+                                NULL, 0);
+    int r = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "r", MP_DT_INT16, 2, (int32_t[]){3, 2},
+                                                 mp_tfw_buffer(w, t_rhs, sizeof t_rhs), NULL),
+                                1, &T_SR, NULL, 0);
+    int m = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "m", MP_DT_INT16, 4, dm, 0, NULL), 1, &T_SM,
+                                NULL, 0);
+    int a12 = mp_tfw_tensor(w, "a12", MP_DT_INT32, 1, (int32_t[]){2},
+                            mp_tfw_buffer(w, t_ax12, sizeof t_ax12), NULL);
+    int a3 = mp_tfw_tensor(w, "a3", MP_DT_INT32, 1, (int32_t[]){1},
+                           mp_tfw_buffer(w, t_ax3, sizeof t_ax3), NULL);
+    int s = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "s", MP_DT_INT16, 2, (int32_t[]){1, 2}, 0,
+                                                 NULL), 1, &T_SS, NULL, 0);
+    int p = mp_tfw_tensor_quant(w, mp_tfw_tensor(w, "p", MP_DT_INT16, 3, (int32_t[]){1, 4, 4}, 0,
+                                                 NULL), 1, &T_SP, NULL, 0);
+    int ys = mp_tfw_tensor(w, "ys", MP_DT_FLOAT32, 2, (int32_t[]){1, 2}, 0, NULL);
+    int yp = mp_tfw_tensor(w, "yp", MP_DT_FLOAT32, 3, (int32_t[]){1, 4, 4}, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_QUANTIZE, 1, &x, 1, &q, &o);
+    o.padding = MP_PAD_VALID;
+    o.stride_w = o.stride_h = 2;
+    mp_tfw_op(w, MP_OP_TRANSPOSE_CONV, 4, (int32_t[]){os, wt, q, b}, 1, &t, &o);
+    o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_BATCH_MATMUL, 2, (int32_t[]){t, r}, 1, &m, &o);
+    mp_tfw_op(w, MP_OP_SUM, 2, (int32_t[]){m, a12}, 1, &s, &o);
+    mp_tfw_op(w, MP_OP_REDUCE_PROD, 2, (int32_t[]){m, a3}, 1, &p, &o);
+    mp_tfw_op(w, MP_OP_DEQUANTIZE, 1, &s, 1, &ys, &o);
+    mp_tfw_op(w, MP_OP_DEQUANTIZE, 1, &p, 1, &yp, &o);
+    mp_tfw_io(w, 1, &x, 2, (int32_t[]){ys, yp});
+    mp_test_model built = mp_test_tfw_finish(w);
+    *size = built.size;
+    return built.bytes;
+}
+
+static const float t_x[8] = {0.5f, -0.25f, 0.75f, 1.0f, -0.5f, 0.125f, -1.0f, 0.3f};
+
+static void run_t_model(mp_memory_mode mode, void **out, size_t *sizes)
+{
+    size_t size;
+    void *bytes = t_model(&size);
+    kh_run_single_input_n(mode, bytes, size, "16x8 tconv", t_x, sizeof t_x, 2, out, sizes);
+}
+
+static void test_graph_tconv_matmul(void **state)
+{
+    (void)state;
+    kh_expect_modes_equal(run_t_model, 2);
+    void *out[2];
+    size_t sizes[2];
+    run_t_model(MP_MEMORY_STATIC, out, sizes);
+    assert_int_equal(sizes[0], 2 * sizeof(float));
+    assert_int_equal(sizes[1], 16 * sizeof(float));
+    /* the float graph on the quantized input */
+    double xq[8], tv[16][3], mv[16][2];
+    for (int i = 0; i < 8; i++)
+        xq[i] = round((double)t_x[i] / T_SX) * T_SX;
+    for (int oy = 0; oy < 4; oy++)
+        for (int ox = 0; ox < 4; ox++)
+            for (int o = 0; o < 3; o++) {
+                const int iy = oy / 2, ix = ox / 2, fy = oy % 2, fx = ox % 2;
+                double acc = (double)t_b[o] * T_SX * t_ws[o];
+                for (int c = 0; c < 2; c++)
+                    acc += xq[(iy * 2 + ix) * 2 + c] * t_w[((o * 2 + fy) * 2 + fx) * 2 + c] *
+                           (double)t_ws[o];
+                tv[oy * 4 + ox][o] = acc;
+            }
+    double sum[2] = {0, 0};
+    for (int p = 0; p < 16; p++)
+        for (int j = 0; j < 2; j++) {
+            mv[p][j] = 0;
+            for (int k = 0; k < 3; k++)
+                mv[p][j] += tv[p][k] * t_rhs[k * 2 + j] * T_SR;
+            sum[j] += mv[p][j];
+        }
+    const float *ys = out[0], *yp = out[1];
+    for (int j = 0; j < 2; j++)
+        if (!(fabs(ys[j] - sum[j]) < 0.05))
+            fail_msg("sum %d: got %g, float graph %g", j, (double)ys[j], sum[j]);
+    for (int p = 0; p < 16; p++) {
+        const double want = mv[p][0] * mv[p][1];
+        if (!(fabs(yp[p] - want) < 0.01))
+            fail_msg("product %d: got %g, float graph %g", p, (double)yp[p], want);
+    }
+    free(out[0]);
+    free(out[1]);
+}
+
 /* The reader keeps ADD's pot_scale_int16: false read back as int16_general_scale, the default
  * (absent) as the power-of-two path. */
 static void test_pot_option_roundtrip(void **state)
@@ -1381,8 +1809,15 @@ int main(void)
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_movement),
+        cmocka_unit_test(test_matmul_hand),
+        cmocka_unit_test(test_matmul_reference),
+        cmocka_unit_test(test_matmul_refusals),
+        cmocka_unit_test(test_tconv_hand),
+        cmocka_unit_test(test_tconv_reference),
+        cmocka_unit_test(test_tconv_refusals),
         cmocka_unit_test(test_graph_16x8),
         cmocka_unit_test(test_graph_activations),
+        cmocka_unit_test(test_graph_tconv_matmul),
         cmocka_unit_test(test_pot_option_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -161,16 +161,25 @@ static void test_reduce_errors(void **state)
     kh_expect_error(&c, MP_ERR_SHAPE, "axis 2 in 't1' is out of range");
     assert_non_null(strstr(c.err.msg, "REDUCE_MAX"));
     kh_free(&c);
-    /* a quantized product requantizes: not supported (int8 SUM: test_kernels_reduce_q); a
+    /* a uint8 product is not supported (quantized int8 / int16: test_kernels_reduce_q); a
      * max may not change parameters */
     static const int32_t ax0[1] = {0};
     static const float s1 = 0.5f, s2 = 1.0f;
     static const int64_t z = 0;
     kh_init(&c, MP_OP_REDUCE_PROD, NULL);
-    kh_input(&c, MP_DT_INT8, 1, (int32_t[]){3}, NULL);
+    kh_input(&c, MP_DT_UINT8, 1, (int32_t[]){3}, NULL);
     kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
-    kh_output(&c, MP_DT_INT8);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "(supported: f32, i32, i64)");
+    kh_output(&c, MP_DT_UINT8);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "(supported: f32, i32, i64, i8, i16)");
+    kh_free(&c);
+    /* int8 without quantization: an integer product, wrapping (EvalGeneric):
+     * 7 * -3 * 11 = -231, 25 in 8 bits */
+    kh_init(&c, MP_OP_REDUCE_PROD, NULL);
+    kh_input(&c, MP_DT_INT8, 1, (int32_t[]){3}, (int8_t[]){7, -3, 11});
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ax0);
+    mp_tensor *p8 = kh_output(&c, MP_DT_INT8);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(((int8_t *)p8->data)[0], 25);
     kh_free(&c);
     kh_init(&c, MP_OP_REDUCE_MIN, NULL);
     mp_tensor *in = kh_input(&c, MP_DT_INT8, 1, (int32_t[]){3}, NULL);

@@ -1,11 +1,12 @@
-/* Tests of MEAN on int8 / uint8 / int16, and SUM on int8 / uint8, against TensorFlow Lite's reference
+/* Tests of MEAN and SUM on int8 / uint8 / int16 against TensorFlow Lite's reference
  * QuantizedMeanOrSum written here from its definition: int32 sums of the raw values, the
  * multiplier of in_scale / out_scale (QuantizeMultiplier) folded with 1 / count (shift
  * s = min(floor(log2 count), 32, 31 + shift), multiplier << s / count truncated), then
  * MultiplyByQuantizedMultiplier(sum - zp_in * count) + zp_out saturated, its fixed-point
  * steps in 64-bit arithmetic as gemmlowp states them; SUM (compute_sum) without the fold.
  * Hand cases, random shapes and axes, the scratch declared by infer, empty axes and inputs,
- * errors. */
+ * errors. And REDUCE_PROD on int8 / int16 against its QuantizedReduceProd restated (a
+ * rescale at every step). */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -261,21 +262,29 @@ static void test_copy_and_empty(void **state)
     kh_free(&c);
 }
 
-/* A SUM node of dtype dt over x (n elements of shape rank / dims) along axes. */
-static void sum_case(kh_case *c, mp_dtype dt, int32_t rank, const int32_t *dims,
-                     const int32_t *axes, int32_t naxes, float is, int64_t iz, float os,
-                     int64_t oz, bool keep)
+/* A reducer op (SUM, REDUCE_PROD) of dtype dt over an input of shape rank / dims along
+ * axes. */
+static void op_case(kh_case *c, int32_t op, mp_dtype dt, int32_t rank, const int32_t *dims,
+                    const int32_t *axes, int32_t naxes, float is, int64_t iz, float os,
+                    int64_t oz, bool keep)
 {
     static float s_is, s_os; /* the tensors keep pointers to their parameters */
     static int64_t s_iz, s_oz;
     s_is = is, s_os = os, s_iz = iz, s_oz = oz;
-    kh_init(c, MP_OP_SUM, NULL);
+    kh_init(c, op, NULL);
     c->opt.keep_dims = keep;
     mp_tensor *in = kh_input(c, dt, rank, dims, NULL);
     kh_input(c, MP_DT_INT32, 1, (int32_t[]){naxes}, axes);
     mp_tensor *out = kh_output(c, dt);
     kh_quant(c, in, 1, &s_is, &s_iz, 0);
     kh_quant(c, out, 1, &s_os, &s_oz, 0);
+}
+
+static void sum_case(kh_case *c, mp_dtype dt, int32_t rank, const int32_t *dims,
+                     const int32_t *axes, int32_t naxes, float is, int64_t iz, float os,
+                     int64_t oz, bool keep)
+{
+    op_case(c, MP_OP_SUM, dt, rank, dims, axes, naxes, is, iz, os, oz, keep);
 }
 
 /* SUM int8 / uint8 (reduce.cc EvalSum -> QuantizedMeanOrSum with compute_sum):
@@ -307,9 +316,20 @@ static void test_sum(void **state)
     kh_expect_ok(&c, kh_run(&c));
     assert_memory_equal(c.out[0]->data, ((uint8_t[]){4, 22, 255}), 3);
     kh_free(&c);
+    /* int16 (zero points 0), 0.5 -> 1, [2,4] over {1}: 100 - 3 + 7 + 1 = 105 times
+     * QuantizeMultiplier(0.5) = (2^30, 0): 52.5, the tie rounded up to 53; four 32767s
+     * (131068 -> 65534) saturate at 32767, four -32768s at -32768 */
+    sum_case(&c, MP_DT_INT16, 2, (int32_t[]){3, 4}, ax1, 1, 0.5f, 0, 1.0f, 0, false);
+    memcpy(c.in[0]->data,
+           (int16_t[]){100, -3, 7, 1, 32767, 32767, 32767, 32767, -32768, -32768, -32768,
+                       -32768},
+           24);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(c.out[0]->data, ((int16_t[]){53, 32767, -32768}), 6);
+    kh_free(&c);
 
-    for (int trial = 0; trial < 200; trial++) {
-        mp_dtype dt = trial % 2 ? MP_DT_INT8 : MP_DT_UINT8;
+    for (int trial = 0; trial < 300; trial++) {
+        mp_dtype dt = trial % 3 == 0 ? MP_DT_INT8 : trial % 3 == 1 ? MP_DT_UINT8 : MP_DT_INT16;
         int32_t lo, hi;
         qref_range(dt, &lo, &hi);
         reduction r;
@@ -319,6 +339,8 @@ static void test_sum(void **state)
         float is = ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 8));
         float os = trial % 5 == 0 ? is : ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 4));
         int64_t iz = lo + (int64_t)(rnd() % 256), oz = trial % 5 == 0 ? iz : lo + (int64_t)(rnd() % 256);
+        if (dt == MP_DT_INT16)
+            iz = oz = 0;
         sum_case(&c, dt, rank, dims, axes, naxes, is, iz, os, oz, rnd() % 2);
         for (size_t i = 0; i < n; i++)
             qref_store(dt, c.in[0]->data, i, lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)));
@@ -387,9 +409,143 @@ static void test_errors(void **state)
     kh_output(&c, MP_DT_INT32);
     kh_expect_error(&c, MP_ERR_UNSUPPORTED, "input 't0' has dtype i32");
     kh_free(&c);
-    /* int16 SUM is not supported */
-    sum_case(&c, MP_DT_INT16, 1, (int32_t[]){4}, ax0, 1, 0.5f, 0, 0.5f, 0, false);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "has dtype i16 (supported: f32, i32, i64, i8, u8)");
+    /* int16 SUM needs zero points 0 */
+    sum_case(&c, MP_DT_INT16, 1, (int32_t[]){4}, ax0, 1, 0.5f, 0, 0.5f, 3, false);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "zero point 0");
+    kh_free(&c);
+    /* REDUCE_PROD: a quantized uint8 product (TensorFlow Lite: "Unsupported quantized data
+     * type"), an int16 zero point, a step rescale of 2^14 or more (1 / 2^-15) */
+    op_case(&c, MP_OP_REDUCE_PROD, MP_DT_UINT8, 1, (int32_t[]){4}, ax0, 1, 0.5f, 0, 0.5f, 0,
+            false);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "has dtype u8 (supported: f32, i32, i64, i8, i16)");
+    kh_free(&c);
+    op_case(&c, MP_OP_REDUCE_PROD, MP_DT_INT16, 1, (int32_t[]){4}, ax0, 1, 0.5f, 2, 0.5f, 0,
+            false);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "int16 't0' and 't2' must have zero point 0, have 2");
+    kh_free(&c);
+    op_case(&c, MP_OP_REDUCE_PROD, MP_DT_INT8, 1, (int32_t[]){1}, ax0, 1, 1.0f, 0, 0x1p-15f, 0,
+            false);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "which the int64 requantization cannot take");
+    kh_free(&c);
+}
+
+/* TensorFlow Lite's QuantizedReduceProd, restated from reduce.h: the input walked in row-major
+ * order, each element's output found by dropping its reduced coordinates; the first element
+ * an output meets (all its reduced coordinates 0) gives q - zp_in, every later one
+ * MultiplyByQuantizedMultiplier(int64 (current * (q - zp_in))) on the int64 path; then each
+ * output rescaled once more, plus zp_out, saturated. The multiplier is QuantizeMultiplier of
+ * in_scale / out_scale^(1 / count), count the input's elements over the output's. */
+static void ref_prod_q(mp_dtype dt, int32_t rank, const int32_t *dims, const bool *red,
+                       const void *x, float is, int32_t iz, float os, int32_t oz, int32_t *want,
+                       size_t outputs)
+{
+    size_t n = 1;
+    for (int32_t i = 0; i < rank; i++)
+        n *= (size_t)dims[i];
+    int32_t m;
+    int shift;
+    qref_quantize_multiplier((double)is / pow((double)os, 1.0 / (double)(n / outputs)), &m,
+                             &shift);
+    int32_t idx[MP_MAX_RANK] = {0};
+    int32_t *acc = calloc(outputs, sizeof(int32_t));
+    for (size_t f = 0; f < n; f++) {
+        size_t o = 0;
+        bool first = true;
+        for (int32_t d = 0; d < rank; d++) {
+            if (!red[d])
+                o = o * (size_t)dims[d] + (size_t)idx[d];
+            else if (idx[d] != 0)
+                first = false;
+        }
+        const int32_t v = qref_load(dt, x, f) - iz;
+        acc[o] = first ? v : qref_mbqm64((int64_t)acc[o] * v, m, shift);
+        for (int32_t d = rank - 1; d >= 0 && ++idx[d] == dims[d]; d--)
+            idx[d] = 0;
+    }
+    int32_t lo, hi;
+    qref_range(dt, &lo, &hi);
+    for (size_t o = 0; o < outputs; o++) {
+        int64_t q = (int64_t)qref_mbqm64(acc[o], m, shift) + oz;
+        want[o] = (int32_t)(q < lo ? lo : (q > hi ? hi : q));
+    }
+    free(acc);
+}
+
+/* REDUCE_PROD of int8 and int16 (reduce.cc EvalQuantizedProd). By hand:
+ * int8 0.5 -> 1, [2] over {0}: the step multiplier 0.5 / 1^(1/2) = 0.5 = (2^30, 0), its int64
+ * form floor(x / 2 + 1/2): (3, 5) -> 15 / 2 = 7.5 -> 8, rescaled once more 4 (real 3.75);
+ * (3, -5) -> -7.5 -> -7, then -3.5 -> -3 (real -3.75: the reference's two roundings, half
+ * up). With zero points 2 in and -1 out the stored (5, -3) are (3, -5): -3 - 1 = -4.
+ * 0.5 -> 0.25 over two: 0.5 / sqrt(0.25) = 1 = (2^30, 1), exact: (10, -3) -> -30; (100, 100)
+ * -> 10000 saturates at 127.
+ * int16 0.5 -> 1 over three (multiplier 0.5): (2, 3, 4): 2, then 6 -> 3, 12 -> 6, then 3.
+ * Then random shapes, axes (none: each element rescaled), keep_dims and scales against the
+ * restatement, and an empty input (zeros). */
+static void test_prod(void **state)
+{
+    (void)state;
+    static const int32_t ax0[1] = {0};
+    const int32_t d2[1] = {2}, d3[1] = {3};
+    kh_case c;
+    struct {
+        mp_dtype dt;
+        const int32_t *dims;
+        float is, os;
+        int64_t iz, oz;
+        int16_t x[3];
+        int32_t want;
+    } hand[] = {
+        {MP_DT_INT8, d2, 0.5f, 1.0f, 0, 0, {3, 5}, 4},
+        {MP_DT_INT8, d2, 0.5f, 1.0f, 0, 0, {3, -5}, -3},
+        {MP_DT_INT8, d2, 0.5f, 1.0f, 2, -1, {5, -3}, -4},
+        {MP_DT_INT8, d2, 0.5f, 0.25f, 0, 0, {10, -3}, -30},
+        {MP_DT_INT8, d2, 0.5f, 0.25f, 0, 0, {100, 100}, 127},
+        {MP_DT_INT16, d3, 0.5f, 1.0f, 0, 0, {2, 3, 4}, 3},
+    };
+    for (size_t k = 0; k < sizeof hand / sizeof hand[0]; k++) {
+        op_case(&c, MP_OP_REDUCE_PROD, hand[k].dt, 1, hand[k].dims, ax0, 1, hand[k].is,
+                hand[k].iz, hand[k].os, hand[k].oz, false);
+        for (int32_t i = 0; i < hand[k].dims[0]; i++)
+            qref_store(hand[k].dt, c.in[0]->data, (size_t)i, hand[k].x[i]);
+        kh_expect_ok(&c, kh_run(&c));
+        assert_int_equal(mp_tensor_elements(c.out[0]), 1);
+        assert_int_equal(qref_load(hand[k].dt, c.out[0]->data, 0), hand[k].want);
+        kh_free(&c);
+    }
+    for (int trial = 0; trial < 300; trial++) {
+        mp_dtype dt = trial % 2 ? MP_DT_INT8 : MP_DT_INT16;
+        int32_t lo, hi;
+        qref_range(dt, &lo, &hi);
+        reduction r;
+        const size_t n = random_reduction(&r, 4, 5, 4, trial % 11 == 0);
+        float is = ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 10));
+        float os = ldexpf(1.0f + (float)(rnd() % 1000) / 1000.0f, -(int)(rnd() % 10));
+        int64_t iz = dt == MP_DT_INT8 ? lo + (int64_t)(rnd() % 256) : 0;
+        int64_t oz = dt == MP_DT_INT8 ? lo + (int64_t)(rnd() % 256) : 0;
+        op_case(&c, MP_OP_REDUCE_PROD, dt, r.rank, r.dims, r.axes, r.naxes, is, iz, os, oz,
+                rnd() % 2);
+        for (size_t i = 0; i < n; i++)
+            qref_store(dt, c.in[0]->data, i, lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)));
+        kh_expect_ok(&c, kh_run(&c));
+        size_t outputs = mp_tensor_elements(c.out[0]);
+        int32_t *want = malloc(outputs * sizeof(int32_t));
+        ref_prod_q(dt, r.rank, r.dims, r.red, c.in[0]->data, is, (int32_t)iz, os, (int32_t)oz,
+                   want, outputs);
+        for (size_t o = 0; o < outputs; o++)
+            if (qref_load(dt, c.out[0]->data, o) != want[o])
+                fail_msg("prod trial %d (%s, rank %d, %d axes): output %zu is %d, want %d",
+                         trial, mp_dtype_name(dt), r.rank, r.naxes, o,
+                         qref_load(dt, c.out[0]->data, o), want[o]);
+        free(want);
+        kh_free(&c);
+    }
+    /* [2,0] over {1}: two outputs of nothing, zeros */
+    static const int32_t ax1[1] = {1};
+    op_case(&c, MP_OP_REDUCE_PROD, MP_DT_INT8, 2, (int32_t[]){2, 0}, ax1, 1, 0.5f, 0, 0.5f, 3,
+            false);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(mp_tensor_elements(c.out[0]), 2);
+    assert_memory_equal(c.out[0]->data, ((int8_t[]){0, 0}), 2);
     kh_free(&c);
 }
 
@@ -399,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_hand),           cmocka_unit_test(test_random),
         cmocka_unit_test(test_large_count),    cmocka_unit_test(test_copy_and_empty),
         cmocka_unit_test(test_sum),            cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_prod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -337,15 +337,23 @@ void kh_expect_strings(const void *data, size_t bytes, int n, const char *const 
 void kh_run_single_input(int mode, void *bytes, size_t size, const char *label, const void *in,
                          size_t in_bytes, void **out, size_t *sizes)
 {
+    kh_run_single_input_n(mode, bytes, size, label, in, in_bytes, 1, out, sizes);
+}
+
+void kh_run_single_input_n(int mode, void *bytes, size_t size, const char *label,
+                           const void *in, size_t in_bytes, int n_out, void **out, size_t *sizes)
+{
     struct mp_session *s = kh_session(mode, bytes, size, label);
     mp_error err = {0};
     assert_int_equal(mp_session_set_input(s, 0, in, in_bytes, &err), MP_OK);
     if (mp_session_run(s, &err) != MP_OK)
         fail_msg("run %s (%s): %s", label, mp_memory_mode_name((mp_memory_mode)mode), err.msg);
-    const mp_tensor *t = mp_session_output(s, 0);
-    sizes[0] = t->bytes;
-    out[0] = malloc(t->bytes);
-    memcpy(out[0], t->data, t->bytes);
+    for (int i = 0; i < n_out; i++) {
+        const mp_tensor *t = mp_session_output(s, i);
+        sizes[i] = t->bytes;
+        out[i] = malloc(t->bytes);
+        memcpy(out[i], t->data, t->bytes);
+    }
     mp_session_destroy(s);
 }
 

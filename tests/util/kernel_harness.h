@@ -92,6 +92,9 @@ void kh_expect_modes_equal(kh_model_run run, int n);
  * in_bytes at in, one run, out[0] / sizes[0] a malloc'd copy of output 0 and its bytes. */
 void kh_run_single_input(int mode, void *bytes, size_t size, const char *label, const void *in,
                          size_t in_bytes, void **out, size_t *sizes);
+/* The same with the first n_out outputs copied into out[i] / sizes[i]. */
+void kh_run_single_input_n(int mode, void *bytes, size_t size, const char *label,
+                           const void *in, size_t in_bytes, int n_out, void **out, size_t *sizes);
 
 /* TensorFlow Lite's string layout (int32 count, count + 1 offsets, the bytes) of the n strings
  * s into buf (cap bytes); returns its size. kh_expect_strings fails unless the `bytes` at data

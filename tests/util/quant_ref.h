@@ -1,7 +1,8 @@
 /* Plain restatements of TensorFlow Lite's integer building blocks for the quantized kernel
- * tests (test_kernels_convert_q.c, test_kernels_reduce_q.c), written from the documented
- * formulas, independent of engine/kernels/quant_math.c: MultiplyByQuantizedMultiplier
- * (gemmlowp's doubling high multiply, then the rounding divide by a power of two), and the
+ * tests (test_kernels_convert_q.c, test_kernels_reduce_q.c, test_kernels_int16.c), written from
+ * the documented formulas, independent of engine/kernels/quant_math.c:
+ * MultiplyByQuantizedMultiplier (gemmlowp's doubling high multiply, then the rounding divide
+ * by a power of two; and its int64 form), and the
  * range, load and store of an int8 / uint8 / int16 value. Header only: static functions. */
 #ifndef MP_QUANT_REF_H
 #define MP_QUANT_REF_H
@@ -26,6 +27,18 @@ static inline int32_t qref_mbqm(int32_t x, int32_t m, int shift)
         return (int32_t)high;
     int64_t half = 1LL << (right - 1);
     return (int32_t)(high >= 0 ? (high + half) >> right : -((-high + half) >> right));
+}
+
+/* common.h's MultiplyByQuantizedMultiplier on an int64 x (the 16x8 kernels' and REDUCE_PROD's):
+ * the multiplier rounded to 15 bits ((m + 2^15) / 2^16, 0x7FFF from 0x7FFF0000 up), then
+ * floor((x * it + 2^(14 - shift)) / 2^(15 - shift)), kept to 32 bits. Callers keep x * 2^15
+ * inside int64 and shift below 15. */
+static inline int32_t qref_mbqm64(int64_t x, int32_t m, int shift)
+{
+    const int64_t reduced = m < 0x7FFF0000 ? ((int64_t)m + 32768) / 65536 : 0x7FFF;
+    const int t = 15 - shift;
+    const int64_t v = x * reduced + (INT64_C(1) << (t - 1)), d = INT64_C(1) << t;
+    return (int32_t)(uint32_t)(uint64_t)(v >= 0 ? v / d : -((-v + d - 1) / d));
 }
 
 /* TensorFlow Lite's QuantizeMultiplier of a positive real: frexp, the significand rounded
