@@ -120,7 +120,8 @@ int mp_bench_drive(mp_bench *b, const void *bytes, size_t size, mp_progress *pg)
         mp_contestant *c = &b->c[i];
         mp_session_options so = {.threads = (int)a->m.threads, .threadpool = b->pool,
                                  .mode = mp_bench_modes[i], .trace = c->tr,
-                                 .no_huge_pages = a->no_huge_pages, .plan_at = a->plan_at};
+                                 .no_huge_pages = a->no_huge_pages, .plan_at = a->plan_at,
+                                 .no_in_place = a->m.no_in_place};
         rc = mp_cli_session_open(a->model, bytes, size, &so, &c->s, &c->load_ns);
         if (rc != MP_EXIT_OK)
             break;

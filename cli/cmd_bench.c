@@ -55,6 +55,8 @@ static void help(void)
            "  --no-huge-pages      our sessions keep their arena and XNNPACK's packed\n"
            "                       weights on ordinary pages, as the peer does (to measure\n"
            "                       what the transparent-huge-page pool gains)\n"
+           "  --in-place on|off    RESHAPE, SQUEEZE and EXPAND_DIMS share their input's bytes\n"
+           "                       in the planned modes (on, default) or copy (off)\n"
            "  --format text|json   output format (default text; fields: docs/json.md)\n"
            "  -o, --output PATH    write the output there (atomically) instead of stdout\n"
            "  -h, --help           show this help\n\n"
@@ -72,7 +74,7 @@ static void help(void)
 }
 
 #define BENCH_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_FILL | MP_OPT_SHAPE_AT | MP_OPT_THREADS | \
-                    MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PEER)
+                    MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PEER | MP_OPT_IN_PLACE)
 
 /* --format and --plan-at, the options with a value of their own to check. */
 static int take(void *ctx, int id, const char *v)

@@ -34,6 +34,9 @@ static void help(void)
            "  --planner NAME|all   the planner to show (default all); --format json|svg, the\n"
            "                       scratch and the peer sections use this planner's plans\n"
            "                       (with all: the default, %s)\n"
+           "  --in-place on|off    on (default): the output of a RESHAPE, SQUEEZE or\n"
+           "                       EXPAND_DIMS shares its input's slot, as the session runs\n"
+           "                       it; off: every such output planned in a slot of its own\n"
            "  --format F           text (default), json (every figure and the chosen plan's\n"
            "                       slots), svg (the chosen plan's arena layout)\n"
            "  -o, --output PATH    write there instead of stdout (atomically)\n"
@@ -78,7 +81,7 @@ static int parse(int argc, char **argv, mp_plan_args *a)
     int rc = mp_opts_parse(&(mp_cmd_spec){.cmd = "plan", .help = help, .opts = opts,
                                           .take = take, .ctx = a,
                                           .model = MP_OPT_SHAPE | MP_OPT_THREADS | MP_OPT_PEER |
-                                                   MP_OPT_PLANNER | MP_OPT_PLANNER_ALL,
+                                                   MP_OPT_PLANNER | MP_OPT_PLANNER_ALL | MP_OPT_IN_PLACE,
                                           .m = &a->m, .pos = &a->model, .max_pos = 1,
                                           .missing = "no MODEL given"},
                            argc, argv, NULL);

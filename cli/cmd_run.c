@@ -18,7 +18,7 @@
 #include "cli/heap_probe.h"
 
 #define RUN_OPTS (MP_OPT_SHAPE | MP_OPT_INPUT | MP_OPT_FILL | MP_OPT_SHAPE_AT | MP_OPT_MEMORY | \
-                  MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PLANNER)
+                  MP_OPT_THREADS | MP_OPT_RUNS | MP_OPT_WARMUP | MP_OPT_PLANNER | MP_OPT_IN_PLACE)
 
 static void help(void)
 {
@@ -69,6 +69,9 @@ static void help(void)
            "  -o, --output PATH    write that report there (text by default; '-': stdout)\n"
            "  --scratch WHERE      kernel scratch planned 'together' with the tensors in the\n"
            "                       arena (default) or 'separate' (one block, the largest)\n"
+           "  --in-place on|off    on (default): the output of a RESHAPE, SQUEEZE or\n"
+           "                       EXPAND_DIMS shares its input's bytes in the arena, as\n"
+           "                       TensorFlow Lite does; off: a slot of its own and a copy\n"
            "  --record on|off      record the trace (default on; off measures its cost)\n"
            "  --exact              print exact byte counts next to the rounded ones\n"
            "  --output-dir DIR     write output_J.bin (raw little-endian) and outputs.json there\n"
@@ -241,7 +244,7 @@ int mp_cmd_run(int argc, char **argv)
     }
     mp_session_options so = {.threads = (int)a.m.threads, .mode = a.m.mode,
                              .planner = a.m.planner, .trace = tr, .keep_stale_arena = a.keep_stale,
-                             .scratch_separate = a.scratch_separate, .plan_at = a.plan_at};
+                             .scratch_separate = a.scratch_separate, .no_in_place = a.m.no_in_place, .plan_at = a.plan_at};
     /* a built-in model is built before the measured window, as a file exists before it */
     if (strncmp(a.model, "zoo:", 4) == 0 &&
         mp_zoo_build(a.model + 4, &zoo_bytes, &zoo_size, &err) != MP_OK) {

@@ -22,6 +22,7 @@ static const mp_opt k_model[] = {
     {"runs", 'r', MP_ARG_VALUE, 0, MP_OPT_RUNS},   {"warmup", 'w', MP_ARG_VALUE, 0, MP_OPT_WARMUP},
     {"planner", 0, MP_ARG_VALUE, 0, MP_OPT_PLANNER}, {"peer", 0, MP_ARG_VALUE, 0, MP_OPT_PEER},
     {"fill", 0, MP_ARG_VALUE, 0, MP_OPT_FILL},
+    {"in-place", 0, MP_ARG_VALUE, 0, MP_OPT_IN_PLACE},
 };
 
 typedef struct entry {
@@ -142,6 +143,11 @@ static int take_model(const char *cmd, unsigned accept, unsigned opt, const char
         if (!mp_planner_find(v))
             return mp_usage_error(cmd, "--planner: no planner '%s' (see --help)", v);
         m->planner = v;
+        return 0;
+    case MP_OPT_IN_PLACE:
+        if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+            return mp_usage_error(cmd, "--in-place takes on or off, got '%s'", v);
+        m->no_in_place = strcmp(v, "off") == 0;
         return 0;
     case MP_OPT_PEER:
         if (strcmp(v, "xnnpack") != 0)

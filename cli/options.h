@@ -3,7 +3,7 @@
  * `--runs 3`, `-r 3`, `--` to end options, options before or after the positional
  * arguments (GNU permutation), `-h`/`--help`. The options every model-running command
  * shares (--shape, --input, --fill, --shape-at, --memory, --threads, --runs/-r, --warmup/-w,
- * --planner) are parsed here once, with the same checks and messages everywhere; a
+ * --planner, --in-place) are parsed here once, with the same checks and messages everywhere; a
  * command says which it accepts and sets its own defaults. Usage errors read
  * "memprof CMD: unknown option '--bogus'", "memprof CMD: --runs needs a value". */
 #ifndef MP_OPTIONS_H
@@ -29,6 +29,7 @@ enum {
     MP_OPT_PLANNER_ALL = 1 << 8, /* --planner also takes 'all' (planner left NULL) */
     MP_OPT_PEER = 1 << 9,        /* --peer xnnpack */
     MP_OPT_FILL = 1 << 10,       /* --fill NAME=VALUE (repeatable) */
+    MP_OPT_IN_PLACE = 1 << 11,   /* --in-place on|off (RESHAPE and kin share their input) */
 };
 
 typedef struct mp_model_opts {
@@ -39,6 +40,7 @@ typedef struct mp_model_opts {
     mp_memory_mode mode;
     const char *planner; /* NULL: the default planner (or all, with MP_OPT_PLANNER_ALL) */
     bool peer;           /* --peer xnnpack */
+    bool no_in_place;    /* --in-place off */
     unsigned given;      /* MP_OPT_* given on the command line */
 } mp_model_opts;
 

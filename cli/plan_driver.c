@@ -27,7 +27,8 @@ int mp_cli_plan_prepare(mp_plan_ctx *c)
         return MP_EXIT_RUNTIME;
     }
     mp_trace_set_enabled(c->tr, false); /* only the metadata (names) is wanted */
-    mp_session_options o = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = c->tr};
+    mp_session_options o = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = c->tr,
+                             .no_in_place = a->m.no_in_place};
     if (mp_session_create(&o, &c->s, &err) != MP_OK || mp_session_load(c->s, a->model, &err) != MP_OK)
         return mp_report_error(&err);
     mp_shape_args *sp = calloc(1, sizeof *sp);

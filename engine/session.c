@@ -365,6 +365,8 @@ mp_status mp_ss_attach(mp_session *s, mp_model *m, mp_error *err)
         unload(s); /* frees m */
         return st;
     }
+    for (int32_t t = 0; t < m->n_tensors; t++)
+        s->trt[t].shares = -1;
     for (int32_t i = 0; i < m->n_ops; i++)
         if (!mp_kernel_find(m->ops[i].opcode)) {
             mp_status st = fail_unsupported(m, err);

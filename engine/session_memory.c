@@ -17,8 +17,16 @@
  * shape changes until teardown, and set to its initial value again only by
  * mp_session_reset_variables. They are never in the arena: their bytes must outlive every run.
  *
+ * In place: the output of a RESHAPE, SQUEEZE or EXPAND_DIMS (operators that only relabel
+ * the bytes) shares its input's bytes when the static manager plans both, as TensorFlow
+ * Lite's arena planner does since 2.14 (IdentifyInPlaceTensors, for operators that leave the
+ * data unmodified): not for a model input or output, a variable, or a dynamic tensor. The
+ * input's slot then lives from its producer to the last reader of any tensor sharing it,
+ * the output has no slot of its own (no PLAN event: the trace's slot is the input's), and the
+ * operator's run copies nothing. Chains of them share one slot.
+ *
  * Every buffer is an mp_mem block, so the trace sees each one; the arena's layout is
- * recorded as one PLAN event per tensor. */
+ * recorded as one PLAN event per tensor (per slot: a shared slot's event names its root). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +44,53 @@ static bool managed(const mp_session *s, int32_t t)
     return r->used && !s->tensors[t].is_const && !r->folded;
 }
 
-/* The static manager plans tensor t (for the current classification). */
-static bool in_static_plan(const mp_session *s, int32_t t)
+/* The static manager gives tensor t arena bytes (for the current classification) ... */
+static bool arena_held(const mp_session *s, int32_t t)
 {
     const tensor_rt *r = &s->trt[t];
     return managed(s, t) && !r->dynamic && !r->persistent && r->home != HOME_CALLER &&
            r->first != INT32_MAX;
+}
+
+/* ... in a slot of its own (not sharing another's). */
+static bool in_static_plan(const mp_session *s, int32_t t)
+{
+    return arena_held(s, t) && s->trt[t].shares < 0;
+}
+
+static bool is_model_input(const mp_session *s, int32_t t)
+{
+    for (int32_t i = 0; i < s->model->n_inputs; i++)
+        if (s->model->inputs[i] == t)
+            return true;
+    return false;
+}
+
+/* Which outputs share their input's slot (the header: "In place"), and the lifetime of
+ * each shared slot: its root's first step to the last step of any tensor sharing it. */
+static void find_shared(mp_session *s)
+{
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        s->trt[t].shares = -1;
+    if (s->opt.no_in_place || s->opt.mode == MP_MEMORY_DYNAMIC)
+        return;
+    for (int32_t i = 0; i < s->n_nodes; i++) {
+        const mp_node *n = &s->nodes[i];
+        int op = n->opcode;
+        if ((op != MP_OP_RESHAPE && op != MP_OP_SQUEEZE && op != MP_OP_EXPAND_DIMS) ||
+            s->nrt[i].folded || n->n_in < 1 || n->n_out != 1 || !n->in[0])
+            continue;
+        int32_t a = n->in[0]->index, b = n->out[0]->index;
+        const mp_tensor *x = &s->tensors[a], *y = &s->tensors[b];
+        if (a == b || !arena_held(s, a) || !arena_held(s, b) || s->trt[b].model_output ||
+            is_model_input(s, a) || is_model_input(s, b) || x->dtype != y->dtype ||
+            x->bytes != y->bytes || s->trt[b].first != i)
+            continue;
+        int32_t root = s->trt[a].shares >= 0 ? s->trt[a].shares : a;
+        s->trt[b].shares = root;
+        if (s->trt[b].last > s->trt[root].last)
+            s->trt[root].last = s->trt[b].last;
+    }
 }
 
 /* The static manager plans node i's scratch (a slot, or the separate scratch block). */
@@ -113,6 +162,7 @@ void mp_sm_classify(mp_session *s)
                      (s->opt.mode == MP_MEMORY_DYNAMIC || r->producer_deferred || s->stale_kept ||
                       s->tensors[t].dtype == MP_DT_STRING);
     }
+    find_shared(s);
 }
 
 static void set_data(mp_session *s, int32_t t, void *data, tensor_home home)
@@ -132,6 +182,18 @@ void mp_sm_free_own(mp_session *s, int32_t t)
     s->trt[t].home = HOME_NONE;
     s->trt[t].released = NULL;
     s->trt[t].version++;
+}
+
+/* Every tensor sharing a slot at its root's bytes (after the roots are placed). */
+static void place_shared(mp_session *s)
+{
+    for (int32_t t = 0; t < s->n_tensors; t++) {
+        int32_t root = s->trt[t].shares;
+        if (root >= 0 && s->trt[root].home == HOME_ARENA) {
+            mp_sm_free_own(s, t); /* never two homes */
+            set_data(s, t, s->tensors[root].data, HOME_ARENA);
+        }
+    }
 }
 
 /* A dynamic tensor's block after its last reader: freed, but its version is not bumped, and
@@ -364,6 +426,7 @@ static mp_status place_external(mp_session *s, mp_error *err)
                           s->trt[t].first, s->trt[t].last);
         k++;
     }
+    place_shared(s);
     for (int32_t i = 0; i < s->n_nodes; i++) {
         if (!scratch_planned(s, i))
             continue;
@@ -494,6 +557,7 @@ static mp_status place_static(mp_session *s, mp_error *err)
             mp_trace_plan(s->trace, arena_id, t, e->offsets[t], s->tensors[t].bytes,
                           s->trt[t].first, s->trt[t].last);
     }
+    place_shared(s);
     for (int32_t i = 0; i < s->n_nodes; i++) {
         if (!scratch_planned(s, i))
             continue;
@@ -535,8 +599,9 @@ mp_status mp_sm_place(mp_session *s, bool defer_plan, mp_error *err)
      * tensors left without storage (an unplanned input that a run will need) */
     for (int32_t t = 0; t < s->n_tensors; t++) {
         tensor_rt *r = &s->trt[t];
-        if (!managed(s, t) || r->home == HOME_ARENA || r->home == HOME_CALLER)
-            continue;
+        if (!managed(s, t) || r->home == HOME_ARENA || r->home == HOME_CALLER ||
+            r->shares >= 0)
+            continue; /* (a tensor sharing a slot has its root's bytes, or none yet) */
         if (r->persistent) {
             bool kept = r->home == HOME_OWN && r->kind == MP_MEM_VARIABLE &&
                         mp_mem_size(s->tensors[t].data) == s->tensors[t].bytes + XNN_EXTRA_BYTES;

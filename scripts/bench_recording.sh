@@ -12,17 +12,10 @@ rounds=${3:-7}
 threads=${4:-1}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target memprof >/dev/null
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-on=() off=()
-for r in $(seq "$rounds"); do
-  for mode in on off; do
-    m=$(./build/memprof run "$model" --threads "$threads" --runs "$runs" --warmup 5 --record "$mode" |
-        sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
-    if [ "$mode" = on ]; then on+=("$m"); else off+=("$m"); fi
-  done
-done
-mon=$(printf '%s\n' "${on[@]}" | median)
-moff=$(printf '%s\n' "${off[@]}" | median)
+. scripts/bench_lib.sh
+mp_onoff "$rounds" --record ./build/memprof run "$model" --threads "$threads" --runs "$runs" --warmup 5
+mon=$MP_ON_MEDIAN on=("${MP_ON[@]}")
+moff=$MP_OFF_MEDIAN off=("${MP_OFF[@]}")
 echo "model $model, $threads thread(s): median latency of $runs runs, $rounds interleaved rounds"
 printf '  recording on : %s ms   (rounds: %s)\n' "$mon" "${on[*]}"
 printf '  recording off: %s ms   (rounds: %s)\n' "$moff" "${off[*]}"

@@ -47,6 +47,10 @@ typedef struct life {
     bool *variable;  /* per tensor: is_variable, a block of its own (kind variable), never planned */
     int32_t *first;  /* per tensor: first step (operator index) using it */
     int32_t *last;   /* last step using it */
+    /* what the in-place rule needs (life_share): per operator its code and its only output
+     * and first input (-1: not one output); per tensor whether it is a model input / output */
+    int32_t *op_code, *op_in0, *op_out0;
+    bool *io_in, *io_out;
 } life;
 
 static bool is_const(const mp_model *m, int32_t t)
@@ -89,6 +93,22 @@ static void life_compute(const mp_model *m, life *L)
     assert_non_null(L->variable);
     L->first = calloc((size_t)m->n_tensors + 1, sizeof(int32_t));
     L->last = calloc((size_t)m->n_tensors + 1, sizeof(int32_t));
+    L->op_code = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
+    L->op_in0 = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
+    L->op_out0 = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
+    L->io_in = calloc((size_t)m->n_tensors + 1, sizeof(bool));
+    L->io_out = calloc((size_t)m->n_tensors + 1, sizeof(bool));
+    assert_true(L->op_code && L->op_in0 && L->op_out0 && L->io_in && L->io_out);
+    for (int32_t i = 0; i < m->n_ops; i++) {
+        const mp_op_info *op = &m->ops[i];
+        L->op_code[i] = op->opcode;
+        L->op_in0[i] = op->n_inputs > 0 ? op->inputs[0] : -1;
+        L->op_out0[i] = op->n_outputs == 1 ? op->outputs[0] : -1;
+    }
+    for (int32_t i = 0; i < m->n_inputs; i++)
+        L->io_in[m->inputs[i]] = true;
+    for (int32_t i = 0; i < m->n_outputs; i++)
+        L->io_out[m->outputs[i]] = true;
     bool *known = calloc((size_t)m->n_tensors + 1, sizeof(bool)); /* value known at prepare */
     bool *shaped = calloc((size_t)m->n_tensors + 1, sizeof(bool)); /* shape known then */
     assert_non_null(shaped);
@@ -173,6 +193,11 @@ static void life_free(life *L)
     free(L->variable);
     free(L->first);
     free(L->last);
+    free(L->op_code);
+    free(L->op_in0);
+    free(L->op_out0);
+    free(L->io_in);
+    free(L->io_out);
     memset(L, 0, sizeof *L);
 }
 
@@ -1093,6 +1118,31 @@ static mp_trace *run_model_once(const char *path, mp_memory_mode mode, outs *o, 
     return tr;
 }
 
+/* The in-place rule (docs/memory.md, "In place"), restated: the output of a RESHAPE, SQUEEZE
+ * or EXPAND_DIMS that runs (not folded) shares its input's slot when the arena holds both
+ * (managed, neither a variable nor dynamic), neither is a model input, the output is no model
+ * output, and both have the same bytes; a chain shares its first input's slot, whose life then
+ * lasts to the last step of any tensor sharing it. root[t]: the tensor whose slot t uses, or
+ * -1. */
+static void life_share(life *L, const uint64_t *bytes, const bool *dyn, int32_t *root)
+{
+    for (int32_t t = 0; t < L->n_tensors; t++)
+        root[t] = -1;
+    for (int32_t i = 0; i < L->n_ops; i++) {
+        int32_t a = L->op_in0[i], b = L->op_out0[i], c = L->op_code[i];
+        if ((c != MP_OP_RESHAPE && c != MP_OP_SQUEEZE && c != MP_OP_EXPAND_DIMS) ||
+            L->folded[i] || a < 0 || b < 0 || a == b)
+            continue;
+        if (!L->managed[a] || !L->managed[b] || dyn[a] || dyn[b] || L->io_in[a] ||
+            L->io_in[b] || L->io_out[b] || bytes[a] != bytes[b])
+            continue;
+        int32_t r = root[a] >= 0 ? root[a] : a;
+        root[b] = r;
+        if (L->last[b] > L->last[r])
+            L->last[r] = L->last[b];
+    }
+}
+
 static bool lives_meet(const life *L, int32_t a, int32_t b)
 {
     return L->first[a] <= L->last[b] && L->first[b] <= L->last[a];
@@ -1127,12 +1177,16 @@ static void check_model(const char *path, int *n_checked)
     assert_non_null(planned);
     assert_non_null(dyn);
     const mp_event *ev = mp_trace_events(tr);
+    for (size_t i = 0; i < mp_trace_count(tr); i++)
+        if (ev[i].type == MP_EV_ALLOC && ev[i].kind == MP_KIND_DYNAMIC && ev[i].tensor >= 0 &&
+            ev[i].tensor < L.n_tensors)
+            dyn[ev[i].tensor] = true;
+    int32_t *root = calloc((size_t)L.n_tensors + 1, sizeof(int32_t));
+    assert_non_null(root);
+    life_share(&L, bytes, dyn, root);
     uint64_t scratch_sum = 0; /* planned scratch, each slot aligned */
     for (size_t i = 0; i < mp_trace_count(tr); i++) {
         const mp_event *e = &ev[i];
-        if (e->type == MP_EV_ALLOC && e->kind == MP_KIND_DYNAMIC && e->tensor >= 0 &&
-            e->tensor < L.n_tensors)
-            dyn[e->tensor] = true;
         if (e->type == MP_EV_ALLOC && e->kind == MP_KIND_VARIABLE && e->tensor >= 0 &&
             e->tensor < L.n_tensors)
             assert_true(L.variable[e->tensor]);
@@ -1147,6 +1201,8 @@ static void check_model(const char *path, int *n_checked)
         assert_true(t >= 0 && t < L.n_tensors);
         if (!L.managed[t])
             fail_msg("%s: tensor %d planned but not a managed tensor", name, t);
+        if (root[t] >= 0)
+            fail_msg("%s: tensor %d planned, but it shares tensor %d's slot", name, t, root[t]);
         if (planned[t])
             fail_msg("%s: tensor %d planned twice", name, t);
         planned[t] = true;
@@ -1175,10 +1231,15 @@ static void check_model(const char *path, int *n_checked)
                          (unsigned long long)a->bytes, b->tensor, (unsigned long long)b->offset,
                          (unsigned long long)b->bytes);
         }
-    /* a managed tensor outside the plan must have had a buffer of its own */
-    for (int32_t t = 0; t < L.n_tensors; t++)
-        if (L.managed[t] && !planned[t] && !dyn[t] && bytes[t] > 0)
+    /* a managed tensor outside the plan must have had a buffer of its own, or share a slot
+     * of the plan */
+    for (int32_t t = 0; t < L.n_tensors; t++) {
+        if (root[t] >= 0 && (!planned[root[t]] || dyn[t]))
+            fail_msg("%s: tensor %d shares tensor %d's slot, which is not in the plan", name, t,
+                     root[t]);
+        if (L.managed[t] && !planned[t] && !dyn[t] && root[t] < 0 && bytes[t] > 0)
             fail_msg("%s: managed tensor %d neither planned nor given a dynamic buffer", name, t);
+    }
     if (n_plan > 0) {
         uint64_t lb = lower_bound(&L, bytes, planned);
         uint64_t naive = naive_total(&L, bytes, planned) + scratch_sum;
@@ -1196,6 +1257,7 @@ static void check_model(const char *path, int *n_checked)
     free(plan);
     free(planned);
     free(dyn);
+    free(root);
     walk_free(&w);
     mp_trace_destroy(tr);
 

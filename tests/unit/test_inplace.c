@@ -1,0 +1,248 @@
+/* In place: the output of a RESHAPE, SQUEEZE or EXPAND_DIMS shares its input's arena slot
+ * (engine/session_memory.c, docs/memory.md "In place"), and --in-place off (no_in_place)
+ * gives it a slot of its own. Models written with the writer, arenas and lifetimes worked
+ * out by hand below, the trace's PLAN events and the tensors' pointers checked, and the
+ * outputs equal to a reference and across the memory modes. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/model/ops.h"
+#include "engine/model/tflite_writer.h"
+#include "engine/session.h"
+#include "tests/util/kernel_harness.h"
+#include "tests/util/testutil.h"
+#include "trace/trace.h"
+
+#define N 1024
+#define ALIGNED(b) (((b) + 63) / 64 * 64)
+
+/* Tensors of the chain model, by their writer index. */
+enum { T_X, T_K, T_A, T_SHP, T_B, T_C, T_W, T_BIAS, T_OUT };
+
+/* x [1] (input) + k [1, 1024] (constant) -> a [1, 1024]      op 0 ADD
+ * a -> b [1, 32, 32]                                            op 1 RESHAPE
+ * b -> c [32, 32]                                               op 2 SQUEEZE (axis 0)
+ * c x w [1, 32] + bias [1] -> out [32, 1] (output)              op 3 FULLY_CONNECTED
+ * Steps each tensor is alive (first writer or model input .. last reader; the output to the
+ * end): x 0..0, a 0..1, b 1..2, c 2..3, out 3..3. */
+static float g_k[N], g_w[32], g_bias[1];
+
+static mp_test_model chain_model(void)
+{
+    kh_fill(g_k, N, 5, 1.0f);
+    kh_fill(g_w, 32, 6, 0.5f);
+    g_bias[0] = 0.25f;
+    const int32_t shp[3] = {1, 32, 32};
+    mp_tfw *w = mp_tfw_create();
+    assert_non_null(w);
+    mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
+    mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, mp_tfw_buffer(w, g_k, sizeof g_k),
+                  NULL);
+    mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+    mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){3}, mp_tfw_buffer(w, shp, sizeof shp),
+                  NULL);
+    mp_tfw_tensor(w, "b", MP_DT_FLOAT32, 3, shp, 0, NULL);
+    mp_tfw_tensor(w, "c", MP_DT_FLOAT32, 2, (int32_t[]){32, 32}, 0, NULL);
+    mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32}, mp_tfw_buffer(w, g_w, sizeof g_w),
+                  NULL);
+    mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
+                  mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
+    mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){T_X, T_K}, 1, (int32_t[]){T_A}, &o);
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){T_A, T_SHP}, 1, (int32_t[]){T_B}, &o);
+    o.n_squeeze_dims = 1;
+    o.squeeze_dims[0] = 0;
+    mp_tfw_op(w, MP_OP_SQUEEZE, 1, (int32_t[]){T_B}, 1, (int32_t[]){T_C}, &o);
+    o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){T_C, T_W, T_BIAS}, 1, (int32_t[]){T_OUT},
+              &o);
+    mp_tfw_io(w, 1, (int32_t[]){T_X}, 1, (int32_t[]){T_OUT});
+    return mp_test_tfw_finish(w);
+}
+
+/* The PLAN event of tensor t in the trace (NULL: none). */
+static const mp_event *plan_of(const mp_trace *tr, int32_t t)
+{
+    const mp_event *ev = mp_trace_events(tr);
+    for (size_t i = 0; i < mp_trace_count(tr); i++)
+        if (ev[i].type == MP_EV_PLAN && ev[i].tensor == t && ev[i].kind != MP_KIND_SCRATCH)
+            return &ev[i];
+    return NULL;
+}
+
+/* Run the chain model once in `mode`, in place or not; the output in out[32]. */
+static void run_chain(mp_memory_mode mode, bool no_in_place, float x, float *out,
+                      mp_session_memory *mi, mp_trace **tr_out, mp_session **s_out)
+{
+    mp_test_model m = chain_model();
+    mp_trace *tr = mp_trace_create();
+    assert_non_null(tr);
+    mp_session_options o = {.threads = 1, .mode = mode, .trace = tr, .no_in_place = no_in_place};
+    mp_session *s = mp_test_session(&m, &o, "chain");
+    mp_test_set_input(s, 0, &x, sizeof x);
+    mp_test_run(s);
+    mp_test_get_output(s, 0, out, 32 * sizeof(float));
+    if (mi)
+        mp_session_memory_info(s, mi);
+    free(m.bytes);
+    if (s_out) {
+        *s_out = s;
+    } else {
+        mp_session_destroy(s);
+    }
+    if (tr_out)
+        *tr_out = tr;
+    else
+        mp_trace_destroy(tr);
+}
+
+static void test_chain_shares_one_slot(void **state)
+{
+    (void)state;
+    const float x = 0.75f;
+    float out[32];
+    mp_session_memory mi;
+    mp_trace *tr;
+    mp_session *s;
+    run_chain(MP_MEMORY_STATIC, false, x, out, &mi, &tr, &s);
+    /* the reference: out[r] = sum_c w[c] * (x + k[32 r + c]) + bias */
+    for (int r = 0; r < 32; r++) {
+        double want = g_bias[0];
+        for (int c = 0; c < 32; c++)
+            want += (double)g_w[c] * ((double)x + (double)g_k[32 * r + c]);
+        assert_true(fabs(out[r] - want) <= 1e-4 * fmax(1.0, fabs(want)));
+    }
+    /* b and c are a's bytes, relabelled */
+    const mp_tensor *a = mp_session_tensor(s, T_A), *b = mp_session_tensor(s, T_B),
+                    *c = mp_session_tensor(s, T_C);
+    assert_non_null(a->data);
+    assert_ptr_equal(b->data, a->data);
+    assert_ptr_equal(c->data, a->data);
+    /* the plan: x, a (alive 0..3, to c's last reader) and out; b and c have no slot */
+    const mp_event *pa = plan_of(tr, T_A);
+    assert_non_null(pa);
+    assert_int_equal(pa->op, 0);
+    assert_int_equal(pa->op_last, 3);
+    assert_null(plan_of(tr, T_B));
+    assert_null(plan_of(tr, T_C));
+    assert_non_null(plan_of(tr, T_X));
+    assert_non_null(plan_of(tr, T_OUT));
+    assert_int_equal(mi.n_planned, 3);
+    /* most bytes alive at one step: step 0 x + a = 64 + 4096, step 3 a + out = 4096 + 128 */
+    assert_int_equal(mi.lower_bound, ALIGNED(N * 4) + ALIGNED(32 * 4));
+    assert_true(mi.arena_bytes >= mi.lower_bound + MP_INPUT_SLACK);
+    mp_session_destroy(s);
+    mp_trace_destroy(tr);
+}
+
+static void test_off_gives_own_slots(void **state)
+{
+    (void)state;
+    float on[32], off[32], dyn[32];
+    mp_session_memory mi;
+    mp_trace *tr;
+    mp_session *s;
+    run_chain(MP_MEMORY_STATIC, true, 0.75f, off, &mi, &tr, &s);
+    const mp_tensor *a = mp_session_tensor(s, T_A), *b = mp_session_tensor(s, T_B);
+    assert_true(a->data != b->data);
+    assert_int_equal(mi.n_planned, 5);
+    /* a and b both alive at step 1 (the copy), b and c at step 2: 4096 + 4096 */
+    assert_int_equal(mi.lower_bound, 2 * ALIGNED(N * 4));
+    const mp_event *pa = plan_of(tr, T_A), *pb = plan_of(tr, T_B), *pc = plan_of(tr, T_C);
+    assert_true(pa && pb && pc);
+    assert_int_equal(pa->op_last, 1);
+    assert_int_equal(pb->op, 1);
+    assert_int_equal(pb->op_last, 2);
+    assert_int_equal(pc->op_last, 3);
+    mp_session_destroy(s);
+    mp_trace_destroy(tr);
+    /* the same values in place, copied, and in dynamic mode */
+    run_chain(MP_MEMORY_STATIC, false, 0.75f, on, NULL, NULL, NULL);
+    run_chain(MP_MEMORY_DYNAMIC, false, 0.75f, dyn, NULL, NULL, NULL);
+    assert_memory_equal(on, off, sizeof on);
+    assert_memory_equal(on, dyn, sizeof on);
+}
+
+/* Auto mode after a run: the plan is kept, a second run gives the same output, and every
+ * byte allocated is freed at teardown (the shared slot is freed once, with the arena). */
+static void test_runs_again_and_balances(void **state)
+{
+    (void)state;
+    float first[32], again[32];
+    mp_trace *tr;
+    mp_session *s;
+    run_chain(MP_MEMORY_AUTO, false, -1.5f, first, NULL, &tr, &s);
+    float x = -1.5f;
+    mp_test_set_input(s, 0, &x, sizeof x);
+    mp_test_run(s);
+    mp_test_get_output(s, 0, again, sizeof again);
+    assert_memory_equal(first, again, sizeof first);
+    mp_session_destroy(s);
+    assert_int_equal(mp_test_trace_live(tr), 0);
+    mp_trace_destroy(tr);
+}
+
+/* Not shared: a RESHAPE of a model input, and a RESHAPE whose output is a model output
+ * (TensorFlow Lite's rule too: the caller's buffers are never another tensor's bytes).
+ * in [4, 4] (input) -> y [16] (op 0 RESHAPE); y + y -> z [16] (op 1 ADD);
+ * z -> out [2, 8] (op 2 RESHAPE, output). */
+static void test_model_inputs_and_outputs_keep_their_bytes(void **state)
+{
+    (void)state;
+    const int32_t s16[1] = {16}, s28[2] = {2, 8};
+    mp_tfw *w = mp_tfw_create();
+    assert_non_null(w);
+    int in = mp_tfw_tensor(w, "in", MP_DT_FLOAT32, 2, (int32_t[]){4, 4}, 0, NULL);
+    int sh1 = mp_tfw_tensor(w, "s16", MP_DT_INT32, 1, (int32_t[]){1}, mp_tfw_buffer(w, s16, 4), NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 1, s16, 0, NULL);
+    int z = mp_tfw_tensor(w, "z", MP_DT_FLOAT32, 1, s16, 0, NULL);
+    int sh2 = mp_tfw_tensor(w, "s28", MP_DT_INT32, 1, (int32_t[]){2}, mp_tfw_buffer(w, s28, 8), NULL);
+    int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, s28, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){in, sh1}, 1, &y, &o);
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){y, y}, 1, &z, &o);
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){z, sh2}, 1, &out, &o);
+    mp_tfw_io(w, 1, &in, 1, &out);
+    mp_test_model m = mp_test_tfw_finish(w);
+    mp_trace *tr = mp_trace_create();
+    assert_non_null(tr);
+    mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr};
+    mp_session *s = mp_test_session(&m, &so, "io");
+    float x[16], got[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)i - 5.0f;
+    mp_test_set_input(s, 0, x, sizeof x);
+    mp_test_run(s);
+    mp_test_get_output(s, 0, got, sizeof got);
+    for (int i = 0; i < 16; i++)
+        assert_true(got[i] == 2.0f * x[i]);
+    for (int t = in; t <= out; t++) {
+        if (t == sh1 || t == sh2)
+            continue;
+        assert_non_null(plan_of(tr, t)); /* every one planned in a slot of its own */
+    }
+    assert_true(mp_session_tensor(s, y)->data != mp_session_tensor(s, in)->data);
+    assert_true(mp_session_tensor(s, out)->data != mp_session_tensor(s, z)->data);
+    mp_session_destroy(s);
+    mp_trace_destroy(tr);
+    free(m.bytes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_shares_one_slot),
+        cmocka_unit_test(test_off_gives_own_slots),
+        cmocka_unit_test(test_runs_again_and_balances),
+        cmocka_unit_test(test_model_inputs_and_outputs_keep_their_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
