@@ -1,8 +1,8 @@
 /* bench_dwconv: DEPTHWISE_CONV_2D on XNNPACK and on the plain-C kernel (engine/kernels/dwconv.c)
  * on the same shapes in one run, and a model run with each (scripts/bench_dwconv.sh).
  *
- *   bench_dwconv [--runs N] [--threads N] [--dtype f32|qs8|qu8|qc8|all] [--model PATH]
- *                [--model-runs N]
+ *   bench_dwconv [--runs N] [--threads N] [--dtype f32|qs8|qu8|qc8|all] [--set windows|mult]
+ *                [--save DIR] [--model PATH] [--model-runs N]
  *
  * Each shape is a one-operator model (tflite_writer) run through a session (static memory),
  * once with every depthwise convolution on XNNPACK (mp_dwconv_set_policy) and once on the C
@@ -13,8 +13,11 @@
  * 8-bit kinds one unit at most: the C kernel requantizes as TensorFlow Lite's reference
  * kernels do, XNNPACK in float). --model: the model's median run
  * time (of --model-runs runs, after warm-up) with the depthwise convolutions on XNNPACK and
- * with the engine's choice (mp_dwconv_wanted), sessions alternating. */
+ * with the engine's choice (mp_dwconv_wanted), sessions alternating. --set mult: the depth
+ * multiplier shapes (k_mult_shapes) instead of the windows; --save DIR: each shape's model
+ * written there too (for memprof bench --peer xnnpack, scripts/bench_dwconv_mult.sh). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +51,35 @@ static const shape k_shapes[] = {
     {"3x3 multiplier 2", 1, 56, 56, 48, 3, 3, 1, 1, 2, MP_PAD_SAME},
     {"3x3 dilation 2", 1, 56, 56, 96, 3, 3, 1, 2, 1, MP_PAD_SAME},
     {"5x5 VALID", 1, 56, 56, 96, 5, 5, 1, 1, 1, MP_PAD_VALID},
+};
+
+/* --set mult: depth multipliers 1, 2, 4 and 8 on 32 input channels, 3x3 and 5x5, strides 1
+ * and 2; each after the multiplier-1 convolution of as many output channels (the same
+ * multiply-adds: "flop-equal") */
+static const shape k_mult_shapes[] = {
+    {"3x3 M1", 1, 56, 56, 32, 3, 3, 1, 1, 1, MP_PAD_SAME},
+    {"3x3 M2", 1, 56, 56, 32, 3, 3, 1, 1, 2, MP_PAD_SAME},
+    {"3x3 M1 flop-equal", 1, 56, 56, 64, 3, 3, 1, 1, 1, MP_PAD_SAME},
+    {"3x3 M4", 1, 56, 56, 32, 3, 3, 1, 1, 4, MP_PAD_SAME},
+    {"3x3 M1 flop-equal", 1, 56, 56, 128, 3, 3, 1, 1, 1, MP_PAD_SAME},
+    {"3x3 M8", 1, 56, 56, 32, 3, 3, 1, 1, 8, MP_PAD_SAME},
+    {"3x3 M1 flop-equal", 1, 56, 56, 256, 3, 3, 1, 1, 1, MP_PAD_SAME},
+    {"3x3 s2 M2", 1, 56, 56, 32, 3, 3, 2, 1, 2, MP_PAD_SAME},
+    {"3x3 s2 M4", 1, 56, 56, 32, 3, 3, 2, 1, 4, MP_PAD_SAME},
+    {"3x3 s2 M8", 1, 56, 56, 32, 3, 3, 2, 1, 8, MP_PAD_SAME},
+    {"5x5 M1", 1, 56, 56, 32, 5, 5, 1, 1, 1, MP_PAD_SAME},
+    {"5x5 M2", 1, 56, 56, 32, 5, 5, 1, 1, 2, MP_PAD_SAME},
+    {"5x5 M4", 1, 56, 56, 32, 5, 5, 1, 1, 4, MP_PAD_SAME},
+    {"5x5 M8", 1, 56, 56, 32, 5, 5, 1, 1, 8, MP_PAD_SAME},
+    {"5x5 M1 flop-equal", 1, 56, 56, 256, 5, 5, 1, 1, 1, MP_PAD_SAME},
+    {"5x5 s2 M2", 1, 56, 56, 32, 5, 5, 2, 1, 2, MP_PAD_SAME},
+    {"5x5 s2 M4", 1, 56, 56, 32, 5, 5, 2, 1, 4, MP_PAD_SAME},
+    {"5x5 s2 M8", 1, 56, 56, 32, 5, 5, 2, 1, 8, MP_PAD_SAME},
+    {"3x3 M3", 1, 56, 56, 32, 3, 3, 1, 1, 3, MP_PAD_SAME},
+    {"3x3 M2 C=40", 1, 56, 56, 40, 3, 3, 1, 1, 2, MP_PAD_SAME},
+    {"3x3 M8 C=3", 1, 112, 112, 3, 3, 3, 1, 1, 8, MP_PAD_SAME},
+    {"3x3 M4 C=8", 1, 56, 56, 8, 3, 3, 1, 1, 4, MP_PAD_SAME},
+    {"3x3 M16", 1, 28, 28, 32, 3, 3, 1, 1, 16, MP_PAD_SAME},
 };
 
 enum { DT_F32, DT_QS8, DT_QU8, DT_QC8, DT_COUNT };
@@ -222,17 +254,36 @@ static double output_diff(mp_session *a, mp_session *b)
     return d;
 }
 
-static int bench_shapes(int dt_sel, int threads, int runs)
+/* Write the model of s in dtype dt to DIR/dw_<name>_<dtype>.tflite (spaces as '_'). */
+static void save_model(const char *dir, const shape *s, int dt, const void *bytes, size_t size)
+{
+    char path[512];
+    int n = snprintf(path, sizeof path, "%s/dw_%s_%s.tflite", dir, s->name, k_dt_names[dt]);
+    for (int i = (int)strlen(dir) + 1; i < n && i < (int)sizeof path; i++)
+        path[i] = path[i] == ' ' || path[i] == '=' ? '_' : path[i];
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(bytes, 1, size, f) != size)
+        fprintf(stderr, "bench_dwconv: cannot write %s\n", path);
+    else
+        printf("# wrote %s\n", path);
+    if (f)
+        fclose(f);
+}
+
+static int bench_shapes(const shape *shapes, size_t count, int dt_sel, int threads, int runs,
+                        const char *save_dir)
 {
     printf("%-18s %-4s %-16s %4s %10s %8s %10s %8s %7s %9s\n", "shape", "dtype", "input",
            "taps", "xnnpack ms", "GFLOP/s", "C ms", "GFLOP/s", "ratio", "max diff");
-    for (size_t i = 0; i < sizeof k_shapes / sizeof k_shapes[0]; i++) {
-        const shape *s = &k_shapes[i];
+    for (size_t i = 0; i < count; i++) {
+        const shape *s = &shapes[i];
         for (int dt = 0; dt < DT_COUNT; dt++) {
             if (dt_sel >= 0 && dt != dt_sel)
                 continue;
             size_t size = 0;
             void *bytes = shape_model(s, dt, &size);
+            if (bytes && save_dir)
+                save_model(save_dir, s, dt, bytes, size);
             mp_session *sx = bytes ? open_session(bytes, size, NULL, threads, MP_DWCONV_XNNPACK)
                                    : NULL;
             mp_session *sc = sx ? open_session(bytes, size, NULL, threads, MP_DWCONV_C) : NULL;
@@ -284,7 +335,8 @@ static int bench_model(const char *path, int threads, int runs)
 int main(int argc, char **argv)
 {
     int threads = 1, runs = 20, model_runs = 10, dt_sel = -1;
-    const char *model = NULL;
+    const char *model = NULL, *save_dir = NULL;
+    bool mult_set = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--threads") == 0 && v)
@@ -295,6 +347,10 @@ int main(int argc, char **argv)
             model_runs = atoi(argv[++i]);
         else if (strcmp(a, "--model") == 0 && v)
             model = argv[++i];
+        else if (strcmp(a, "--save") == 0 && v)
+            save_dir = argv[++i];
+        else if (strcmp(a, "--set") == 0 && v && (strcmp(v, "mult") == 0 || strcmp(v, "windows") == 0))
+            mult_set = strcmp(argv[++i], "mult") == 0;
         else if (strcmp(a, "--dtype") == 0 && v) {
             dt_sel = -2;
             for (int d = 0; d < DT_COUNT; d++)
@@ -310,11 +366,15 @@ int main(int argc, char **argv)
     }
     if (threads < 1 || runs < 1 || model_runs < 1 || dt_sel < -1) {
         fprintf(stderr, "usage: bench_dwconv [--runs N] [--threads N] [--dtype "
-                        "f32|qs8|qu8|qc8|all] [--model PATH] [--model-runs N]\n");
+                        "f32|qs8|qu8|qc8|all] [--set windows|mult] [--save DIR] [--model PATH] "
+                        "[--model-runs N]\n");
         return 2;
     }
     printf("threads %d, median of %d runs per shape\n", threads, runs);
-    int rc = bench_shapes(dt_sel, threads, runs);
+    int rc = mult_set ? bench_shapes(k_mult_shapes, sizeof k_mult_shapes / sizeof *k_mult_shapes,
+                                     dt_sel, threads, runs, save_dir)
+                      : bench_shapes(k_shapes, sizeof k_shapes / sizeof *k_shapes, dt_sel,
+                                     threads, runs, save_dir);
     if (rc == 0 && model)
         rc = bench_model(model, threads, model_runs);
     return rc;

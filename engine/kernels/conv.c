@@ -324,8 +324,8 @@ static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
     int32_t mult = (int32_t)g->group_out;
     s->dw_c = is_depthwise(n) && (s->filter_owned || f->is_const) &&
               (!b || s->bias_owned || b->is_const) &&
-              (g->quantized ? mp_dwconv_wanted_q8(g->k_h, g->k_w, mult)
-                            : mp_dwconv_wanted(g->k_h, g->k_w, mult));
+              (g->quantized ? mp_dwconv_wanted_q8(g->k_h, g->k_w, g->in_c, mult)
+                            : mp_dwconv_wanted(g->k_h, g->k_w, g->in_c, mult));
     if (!s->dw_c)
         return MP_OK;
     mp_dwconv *d = &s->dw;
@@ -355,7 +355,7 @@ static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
     size_t oc = (size_t)g->out_c;
     if (!s->dw_req) {
         /* the model's filter is constant: its float copy lasts as the multipliers do */
-        s->dw_qf = mult == 1 && mp_dwconv_q8_float_filter(d, NULL);
+        s->dw_qf = mp_dwconv_q8_float_filter(d, NULL);
         size_t nf = s->dw_qf ? (size_t)g->k_h * (size_t)g->k_w * oc : 0;
         s->dw_req = mp_mem_alloc(n->mem, (3 * oc + nf) * sizeof(int32_t), 0, MP_MEM_KERNEL,
                                  MP_OWNER_OP(n->index));
@@ -382,8 +382,7 @@ static mp_status conv_dw_c(mp_node *n, const conv_geom *g, conv_state *s)
     d->q_mult = s->dw_req;
     d->q_left = s->dw_req + oc;
     d->q_right = s->dw_req + 2 * oc;
-    /* channels may change */
-    d->filter_qf = s->dw_qf && mult == 1 ? (const float *)(s->dw_req + 3 * oc) : NULL;
+    d->filter_qf = s->dw_qf ? (const float *)(s->dw_req + 3 * oc) : NULL;
     return MP_OK;
 }
 

@@ -9,7 +9,11 @@
  * kernels do (in integers, bit for bit; XNNPACK's path, in float, is within one unit).
  * The filter [KH,KW,C*M] is read in place. Compiled for AVX-512, AVX2 and baseline x86-64,
  * chosen at load time (target_clones). Rows of the output in tasks on the thread pool. With
- * a depth multiplier M, output channel c*M+m reads input channel c. */
+ * a depth multiplier M, output channel c*M+m reads input channel c: for M = 2 to 8, blocks of
+ * sixteen input channels loaded once per tap and spread over the M output vectors they feed
+ * by a lane permutation (DW_MULT_BLOCK, one function per M, 8-bit on the float sums too),
+ * the channels left as whole overlapping vectors (dw_tail); other multipliers gather their
+ * inputs lane by lane. */
 #include "engine/kernels/dwconv.h"
 
 #include <math.h>
@@ -25,6 +29,9 @@
 #else
 #define DW_HOT
 #endif
+
+#define DW_MULT_MAX 8 /* the largest depth multiplier with blocks of its own (DW_MULT_BLOCK) */
+#define DW_V 16       /* lanes of a vector */
 
 static _Atomic int g_policy = MP_DWCONV_AUTO;
 
@@ -45,28 +52,50 @@ static bool dw_choose(bool auto_c)
     return p == MP_DWCONV_C || (p == MP_DWCONV_AUTO && auto_c);
 }
 
-bool mp_dwconv_wanted(int32_t k_h, int32_t k_w, int32_t mult)
+/* Depth multipliers: XNNPACK runs any as a GEMM of one input and M output channels per
+ * group; at 1x56x56x32, 3x3 and 5x5, strides 1 and 2 (docs/benchmarks.md, bench_dwconv --set
+ * mult, 1 thread), float32 at 5-8 GFLOP/s for M = 2, 12-16 for 4, 24-31 for 8, where the
+ * blocks here (DW_MULT_BLOCK) run at 25-34, 38-51 and 44-51 (1.6-4.6 times faster); 8-bit
+ * at 1.6-2.1, 3.2-4.4 and 6.5-8.7 GOP/s against 9-19, 12-25 and 14-27 here (1.9-9.7 times),
+ * TensorFlow Lite's integers and all. Where there are fewer than sixteen input channels the
+ * blocks have nothing to take (3 channels, M = 8: XNNPACK 27 GFLOP/s float, 7.7 GOP/s int8,
+ * here 3.4 and 2.7), and above M = 8 there are none (M = 16: XNNPACK 51, here 4): XNNPACK's
+ * GEMM keeps those. So does a processor without AVX-512: the blocks' permutation of sixteen
+ * lanes is one instruction there (vpermps), but GCC builds the AVX2 and baseline clones' lane
+ * by lane (this file built for AVX2 alone: 2.5-3.5 GFLOP/s at 3x3, M = 2-8; two eight-lane
+ * permutations instead, 4.8-8.3, and AVX-512 down to 13-16). */
+static bool dw_mult_wanted(int32_t in_c, int32_t mult)
+{
+#if defined(__x86_64__) && !defined(__clang__)
+    bool perm16 = __builtin_cpu_supports("avx512f");
+#else
+    bool perm16 = false;
+#endif
+    return perm16 && mult >= 2 && mult <= DW_MULT_MAX && in_c >= DW_V;
+}
+
+bool mp_dwconv_wanted(int32_t k_h, int32_t k_w, int32_t in_c, int32_t mult)
 {
     /* XNNPACK's float depthwise microkernels (primary tiles of 3, 4, 9 and 25 taps, one
      * output channel per group) run at 30-40 GFLOP/s, above this kernel's 15-35; its GEMM
-     * fall-back for other windows at 1-4, where this one is 8-14 times faster. A depth
-     * multiplier is a GEMM there too, but one as fast as the gathers here
-     * (docs/benchmarks.md). */
+     * fall-back for other windows at 1-4, where this one is 8-14 times faster
+     * (docs/benchmarks.md). Multipliers: dw_mult_wanted. */
     int64_t taps = (int64_t)k_h * k_w;
-    return dw_choose(mult == 1 && taps != 3 && taps != 4 && taps != 9 && taps != 25);
+    return dw_choose((mult == 1 && taps != 3 && taps != 4 && taps != 9 && taps != 25) ||
+                     dw_mult_wanted(in_c, mult));
 }
 
-bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t mult)
+bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t in_c, int32_t mult)
 {
     /* XNNPACK's 8-bit depthwise microkernels: 9 and 25 taps (22-35 GOP/s, this kernel's
      * 11-16 with TensorFlow Lite's requantization); the fall-back under 1.2 GOP/s, where
-     * this one is 8-20 times faster */
+     * this one is 8-20 times faster. Multipliers: dw_mult_wanted (windows whose sums could
+     * pass 2^24 take the integer gathers, about as fast as XNNPACK's GEMM). */
     int64_t taps = (int64_t)k_h * k_w;
-    return dw_choose(mult == 1 && taps != 9 && taps != 25);
+    return dw_choose((mult == 1 && taps != 9 && taps != 25) || dw_mult_wanted(in_c, mult));
 }
 
 typedef float v16 __attribute__((vector_size(64)));
-#define DW_V 16
 #define DW_LOAD(v, p) memcpy(&(v), (p), sizeof(v16))
 #define DW_STORE(p, v) memcpy((p), &(v), sizeof(v16))
 
@@ -135,12 +164,129 @@ DW_HOT static void dw_pixel_m1(const dw_window *win, const float *x, const float
     }
 }
 
-/* The same with a depth multiplier: sixteen output channels at a time, their inputs
- * (channel c / mult) gathered into a vector tap by tap, then one at a time. */
-DW_HOT static void dw_pixel_mult(const dw_window *win, const float *x, const float *w,
-                                 const float *bias, float *out, size_t in_c, size_t mult)
+/* ---- depth multipliers 2 to 8 ---- */
+
+typedef int32_t v16i __attribute__((vector_size(64)));
+
+/* r = lanes of float vector v picked by index vector m (every index in [0, 16)) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DW_PERM(r, v, m) ((r) = __builtin_shuffle((v), (m)))
+#else
+#define DW_PERM(r, v, m)                                                                       \
+    do {                                                                                       \
+        for (int l_ = 0; l_ < DW_V; l_++)                                                      \
+            (r)[l_] = (v)[(m)[l_] & (DW_V - 1)];                                               \
+    } while (0)
+#endif
+
+/* The output channels DW_MULT_BLOCK leaves (those of the inputs past the last whole sixteen,
+ * or of all the inputs when there are fewer than sixteen), as n whole vectors of sixteen
+ * output channels: vector v from output channel o0[v] (the last one ending at the last
+ * channel, overlapping the one before it, whose values it stores again), its lanes picked by
+ * perm[v] from the sixteen inputs from channel base[v] on, or (copy: fewer than sixteen
+ * input channels) from all the inputs copied one by one. Made once per run (dw_tail_plan) for
+ * multipliers 2-8 and sixteen output channels or more; n is at most the multiplier. */
+typedef struct dw_tail {
+    int32_t n;
+    bool copy;
+    int32_t o0[DW_MULT_MAX], base[DW_MULT_MAX];
+    int32_t perm[DW_MULT_MAX * DW_V];
+} dw_tail;
+
+static void dw_tail_plan(int32_t in_c, int32_t mult, dw_tail *t)
 {
-    size_t oc = in_c * mult, c = 0;
+    int64_t oc = (int64_t)in_c * mult, o = (int64_t)(in_c - in_c % DW_V) * mult;
+    t->n = 0;
+    t->copy = in_c < DW_V;
+    if (mult < 2 || mult > DW_MULT_MAX || oc < DW_V)
+        return;
+    for (; o < oc && t->n < DW_MULT_MAX; o += DW_V, t->n++) {
+        int64_t o0 = o + DW_V <= oc ? o : oc - DW_V;
+        int64_t base = t->copy ? 0 : o0 / mult < in_c - DW_V ? o0 / mult : in_c - DW_V;
+        t->o0[t->n] = (int32_t)o0;
+        t->base[t->n] = (int32_t)base;
+        for (int l = 0; l < DW_V; l++)
+            t->perm[t->n * DW_V + l] = (int32_t)((o0 + l) / mult - base);
+    }
+}
+
+/* Output channels [ci * MM, (ci + 16 * NB) * MM) of a window with depth multiplier MM, NB
+ * blocks of sixteen input channels at a time, while they last: each tap's sixteen inputs of
+ * a block loaded once (XLOAD, as floats) and spread over the MM output vectors they feed by
+ * permutation (pm[k], lane l: input (16k + l) / MM of the block), times the filter's MM
+ * vectors read in place; INIT starts an accumulator of output channel o and STORE ends it.
+ * NB * MM accumulators (6 to 8) hide the multiply-add's latency, as multiplier 1's four
+ * vectors do. */
+#define DW_MULT_BLOCK(T, MM, NB, XLOAD, INIT, STORE)                                           \
+    for (; ci + (NB) * DW_V <= in_c; ci += (NB) * DW_V) {                                      \
+        v16 a[(NB) * (MM)];                                                                    \
+        for (int k = 0; k < (NB) * (MM); k++)                                                  \
+            INIT(a[k], ci * (MM) + (size_t)k * DW_V);                                          \
+        for (int32_t i = 0; i < win->rows; i++) {                                              \
+            const T *xp = x + i * win->x_row + ci;                                             \
+            const float *wp = w + i * win->w_row + ci * (MM);                                  \
+            for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)                \
+                for (int b = 0; b < (NB); b++) {                                               \
+                    v16 xv, wv, pv;                                                            \
+                    XLOAD(xv, xp + b * DW_V);                                                  \
+                    for (int k = 0; k < (MM); k++) {                                           \
+                        DW_LOAD(wv, wp + (size_t)(b * (MM) + k) * DW_V);                       \
+                        DW_PERM(pv, xv, pm[k]);                                                \
+                        a[b * (MM) + k] += pv * wv;                                            \
+                    }                                                                          \
+                }                                                                              \
+        }                                                                                      \
+        for (int k = 0; k < (NB) * (MM); k++)                                                  \
+            STORE(a[k], ci * (MM) + (size_t)k * DW_V);                                         \
+    }
+
+#define DW_F32_XLOAD(v, p) DW_LOAD(v, p)
+#define DW_F32_INIT(v, o)                                                                      \
+    do {                                                                                       \
+        if (bias)                                                                              \
+            DW_LOAD(v, bias + (o));                                                            \
+        else                                                                                   \
+            (v) = (v16){0};                                                                    \
+    } while (0)
+#define DW_F32_STORE(v, o) DW_STORE(out + (o), v)
+
+/* The float32 blocks of multiplier MM, NB input blocks at a time, then one: out[0 ..
+ * returned * MM), the returned input channels a multiple of sixteen. perm: MM index vectors
+ * (dw_job's). */
+#define DW_MULT_F32(MM, NB)                                                                    \
+    DW_HOT static size_t dw_mult_f32_##MM(const dw_window *win, const float *x, const float *w,\
+                                          const float *bias, float *out, size_t in_c,          \
+                                          const int32_t *perm)                                 \
+    {                                                                                          \
+        size_t oc = in_c * (MM), ci = 0;                                                       \
+        v16i pm[MM];                                                                           \
+        memcpy(pm, perm, sizeof pm);                                                           \
+        DW_MULT_BLOCK(float, MM, NB, DW_F32_XLOAD, DW_F32_INIT, DW_F32_STORE)                  \
+        DW_MULT_BLOCK(float, MM, 1, DW_F32_XLOAD, DW_F32_INIT, DW_F32_STORE)                   \
+        return ci;                                                                             \
+    }
+
+DW_MULT_F32(2, 4)
+DW_MULT_F32(3, 2)
+DW_MULT_F32(4, 2)
+DW_MULT_F32(5, 1)
+DW_MULT_F32(6, 1)
+DW_MULT_F32(7, 1)
+DW_MULT_F32(8, 1)
+
+typedef size_t (*dw_mult_f32_fn)(const dw_window *, const float *, const float *,
+                                 const float *, float *, size_t, const int32_t *);
+static const dw_mult_f32_fn k_mult_f32[DW_MULT_MAX + 1] = {
+    NULL, NULL, dw_mult_f32_2, dw_mult_f32_3, dw_mult_f32_4,
+    dw_mult_f32_5, dw_mult_f32_6, dw_mult_f32_7, dw_mult_f32_8};
+
+/* Any depth multiplier from output channel c on: sixteen output channels at a time, their
+ * inputs (channel c / mult) gathered into a vector tap by tap, then one at a time. */
+DW_HOT static void dw_pixel_mult(const dw_window *win, const float *x, const float *w,
+                                 const float *bias, float *out, size_t in_c, size_t mult,
+                                 size_t c)
+{
+    size_t oc = in_c * mult;
     for (; c + DW_V <= oc; c += DW_V) {
         size_t idx[DW_V];
         for (int l = 0; l < DW_V; l++)
@@ -180,7 +326,6 @@ DW_HOT static void dw_clamp(float *y, size_t n, float lo, float hi)
 
 /* ---- 8-bit quantized ---- */
 
-typedef int32_t v16i __attribute__((vector_size(64)));
 typedef uint32_t v16u __attribute__((vector_size(64)));
 typedef int16_t v16s16 __attribute__((vector_size(32)));
 typedef uint16_t v16u16 __attribute__((vector_size(32)));
@@ -358,21 +503,25 @@ DW_Q8_PIXEL(dw_pixel_u8, uint8_t, v16u8, v16u16)
             DW_REQ16(VB, VH, a[v], c + (size_t)v * DW_V);                                      \
     }
 
+/* One output pixel on the float path from output channel c on: multiplier 1 in blocks, then
+ * (any multiplier: the channels DW_MULT_QF left) one channel at a time. */
 #define DW_QF_PIXEL(NAME, T, VB, VH)                                                           \
     DW_HOT static void NAME(const mp_dwconv *d, const dw_window *win, const T *x,              \
-                            const float *w, T *out)                                            \
+                            const float *w, T *out, size_t c)                                  \
     {                                                                                          \
-        size_t oc = (size_t)d->in_c, c = 0;                                                    \
+        size_t mult = (size_t)d->mult, oc = (size_t)d->in_c * mult;                            \
         const int32_t *bias = d->bias_q;                                                       \
         const v16 xz = (v16){0} + (float)d->in_zp;                                             \
         const v16i olo = (v16i){0} + (d->out_lo - d->out_zp);                                  \
         const v16i ohi = (v16i){0} + (d->out_hi - d->out_zp);                                  \
-        DW_QF_BLOCK(T, VB, VH, 4)                                                              \
-        DW_QF_BLOCK(T, VB, VH, 1)                                                              \
+        if (mult == 1) {                                                                       \
+            DW_QF_BLOCK(T, VB, VH, 4)                                                          \
+            DW_QF_BLOCK(T, VB, VH, 1)                                                          \
+        }                                                                                      \
         for (; c < oc; c++) {                                                                  \
             uint32_t a = bias ? (uint32_t)bias[c] : 0;                                         \
             for (int32_t i = 0; i < win->rows; i++) {                                          \
-                const T *xp = x + i * win->x_row + c;                                          \
+                const T *xp = x + i * win->x_row + c / mult;                                   \
                 const float *wp = w + i * win->w_row + c;                                      \
                 for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc)            \
                     a += (uint32_t)(((int32_t)*xp - d->in_zp) * (int32_t)*wp);                 \
@@ -383,6 +532,54 @@ DW_Q8_PIXEL(dw_pixel_u8, uint8_t, v16u8, v16u16)
 
 DW_QF_PIXEL(dw_pixel_s8f, int8_t, v16s8, v16s16)
 DW_QF_PIXEL(dw_pixel_u8f, uint8_t, v16u8, v16u16)
+
+/* The 8-bit blocks of multiplier MM on the float path (sums exact in float, as
+ * DW_QF_BLOCK's): the inputs less their zero point converted tap by tap, each block
+ * requantized as multiplier 1's; out[0 .. returned * MM) as DW_MULT_F32. */
+#define DW_QF_XLOAD(v, p)                                                                      \
+    do {                                                                                       \
+        dw_vb xb_;                                                                             \
+        memcpy(&xb_, (p), sizeof xb_);                                                         \
+        (v) = __builtin_convertvector(                                                         \
+                  __builtin_convertvector(__builtin_convertvector(xb_, dw_vh), v16i), v16) -   \
+              xz;                                                                              \
+    } while (0)
+#define DW_QF_INIT(v, o) ((v) = (v16){0})
+#define DW_QF_STORE(v, o) DW_REQ16(dw_vb, dw_vh, v, o)
+
+#define DW_MULT_QF(NAME, T, VB, VH, MM, NB)                                                    \
+    DW_HOT static size_t NAME##_##MM(const mp_dwconv *d, const dw_window *win, const T *x,    \
+                                     const float *w, T *out, const int32_t *perm)              \
+    {                                                                                          \
+        size_t in_c = (size_t)d->in_c, oc = in_c * (MM), ci = 0;                               \
+        const int32_t *bias = d->bias_q;                                                       \
+        const v16 xz = (v16){0} + (float)d->in_zp;                                             \
+        const v16i olo = (v16i){0} + (d->out_lo - d->out_zp);                                  \
+        const v16i ohi = (v16i){0} + (d->out_hi - d->out_zp);                                  \
+        typedef VB dw_vb; /* the element vectors, for DW_QF_XLOAD and DW_QF_STORE */           \
+        typedef VH dw_vh;                                                                      \
+        v16i pm[MM];                                                                           \
+        memcpy(pm, perm, sizeof pm);                                                           \
+        DW_MULT_BLOCK(T, MM, NB, DW_QF_XLOAD, DW_QF_INIT, DW_QF_STORE)                         \
+        DW_MULT_BLOCK(T, MM, 1, DW_QF_XLOAD, DW_QF_INIT, DW_QF_STORE)                          \
+        return ci;                                                                             \
+    }
+
+#define DW_MULT_QF_ALL(NAME, T, VB, VH)                                                        \
+    DW_MULT_QF(NAME, T, VB, VH, 2, 4)                                                          \
+    DW_MULT_QF(NAME, T, VB, VH, 3, 2)                                                          \
+    DW_MULT_QF(NAME, T, VB, VH, 4, 2)                                                          \
+    DW_MULT_QF(NAME, T, VB, VH, 5, 1)                                                          \
+    DW_MULT_QF(NAME, T, VB, VH, 6, 1)                                                          \
+    DW_MULT_QF(NAME, T, VB, VH, 7, 1)                                                          \
+    DW_MULT_QF(NAME, T, VB, VH, 8, 1)                                                          \
+    typedef size_t (*NAME##_fn)(const mp_dwconv *, const dw_window *, const T *,               \
+                                const float *, T *, const int32_t *);                          \
+    static const NAME##_fn k_##NAME[DW_MULT_MAX + 1] = {                                       \
+        NULL, NULL, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6, NAME##_7, NAME##_8};
+
+DW_MULT_QF_ALL(dw_mult_s8f, int8_t, v16s8, v16s16)
+DW_MULT_QF_ALL(dw_mult_u8f, uint8_t, v16u8, v16u16)
 
 bool mp_dwconv_q8_float_filter(const mp_dwconv *d, float *wf)
 {
@@ -399,8 +596,64 @@ bool mp_dwconv_q8_float_filter(const mp_dwconv *d, float *wf)
     int64_t lo = d->q_uint8 ? 0 : -128, hi = d->q_uint8 ? 255 : 127;
     int64_t xmax = hi - d->in_zp > d->in_zp - lo ? hi - d->in_zp : d->in_zp - lo;
     int64_t taps = (int64_t)d->k_h * d->k_w; /* below 2^31 each: the product fits */
-    return d->mult == 1 && taps <= (1 << 24) && taps * xmax * wmax < ((int64_t)1 << 24);
+    return taps <= (1 << 24) && taps * xmax * wmax < ((int64_t)1 << 24);
 }
+
+/* The tail of a pixel (dw_tail t, after the blocks), for element type T: XLOAD loads
+ * sixteen inputs as floats, XCONV converts one; INIT and STORE as DW_MULT_BLOCK's. */
+#define DW_TAIL_BODY(T, XLOAD, XCONV, INIT, STORE)                                             \
+    size_t oc = (size_t)d->in_c * (size_t)d->mult;                                             \
+    int32_t n = t->n;                                                                          \
+    v16 a[DW_MULT_MAX], xv, wv, pv;                                                            \
+    v16i pm;                                                                                   \
+    for (int32_t v = 0; v < n; v++)                                                            \
+        INIT(a[v], (size_t)t->o0[v]);                                                          \
+    for (int32_t i = 0; i < win->rows; i++) {                                                  \
+        const T *xp = x + i * win->x_row;                                                      \
+        const float *wp = w + i * win->w_row;                                                  \
+        for (int32_t j = 0; j < win->cols; j++, xp += win->x_col, wp += oc) {                  \
+            if (t->copy) {                                                                     \
+                xv = (v16){0};                                                                 \
+                for (int32_t l = 0; l < d->in_c; l++)                                          \
+                    xv[l] = XCONV(xp[l]);                                                      \
+            }                                                                                  \
+            for (int32_t v = 0; v < n; v++) {                                                  \
+                if (!t->copy)                                                                  \
+                    XLOAD(xv, xp + t->base[v]);                                                \
+                memcpy(&pm, t->perm + v * DW_V, sizeof pm);                                    \
+                DW_PERM(pv, xv, pm);                                                           \
+                DW_LOAD(wv, wp + t->o0[v]);                                                    \
+                a[v] += pv * wv;                                                               \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    for (int32_t v = 0; v < n; v++)                                                            \
+        STORE(a[v], (size_t)t->o0[v]);
+
+#define DW_F32_XCONV(e) (e)
+DW_HOT static void dw_tail_f32(const mp_dwconv *d, const dw_tail *t, const dw_window *win,
+                               const float *x, const float *w, float *out)
+{
+    const float *bias = d->bias;
+    DW_TAIL_BODY(float, DW_F32_XLOAD, DW_F32_XCONV, DW_F32_INIT, DW_F32_STORE)
+}
+
+#define DW_QF_XCONV(e) ((float)((int32_t)(e) - d->in_zp))
+#define DW_TAIL_QF(NAME, T, VB, VH)                                                            \
+    DW_HOT static void NAME(const mp_dwconv *d, const dw_tail *t, const dw_window *win,        \
+                            const T *x, const float *w, T *out)                                \
+    {                                                                                          \
+        typedef VB dw_vb;                                                                      \
+        typedef VH dw_vh;                                                                      \
+        const int32_t *bias = d->bias_q;                                                       \
+        const v16 xz = (v16){0} + (float)d->in_zp;                                             \
+        const v16i olo = (v16i){0} + (d->out_lo - d->out_zp);                                  \
+        const v16i ohi = (v16i){0} + (d->out_hi - d->out_zp);                                  \
+        DW_TAIL_BODY(T, DW_QF_XLOAD, DW_QF_XCONV, DW_QF_INIT, DW_QF_STORE)                     \
+    }
+
+DW_TAIL_QF(dw_tail_s8f, int8_t, v16s8, v16s16)
+DW_TAIL_QF(dw_tail_u8f, uint8_t, v16u8, v16u16)
 
 /* ---- rows of the output ---- */
 
@@ -409,28 +662,51 @@ typedef struct dw_job {
     const void *x;
     void *y;
     bool q8;
+    int32_t perm[DW_MULT_MAX * DW_V]; /* multiplier 2-8: DW_MULT_BLOCK's index vectors */
+    dw_tail tail;                     /* and what the blocks leave */
 } dw_job;
+
+/* dw_pixel's 8-bit float path for element type T: the multiplier's blocks (BLOCKS[mult]),
+ * then what they leave as whole vectors (TAIL) or one channel at a time (PIXEL, which also
+ * does multiplier 1 whole). */
+#define DW_QF_DISPATCH(T, BLOCKS, TAIL, PIXEL)                                                 \
+    do {                                                                                       \
+        const T *x_ = (const T *)j->x + win->x;                                                \
+        const float *w_ = d->filter_qf + win->w;                                               \
+        T *out_ = (T *)j->y + pix * oc;                                                        \
+        size_t ci_ = blocks ? BLOCKS[mult](d, win, x_, w_, out_, j->perm) : 0;                 \
+        if (ci_ < in_c && j->tail.n)                                                           \
+            TAIL(d, &j->tail, win, x_, w_, out_);                                              \
+        else                                                                                   \
+            PIXEL(d, win, x_, w_, out_, ci_ * mult);                                           \
+    } while (0)
 
 /* One output pixel, its window at win, into element pix of the output. */
 static void dw_pixel(const dw_job *j, const dw_window *win, size_t pix)
 {
     const mp_dwconv *d = j->d;
     size_t in_c = (size_t)d->in_c, mult = (size_t)d->mult, oc = in_c * mult;
+    /* DW_MULT_BLOCK's, then the rest; other multipliers above 1 gather (8-bit: in the
+     * integers, sixteen lanes at a time) */
+    bool blocks = mult >= 2 && mult <= DW_MULT_MAX;
     if (!j->q8) {
         const float *x = (const float *)j->x + win->x, *w = d->filter + win->w;
         float *out = (float *)j->y + pix * oc;
-        if (mult == 1)
+        if (mult == 1) {
             dw_pixel_m1(win, x, w, d->bias, out, oc);
-        else
-            dw_pixel_mult(win, x, w, d->bias, out, in_c, mult);
+        } else {
+            size_t ci = blocks ? k_mult_f32[mult](win, x, w, d->bias, out, in_c, j->perm) : 0;
+            if (ci < in_c && j->tail.n)
+                dw_tail_f32(d, &j->tail, win, x, w, out);
+            else if (ci < in_c)
+                dw_pixel_mult(win, x, w, d->bias, out, in_c, mult, ci * mult);
+        }
         if (d->lo != -INFINITY || d->hi != INFINITY)
             dw_clamp(out, oc, d->lo, d->hi);
-    } else if (d->filter_qf && mult == 1 && d->q_uint8) {
-        dw_pixel_u8f(d, win, (const uint8_t *)j->x + win->x, d->filter_qf + win->w,
-                     (uint8_t *)j->y + pix * oc);
-    } else if (d->filter_qf && mult == 1) {
-        dw_pixel_s8f(d, win, (const int8_t *)j->x + win->x, d->filter_qf + win->w,
-                     (int8_t *)j->y + pix * oc);
+    } else if (d->filter_qf && (mult == 1 || blocks) && d->q_uint8) {
+        DW_QF_DISPATCH(uint8_t, k_dw_mult_u8f, dw_tail_u8f, dw_pixel_u8f);
+    } else if (d->filter_qf && (mult == 1 || blocks)) {
+        DW_QF_DISPATCH(int8_t, k_dw_mult_s8f, dw_tail_s8f, dw_pixel_s8f);
     } else if (d->q_uint8) {
         dw_pixel_u8(d, win, (const uint8_t *)j->x + win->x, (const uint8_t *)d->filter_q + win->w,
                     (uint8_t *)j->y + pix * oc);
@@ -486,7 +762,10 @@ static void dw_run(const mp_dwconv *d, const void *x, void *y, bool q8, pthreadp
     for (int i = 0; i < 5 && per_row < 65536; i++)
         per_row *= (size_t)factors[i]; /* stops growing at 2^16 * 2^31: no overflow */
     size_t tile = per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1);
-    dw_job j = {d, x, y, q8};
+    dw_job j = {d, x, y, q8, {0}, {0}};
+    dw_tail_plan(d->in_c, d->mult, &j.tail);
+    for (int32_t k = 0; d->mult <= DW_MULT_MAX && k < d->mult * DW_V; k++)
+        j.perm[k] = k / d->mult; /* vector k / 16, lane k % 16: input (16 (k / 16) + l) / M */
     pthreadpool_parallelize_1d_tile_1d(pool, dw_rows, &j, rows, tile, 0);
 }
 

@@ -1,8 +1,10 @@
 /* DEPTHWISE_CONV_2D in plain C (dwconv.c), for the filters this XNNPACK (2022-02) runs
  * slowly: its float depthwise microkernels take windows of exactly 3, 4, 9 or 25 taps; any
  * other (1x5, 1x31, 7x7) becomes a grouped GEMM of one channel per group, 1-4 GFLOP/s against
- * 20-35 here (docs/benchmarks.md, tools/bench_dwconv.c). conv.c chooses at prepare
- * (mp_dwconv_wanted) and keeps XNNPACK for the rest. NHWC, TensorFlow Lite's semantics:
+ * 20-35 here (docs/benchmarks.md, tools/bench_dwconv.c); and any depth multiplier above 1 a
+ * GEMM of M channels per group, 5-31 GFLOP/s for M = 2-8 against 25-51 here. conv.c chooses
+ * at prepare (mp_dwconv_wanted) and keeps XNNPACK for the rest. NHWC, TensorFlow Lite's
+ * semantics:
  * padding given as the top and left of SAME (or 0), strides, dilations, depth multiplier,
  * optional bias, fused activation as a clamp. Float32, and int8 / uint8 (XNNPACK's quantized
  * depthwise has the same fall-back, for all but 9 and 25 taps), requantized in integers as
@@ -43,20 +45,21 @@ typedef struct mp_dwconv {
      * scale: TensorFlow Lite's multiplier, its shift as left = max(shift, 0) and right =
      * max(-shift, 0), both in [0, 31] */
     const int32_t *q_mult, *q_left, *q_right;
-    const float *filter_qf;                /* mult 1: the filter less its zero point in
-                                              float (mp_dwconv_q8_float_filter), or NULL */
+    const float *filter_qf;                /* the filter less its zero point in float
+                                              (mp_dwconv_q8_float_filter), or NULL */
     int32_t in_zp, w_zp, out_zp, out_lo, out_hi;
 } mp_dwconv;
 
-/* Whether a float32 depthwise convolution of k_h x k_w taps and depth multiplier mult runs
- * here under the current policy: AUTO where XNNPACK has no depthwise microkernel (taps other
- * than 3, 4, 9, 25) and mult is 1. */
-bool mp_dwconv_wanted(int32_t k_h, int32_t k_w, int32_t mult);
+/* Whether a float32 depthwise convolution of k_h x k_w taps, in_c input channels and depth
+ * multiplier mult runs here under the current policy: AUTO where XNNPACK has no depthwise
+ * microkernel (mult 1 and taps other than 3, 4, 9, 25), and for multipliers 2 to 8 on
+ * sixteen input channels or more (XNNPACK's GEMM is slower there; dwconv.c has the figures). */
+bool mp_dwconv_wanted(int32_t k_h, int32_t k_w, int32_t in_c, int32_t mult);
 
 /* The same for an 8-bit quantized one (int8 filters with one scale or one per channel,
- * uint8 with a zero point): where XNNPACK has no quantized depthwise microkernel (taps
- * other than 9 and 25) and mult is 1. */
-bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t mult);
+ * uint8 with a zero point): where XNNPACK has no quantized depthwise microkernel (mult 1 and
+ * taps other than 9 and 25), and multipliers 2 to 8 on sixteen input channels or more. */
+bool mp_dwconv_wanted_q8(int32_t k_h, int32_t k_w, int32_t in_c, int32_t mult);
 
 /* An 8-bit convolution's sums computed in float are exact when no sum of products can reach
  * 2^24 (taps * the largest |x - in_zp| * the largest |w - w_zp|): then wf [k_h, k_w, in_c *

@@ -238,6 +238,30 @@ static void test_dw_multiplier(void **state)
     }
 }
 
+/* Depth multipliers 2 to 8 on the permuted blocks of sixteen input channels (16 and 64 with
+ * multiplier 2: one and four blocks at a time), with what they leave as overlapping whole
+ * vectors (21, 37, 17 channels), and fewer than sixteen inputs (3 x 8, 5 x 4: copied; 7 x 2,
+ * 14 outputs: one channel at a time); SAME and VALID, strides and dilations 2, fused
+ * activations, with and without bias, a second input size. On the C path (AUTO takes it
+ * from sixteen channels on with AVX-512, test_dw_choice). */
+static void test_dw_multiplier_blocks(void **state)
+{
+    (void)state;
+    static const int32_t cm[][2] = {{16, 2}, {64, 2}, {37, 2}, {48, 3}, {21, 3}, {32, 4},
+                                    {37, 4}, {16, 5}, {24, 6}, {17, 7}, {16, 8}, {21, 8},
+                                    {3, 8},  {5, 4},  {7, 2}};
+    static const int32_t acts[] = {MP_ACT_NONE, MP_ACT_RELU, MP_ACT_RELU6, MP_ACT_RELU_N1_TO_1,
+                                   MP_ACT_TANH};
+    for (int i = 0; i < (int)(sizeof cm / sizeof cm[0]); i++) {
+        dw_params p = {.n = 2, .h = 11, .w = 10, .c = cm[i][0], .mult = cm[i][1],
+                       .kh = 3 + i % 3, .kw = 3, .sh = 1 + i % 2, .sw = 1 + i / 2 % 2,
+                       .dh = 1 + i / 3 % 2, .dw = 1 + i / 5 % 2,
+                       .padding = i % 4 == 3 ? MP_PAD_VALID : MP_PAD_SAME,
+                       .act = acts[i % 5], .bias = i % 3 != 1, .h2 = 14, .w2 = 9};
+        check_dw(&p, MP_DWCONV_C);
+    }
+}
+
 /* Every fused activation (TANH and SIGN_BIT after the kernel, the others as its clamp). */
 static void test_dw_activations(void **state)
 {
@@ -333,31 +357,61 @@ static void test_dw_against_xnnpack(void **state)
         {.n = 3, .h = 30, .w = 2, .c = 13, .mult = 1, .kh = 26, .kw = 1, .sh = 2, .sw = 1,
          .dh = 1, .dw = 1, .padding = MP_PAD_SAME, .bias = true, .int8_filter = true,
          .act = MP_ACT_RELU_N1_TO_1},
+        /* multipliers on the blocks against XNNPACK's GEMM (the same sums in another order) */
+        {.n = 2, .h = 13, .w = 12, .c = 32, .mult = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
+         .dh = 1, .dw = 1, .padding = MP_PAD_SAME, .bias = true, .act = MP_ACT_RELU6},
+        {.n = 1, .h = 14, .w = 11, .c = 21, .mult = 3, .kh = 5, .kw = 5, .sh = 1, .sw = 1,
+         .dh = 2, .dw = 2, .padding = MP_PAD_VALID, .bias = true},
+        {.n = 1, .h = 9, .w = 10, .c = 16, .mult = 8, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+         .dh = 1, .dw = 1, .padding = MP_PAD_SAME, .bias = false, .act = MP_ACT_RELU},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_paths_agree(&cases[i]);
 }
 
-/* AUTO: the C path exactly for multiplier 1 and windows other than 3, 4, 9 and 25 taps. */
+/* Whether AUTO takes depth multipliers 2 to 8 on the C path: with AVX-512 (GCC, x86-64). */
+static bool mult_blocks_fast(void)
+{
+#if defined(__x86_64__) && !defined(__clang__)
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
+/* AUTO: the C path exactly for multiplier 1 and windows other than 3, 4, 9 and 25 taps,
+ * and for multipliers 2 to 8 on sixteen input channels or more (any window). */
 static void test_dw_choice(void **state)
 {
     (void)state;
     mp_dwconv_set_policy(MP_DWCONV_AUTO);
-    assert_false(mp_dwconv_wanted(3, 1, 1));
-    assert_false(mp_dwconv_wanted(2, 2, 1));
-    assert_false(mp_dwconv_wanted(3, 3, 1));
-    assert_false(mp_dwconv_wanted(5, 5, 1));
-    assert_false(mp_dwconv_wanted(1, 25, 1));
-    assert_false(mp_dwconv_wanted(31, 1, 2));
-    assert_true(mp_dwconv_wanted(1, 5, 1));
-    assert_true(mp_dwconv_wanted(31, 1, 1));
-    assert_true(mp_dwconv_wanted(1, 26, 1));
-    assert_true(mp_dwconv_wanted(7, 7, 1));
+    assert_false(mp_dwconv_wanted(3, 1, 32, 1));
+    assert_false(mp_dwconv_wanted(2, 2, 32, 1));
+    assert_false(mp_dwconv_wanted(3, 3, 32, 1));
+    assert_false(mp_dwconv_wanted(5, 5, 32, 1));
+    assert_false(mp_dwconv_wanted(1, 25, 32, 1));
+    assert_true(mp_dwconv_wanted(1, 5, 32, 1));
+    assert_true(mp_dwconv_wanted(31, 1, 3, 1));
+    assert_true(mp_dwconv_wanted(1, 26, 32, 1));
+    assert_true(mp_dwconv_wanted(7, 7, 32, 1));
+    /* multipliers: 2 to 8 from sixteen input channels on where the processor has AVX-512
+     * (dwconv.c's blocks permute sixteen lanes in one instruction there), XNNPACK's GEMM
+     * otherwise */
+    bool perm16 = mult_blocks_fast();
+    for (int32_t m = 2; m <= 8; m++) {
+        assert_int_equal(mp_dwconv_wanted(3, 3, 16, m), perm16);
+        assert_int_equal(mp_dwconv_wanted(31, 1, 40, m), perm16);
+        assert_false(mp_dwconv_wanted(3, 3, 15, m));
+    }
+    assert_false(mp_dwconv_wanted(3, 3, 32, 9));
+    assert_false(mp_dwconv_wanted(3, 3, 32, 16));
     mp_dwconv_set_policy(MP_DWCONV_XNNPACK);
-    assert_false(mp_dwconv_wanted(7, 7, 1));
+    assert_false(mp_dwconv_wanted(7, 7, 32, 1));
+    assert_false(mp_dwconv_wanted(3, 3, 32, 2));
     mp_dwconv_set_policy(MP_DWCONV_C);
-    assert_true(mp_dwconv_wanted(3, 3, 1));
-    assert_true(mp_dwconv_wanted(3, 3, 4));
+    assert_true(mp_dwconv_wanted(3, 3, 32, 1));
+    assert_true(mp_dwconv_wanted(3, 3, 3, 4));
+    assert_true(mp_dwconv_wanted(3, 3, 32, 16));
     mp_dwconv_set_policy(MP_DWCONV_AUTO);
 }
 
@@ -690,6 +744,33 @@ static void check_q8(const q8_params *p, uint32_t seed)
     q8_free(&d);
 }
 
+/* Depth multipliers 2 to 8 in 8 bits (int8 per channel and per tensor, uint8): the blocks,
+ * what they leave, fewer than sixteen inputs, SAME and VALID, strides and dilations 2,
+ * activations, with and without bias; the C path bit-exact with TensorFlow Lite's integers,
+ * XNNPACK's within one unit. */
+static void test_dw_q8_multiplier(void **state)
+{
+    (void)state;
+    static const q8_params cases[] = {
+        {Q_QC8, 2, 10, 9, 16, 2, 3, 3, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true},
+        {Q_QC8, 1, 11, 12, 37, 3, 3, 3, 2, 2, 1, 1, MP_PAD_SAME, MP_ACT_RELU6, true},
+        {Q_QS8, 2, 12, 10, 21, 4, 5, 5, 1, 1, 2, 2, MP_PAD_VALID, MP_ACT_RELU, false},
+        {Q_QU8, 1, 9, 11, 32, 2, 3, 3, 2, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true},
+        {Q_QU8, 2, 10, 10, 16, 8, 3, 5, 1, 2, 1, 1, MP_PAD_SAME, MP_ACT_RELU_N1_TO_1, true},
+        {Q_QC8, 1, 8, 8, 24, 5, 3, 3, 1, 1, 1, 1, MP_PAD_VALID, MP_ACT_NONE, true},
+        {Q_QS8, 1, 9, 9, 18, 7, 3, 3, 2, 2, 2, 2, MP_PAD_SAME, MP_ACT_NONE, true},
+        {Q_QC8, 1, 9, 9, 20, 6, 1, 7, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, false},
+        /* fewer than sixteen input channels (the C path forced) */
+        {Q_QS8, 1, 12, 12, 3, 8, 3, 3, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true},
+        {Q_QU8, 1, 10, 10, 5, 4, 3, 3, 2, 2, 1, 1, MP_PAD_SAME, MP_ACT_RELU, true},
+        {Q_QC8, 1, 10, 10, 7, 2, 3, 3, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true},
+        /* 1000 taps: sums that could pass 2^24, in the integers */
+        {Q_QC8, 1, 1000, 1, 16, 2, 1000, 1, 1, 1, 1, 1, MP_PAD_SAME, MP_ACT_NONE, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_q8(&cases[i], 101 + (uint32_t)i);
+}
+
 /* The input's channels change between prepares (8 then 4, the multiplier 1 then 2): the
  * float sums prepared for multiplier 1 are not used with 2. */
 static void test_dw_q8_channels_change(void **state)
@@ -818,11 +899,16 @@ static void test_dw_q8(void **state)
     assert_false(mp_dwconv_q8_float_filter(&d, wf));
     /* AUTO takes the C path where XNNPACK has no quantized microkernel */
     mp_dwconv_set_policy(MP_DWCONV_AUTO);
-    assert_true(mp_dwconv_wanted_q8(31, 1, 1));
-    assert_true(mp_dwconv_wanted_q8(3, 1, 1));
-    assert_false(mp_dwconv_wanted_q8(3, 3, 1));
-    assert_false(mp_dwconv_wanted_q8(5, 5, 1));
-    assert_false(mp_dwconv_wanted_q8(7, 7, 2));
+    assert_true(mp_dwconv_wanted_q8(31, 1, 8, 1));
+    assert_true(mp_dwconv_wanted_q8(3, 1, 8, 1));
+    assert_false(mp_dwconv_wanted_q8(3, 3, 32, 1));
+    assert_false(mp_dwconv_wanted_q8(5, 5, 32, 1));
+    /* and multipliers 2 to 8 from sixteen input channels on (with AVX-512) */
+    assert_int_equal(mp_dwconv_wanted_q8(3, 3, 16, 2), mult_blocks_fast());
+    assert_int_equal(mp_dwconv_wanted_q8(5, 5, 32, 8), mult_blocks_fast());
+    assert_int_equal(mp_dwconv_wanted_q8(7, 7, 20, 3), mult_blocks_fast());
+    assert_false(mp_dwconv_wanted_q8(3, 3, 8, 2));
+    assert_false(mp_dwconv_wanted_q8(3, 3, 32, 9));
 }
 
 /* Two int8 per-channel 31x1 DEPTHWISE_CONV_2D (the C path) in a writer-built model, in
@@ -883,6 +969,99 @@ static void test_dw_q8_model_static_dynamic(void **state)
 {
     (void)state;
     kh_expect_modes_equal(run_dw_q8_model, 1);
+}
+
+/* One DEPTHWISE_CONV_2D of multiplier 2 (float32, 20 channels, 3x3 stride 2, SAME, RELU6)
+ * and one of multiplier 3 (int8 per channel, 3x3 dilation 2, VALID, RELU), each in a
+ * writer-built model of its own, on the C path, static and dynamic sessions: the same bytes,
+ * each against its reference (int8: TensorFlow Lite's integers, bit for bit). */
+enum { MM_N = 2, MM_H = 11, MM_W = 9, MM_C = 20 };
+
+static void run_dw_mult_model(mp_memory_mode mode, void **out, size_t *sizes)
+{
+    enum { OC = MM_C * 2, OH = (MM_H + 1) / 2, OW = (MM_W + 1) / 2 };
+    static float filt[9 * OC], bias[OC], x[MM_N * MM_H * MM_W * MM_C], want[MM_N * OH * OW * OC];
+    kh_fill(filt, 9 * OC, 17, 1.0f);
+    kh_fill(bias, OC, 18, 1.0f);
+    kh_fill(x, MM_N * MM_H * MM_W * MM_C, 19, 1.0f);
+    mp_tfw *w = mp_tfw_create();
+    int32_t xd[4] = {MM_N, MM_H, MM_W, MM_C}, fd[4] = {1, 3, 3, OC}, yd[4] = {MM_N, OH, OW, OC};
+    int32_t bd = OC;
+    int xt = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 4, xd, 0, NULL);
+    int ft = mp_tfw_tensor(w, "f", MP_DT_FLOAT32, 4, fd, mp_tfw_buffer(w, filt, sizeof filt),
+                           NULL);
+    int bt = mp_tfw_tensor(w, "b", MP_DT_FLOAT32, 1, &bd, mp_tfw_buffer(w, bias, sizeof bias),
+                           NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 4, yd, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 2;
+    o.depth_multiplier = 2;
+    o.activation = MP_ACT_RELU6;
+    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){xt, ft, bt}, 1, &y, &o);
+    mp_tfw_io(w, 1, &xt, 1, &y);
+    mp_test_model m = mp_test_tfw_finish(w);
+    kh_run_single_input(mode, m.bytes, m.size, "dwconv multiplier 2", x, sizeof x, out, sizes);
+    dw_params p = {.n = MM_N, .h = MM_H, .w = MM_W, .c = MM_C, .mult = 2, .kh = 3, .kw = 3,
+                   .sh = 2, .sw = 2, .dh = 1, .dw = 1, .padding = MP_PAD_SAME,
+                   .act = MP_ACT_RELU6, .bias = true};
+    ref_dw(&p, MM_H, MM_W, x, filt, bias, want);
+    assert_int_equal(sizes[0], sizeof want);
+    kh_expect_close(out[0], want, sizeof want / sizeof want[0], 3.0);
+}
+
+static void run_dw_mult_q8_model(mp_memory_mode mode, void **out, size_t *sizes)
+{
+    q8_params p = {Q_QC8, MM_N, MM_H, MM_W, MM_C, 3, 3, 3, 1, 1, 2, 2, MP_PAD_VALID,
+                   MP_ACT_RELU, true};
+    enum { OC = MM_C * 3 };
+    q8_data d = q8_fill(&p, 91);
+    mp_tfw *w = mp_tfw_create();
+    int32_t xd[4] = {MM_N, MM_H, MM_W, MM_C}, fd[4] = {1, 3, 3, OC}, bd = OC;
+    int32_t yd[4] = {MM_N, MM_H - 4, MM_W - 4, OC};
+    int xt = mp_tfw_tensor(w, "x", MP_DT_INT8, 4, xd, 0, NULL);
+    int ft = mp_tfw_tensor(w, "f", MP_DT_INT8, 4, fd, mp_tfw_buffer(w, d.f, 9 * OC), NULL);
+    int bt = mp_tfw_tensor(w, "b", MP_DT_INT32, 1, &bd,
+                           mp_tfw_buffer(w, d.bias, OC * sizeof(int32_t)), NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_INT8, 4, yd, 0, NULL);
+    float bs[OC];
+    for (int i = 0; i < OC; i++)
+        bs[i] = d.in_s * d.w_s[i];
+    mp_tfw_tensor_quant(w, xt, 1, &d.in_s, &d.in_zp, 0);
+    mp_tfw_tensor_quant(w, ft, OC, d.w_s, NULL, 3);
+    mp_tfw_tensor_quant(w, bt, OC, bs, NULL, 0);
+    mp_tfw_tensor_quant(w, y, 1, &d.out_s, &d.out_zp, 0);
+    mp_op_options o = mp_tfw_options_default();
+    o.padding = MP_PAD_VALID;
+    o.stride_h = o.stride_w = 1;
+    o.dilation_h = o.dilation_w = 2;
+    o.depth_multiplier = 3;
+    o.activation = MP_ACT_RELU;
+    mp_tfw_op(w, MP_OP_DEPTHWISE_CONV_2D, 3, (int32_t[]){xt, ft, bt}, 1, &y, &o);
+    mp_tfw_io(w, 1, &xt, 1, &y);
+    mp_test_model m = mp_test_tfw_finish(w);
+    size_t n = (size_t)MM_N * MM_H * MM_W * MM_C;
+    mp_session *s = kh_session(mode, m.bytes, m.size, "dwconv multiplier 3 int8");
+    mp_error err = {0};
+    assert_int_equal(mp_session_set_input(s, 0, d.x, n, &err), MP_OK);
+    if (mp_session_run(s, &err) != MP_OK)
+        fail_msg("run (%s): %s", mp_memory_mode_name(mode), err.msg);
+    const mp_tensor *t = mp_session_output(s, 0);
+    q8_expect_ref(&p, &d, t, false);
+    sizes[0] = t->bytes;
+    out[0] = malloc(t->bytes + 1);
+    memcpy(out[0], t->data, t->bytes);
+    mp_session_destroy(s);
+    q8_free(&d);
+}
+
+static void test_dw_mult_model_static_dynamic(void **state)
+{
+    (void)state;
+    mp_dwconv_set_policy(MP_DWCONV_C);
+    kh_expect_modes_equal(run_dw_mult_model, 1);
+    kh_expect_modes_equal(run_dw_mult_q8_model, 1);
+    mp_dwconv_set_policy(MP_DWCONV_AUTO);
 }
 
 /* ---- the conformer (../shared): its 31-tap operator on either path, the same outputs ---- */
@@ -958,6 +1137,7 @@ int main(void)
         cmocka_unit_test(test_dw_taps_26_to_49),
         cmocka_unit_test(test_dw_strides_dilations),
         cmocka_unit_test(test_dw_multiplier),
+        cmocka_unit_test(test_dw_multiplier_blocks),
         cmocka_unit_test(test_dw_activations),
         cmocka_unit_test(test_dw_small_inputs_and_hybrid),
         cmocka_unit_test(test_dw_thread_pool),
@@ -965,10 +1145,12 @@ int main(void)
         cmocka_unit_test(test_dw_choice),
         cmocka_unit_test(test_dw_refusals),
         cmocka_unit_test(test_dw_q8),
+        cmocka_unit_test(test_dw_q8_multiplier),
         cmocka_unit_test(test_dw_q8_channels_change),
         cmocka_unit_test(test_dw_requant16),
         cmocka_unit_test(test_dw_q8_model_static_dynamic),
         cmocka_unit_test(test_dw_model_static_dynamic),
+        cmocka_unit_test(test_dw_mult_model_static_dynamic),
         cmocka_unit_test(test_dw_conformer_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
