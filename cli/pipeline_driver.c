@@ -74,7 +74,18 @@ static int route(mp_pipeline *p, const char *flag, const char *spec, int *model,
     *arg = spec;
     char *dot = strchr(name, '.');
     long k;
-    if (mp_session_find_input(mp_pipeline_session(p, 0), name) >= 0 || !dot)
+    if (mp_session_find_input(mp_pipeline_session(p, 0), name) >= 0)
+        return MP_EXIT_OK;
+    for (int c = 0; !dot && c < mp_pipeline_input_count(p); c++) { /* a later model's name */
+        int m, i;
+        mp_pipeline_input_at(p, c, &m, &i);
+        const char *nm = mp_session_input(mp_pipeline_session(p, m), i)->info->name;
+        if (m > 0 && strcmp(nm, name) == 0)
+            return mp_usage_error("pipeline", "%s '%s': model 1 has no input '%s'; model %d's "
+                                  "chain input is named %d.%s", flag, spec, name, m + 1, m + 1,
+                                  nm);
+    }
+    if (!dot)
         return MP_EXIT_OK;
     *dot = 0;
     if (!mp_parse_int(name, 0, 100000, &k))

@@ -73,7 +73,7 @@ typedef enum mp_pipe_why {
 const char *mp_pipe_why_name(int why);
 
 typedef struct mp_pipe_edge {
-    int32_t from_model, from_output; /* from_model -1: the caller's input number from_output */
+    int32_t from_model, from_output; /* from_model -1: chain input number from_output */
     int32_t to_model, to_input;      /* to_model -1: the caller's output number to_input */
     int32_t from_tensor, to_tensor;  /* tensor indices in their models (-1: the caller) */
     mp_pipe_io io;                   /* asked */

@@ -121,6 +121,7 @@ refuse "--chain-input '3.a': models are numbered 1..2" --chain-input 3.a
 refuse "--chain-input takes K.INPUT" --chain-input 2
 refuse "model 2 (mul.tflite) has no input 'q'" --chain-input 2.q
 refuse "input 'b' is given both --input and --fill" --input 2.b=b.bin --fill 2.b=1
+refuse "--fill 'b=3': model 1 has no input 'b'; model 2's chain input is named 2.b" --fill b=3
 
 # the chain's trace: one table of models, read by memprof report
 [ "$(jget chain.json 'len(j["meta"]["models"])')" = 3 ] || fail "trace: models table"
