@@ -19,6 +19,11 @@
  * sum by the output multiplier; MUL scales the product of the centred inputs by
  * in1_scale * in2_scale / out_scale (computed in float as TensorFlow Lite does). XNNPACK's
  * own requantization (fp32 in this version) may differ from those by 1 in the last place.
+ * uint8 DIV (div.cc EvalQuantized; int8 has none there) runs in plain C as TensorFlow Lite's
+ * reference DivElementwise: the centred divisor made positive (both signs flipped), its
+ * reciprocal by GetReciprocal, the centred dividend shifted by its leading sign bits times
+ * it, then scaled by in1_scale / (in2_scale * out_scale) (float, as there) with the shift
+ * less the two normalizations; a divisor equal to its zero point fails the run.
  *
  * Integer semantics follow TensorFlow Lite: DIV truncates toward zero, FLOOR_MOD takes the
  * sign of the divisor (like Python's %), a zero divisor is an error at run time (as in
@@ -124,6 +129,25 @@ static inline int32_t q8_add(const q8_binary *q, int32_t x, int32_t w)
     return q8_finish(q, mp_multiply_by_quantized_multiplier(sx + sw, q->out_mult, q->out_shift));
 }
 
+/* uint8 DIV; the centred divisor is not 0 (checked before the loop), the multiplier's shift
+ * at most 23 (so the total shift is never a left one). */
+static inline int32_t q8_div(const q8_binary *q, int32_t x, int32_t w)
+{
+    int32_t a = x + q->a_offset, b = w + q->b_offset;
+    if (b < 0) {
+        a = -a;
+        b = -b;
+    }
+    int recip_shift;
+    const int32_t inv = mp_get_reciprocal(b, 31, &recip_shift);
+    const int headroom = a ? __builtin_clrsb(a) : 31;
+    const int32_t unscaled =
+        mp_sat_rounding_doubling_high_mul((int32_t)((uint32_t)a << headroom), inv);
+    return q8_finish(q, mp_rounding_divide_by_pot(
+                            mp_sat_rounding_doubling_high_mul(unscaled, q->out_mult),
+                            recip_shift + headroom - q->out_shift));
+}
+
 static inline int32_t q8_mul(const q8_binary *q, int32_t x, int32_t w)
 {
     return q8_finish(q, mp_multiply_by_quantized_multiplier((x + q->a_offset) * (w + q->b_offset),
@@ -141,6 +165,7 @@ DEFINE_BC_Q8_KERNEL(add_s8, int8_t, q8_add)
 DEFINE_BC_Q8_KERNEL(mul_s8, int8_t, q8_mul)
 DEFINE_BC_Q8_KERNEL(add_u8, uint8_t, q8_add)
 DEFINE_BC_Q8_KERNEL(mul_u8, uint8_t, q8_mul)
+DEFINE_BC_Q8_KERNEL(div_u8, uint8_t, q8_div)
 
 typedef struct binary_state {
     xnn_operator_t op; /* float32 ADD/SUB/MUL/DIV, 8-bit ADD/SUB/MUL; created once (the
@@ -185,6 +210,14 @@ static mp_status q8_binary_init(mp_node *n, q8_binary *q)
     if (n->opcode == MP_OP_MUL) {
         q->a_mult = q->b_mult = q->a_shift = q->b_shift = 0;
         ok = mp_quantize_multiplier((double)(sa * sb / so), &q->out_mult, &q->out_shift);
+    } else if (n->opcode == MP_OP_DIV) { /* div.cc: in float */
+        q->a_mult = q->b_mult = q->a_shift = q->b_shift = 0;
+        ok = mp_quantize_multiplier((double)(sa / (sb * so)), &q->out_mult, &q->out_shift);
+        if (ok && q->out_shift > 23)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "scale %g / (%g * %g) is 2^23 or more: TensorFlow Lite's "
+                                "division shifts out of range",
+                                (double)sa, (double)sb, (double)so);
     } else {
         const double twice_max = (double)(2.0f * fmaxf(sa, sb));
         const double out_real = twice_max / (double)((float)(1 << Q8_ADD_LEFT_SHIFT) * so);
@@ -223,9 +256,10 @@ static mp_status binary_infer(mp_node *n)
                             "input '%s' has dtype %s (supported: f32, i32, i64, i8, u8)",
                             a->info->name, mp_dtype_name(a->dtype));
     if (mp_dtype_is_q8(a->dtype) && n->opcode != MP_OP_ADD && n->opcode != MP_OP_SUB &&
-        n->opcode != MP_OP_MUL)
+        n->opcode != MP_OP_MUL && !(n->opcode == MP_OP_DIV && a->dtype == MP_DT_UINT8))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input '%s' is %s; only ADD, SUB and MUL take 8-bit quantized inputs",
+                            "input '%s' is %s; only ADD, SUB and MUL (and DIV on u8) take 8-bit "
+                            "quantized inputs",
                             a->info->name, mp_dtype_name(a->dtype));
     /* TensorFlow Lite gives the output of ADD, SUB and MUL the inputs' dtype whatever the
      * file declares (their Prepare sets output->type = input2->type). memprof follows it for
@@ -351,6 +385,7 @@ static mp_status binary_prepare(mp_node *n)
             return st;
     }
     if ((a->dtype != MP_DT_FLOAT32 && !q8) || n->opcode == MP_OP_FLOOR_MOD ||
+        (q8 && n->opcode == MP_OP_DIV) ||
         s->plan.elements == 0 || s->plan.rank > XNN_MAX_TENSOR_DIMS || (q8 && s->xnn_refused))
         return MP_OK; /* plain C */
 
@@ -386,7 +421,9 @@ static void binary_run_q8(const mp_node *n, const binary_state *s)
 {
     const mp_bc_plan *p = &s->plan;
     const bool mul = n->opcode == MP_OP_MUL;
-    if (n->in[0]->dtype == MP_DT_INT8) {
+    if (n->opcode == MP_OP_DIV) /* uint8 only (infer) */
+        div_u8(p, &s->q, n->in[0]->data, n->in[1]->data, n->out[0]->data);
+    else if (n->in[0]->dtype == MP_DT_INT8) {
         const int8_t *a = n->in[0]->data, *b = n->in[1]->data;
         int8_t *y = n->out[0]->data;
         (mul ? mul_s8 : add_s8)(p, &s->q, a, b, y);
@@ -412,6 +449,15 @@ static mp_status check_divisor(mp_node *n, const mp_tensor *t)
         for (size_t i = 0; i < count; i++)
             if (v[i] == 0)
                 goto zero;
+    } else if (t->dtype == MP_DT_UINT8) { /* the real value 0: the zero point */
+        const uint8_t *v = t->data;
+        const mp_quant *q = &t->info->quant;
+        const int32_t zp = q->zero_point ? (int32_t)q->zero_point[0] : 0;
+        for (size_t i = 0; i < count; i++)
+            if (v[i] == zp)
+                return mp_node_fail(n, MP_ERR_ARG,
+                                    "division by zero: divisor '%s' holds its zero point %d",
+                                    t->info->name, (int)zp);
     }
     return MP_OK;
 zero:
@@ -463,6 +509,11 @@ static mp_status binary_run(mp_node *n)
         return MP_OK;
     }
     if (mp_dtype_is_q8(in_a->dtype)) {
+        if (n->opcode == MP_OP_DIV) {
+            mp_status st = check_divisor(n, in_b);
+            if (st != MP_OK)
+                return st;
+        }
         binary_run_q8(n, s);
         return MP_OK;
     }

@@ -137,6 +137,32 @@ void mp_inv_sqrt_quantized_multiplier(int32_t x, int32_t *multiplier, int *shift
     *shift = -right;
 }
 
+int32_t mp_one_over_one_plus_x(int32_t a)
+{
+    /* half the denominator (a + one) / 2, rounded away from zero (RoundingHalfSum) */
+    const int64_t sum = (int64_t)a + INT32_MAX;
+    const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    /* Q2.29: 48/17 - 32/17 * d, then three steps x += x * (1 - d * x) */
+    int32_t x = wrap_i32((uint32_t)1515870810 +
+                         (uint32_t)mp_sat_rounding_doubling_high_mul(half_denominator,
+                                                                     -1010580540));
+    for (int i = 0; i < 3; i++) {
+        const int32_t one_minus_dx = wrap_i32(
+            (1u << 29) - (uint32_t)mp_sat_rounding_doubling_high_mul(half_denominator, x));
+        x = wrap_i32((uint32_t)x + (uint32_t)sat_rounding_mul_pot(
+                                       mp_sat_rounding_doubling_high_mul(x, one_minus_dx), 2));
+    }
+    return sat_rounding_mul_pot(x, 1); /* x / 2 in Q1.30, rescaled to Q0.31 */
+}
+
+int32_t mp_get_reciprocal(int32_t x, int x_integer_digits, int *num_bits_over_unit)
+{
+    const int headroom_plus_one = x ? __builtin_clz((uint32_t)x) : 32;
+    *num_bits_over_unit = x_integer_digits - headroom_plus_one;
+    const uint32_t normalized = headroom_plus_one < 32 ? (uint32_t)x << headroom_plus_one : 0;
+    return mp_one_over_one_plus_x(wrap_i32(normalized - (1u << 31)));
+}
+
 bool mp_quant_dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi)
 {
     switch (dt) {

@@ -54,6 +54,17 @@ int32_t mp_multiply_by_quantized_multiplier_i64(int64_t x, int32_t quantized_mul
  * Used by int8 RSQRT and quantized L2_NORMALIZATION. */
 void mp_inv_sqrt_quantized_multiplier(int32_t x, int32_t *multiplier, int *shift);
 
+/* gemmlowp's one_over_one_plus_x_for_x_in_0_1: 1 / (1 + a) for a Q0.31 a in [0, 1), Q0.31:
+ * half the denominator (RoundingHalfSum with one), 48/17 - 32/17 of it, three Newton-Raphson
+ * steps in Q2.29 (saturating rescales), halved back into Q0.31 (saturating). */
+int32_t mp_one_over_one_plus_x(int32_t a);
+
+/* TensorFlow Lite's GetReciprocal: 1 / x for x > 0 with x_integer_digits integer bits, as a
+ * Q0.31 value r and *num_bits_over_unit: 1 / x = r * 2^(-num_bits_over_unit) (x normalized
+ * by its leading zeros into [1, 2), then mp_one_over_one_plus_x of the excess): uint8 DIV.
+ * (The 8-bit SOFTMAX and LOG_SOFTMAX call mp_one_over_one_plus_x themselves.) */
+int32_t mp_get_reciprocal(int32_t x, int x_integer_digits, int *num_bits_over_unit);
+
 /* The range of a quantized integer dtype: uint8, int8, int16, int32 (int4 as -8..7). False
  * for other dtypes. */
 bool mp_quant_dtype_range(mp_dtype dt, int32_t *lo, int32_t *hi);

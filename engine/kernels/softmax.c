@@ -110,19 +110,6 @@ static int32_t fx_exp_on_negative(int32_t a)
     return a == 0 ? INT32_MAX : r;
 }
 
-/* 1 / (1 + a) for a in [0, 1), Q0.31 in and out: three Newton-Raphson steps in Q2.29. */
-static int32_t fx_one_over_one_plus(int32_t a)
-{
-    const int64_t sum = (int64_t)a + INT32_MAX;
-    const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
-    int32_t x = 1515870810 + fx_mul(half_denominator, -1010580540); /* 48/17 - 32/17 d */
-    for (int i = 0; i < 3; i++) {
-        const int32_t one_minus_dx = (1 << 29) - fx_mul(half_denominator, x);
-        x += fx_sat_shl(fx_mul(x, one_minus_dx), 2);
-    }
-    return fx_sat_shl(x, 1); /* x / 2 as Q1.30, rescaled to Q0.31 */
-}
-
 /* TensorFlow Lite's reference quantized softmax of `rows` rows of `depth` 8-bit values. */
 static void softmax_q8_rows(const softmax_q8_state *q, const void *in, void *out, bool s8)
 {
@@ -151,7 +138,7 @@ static void softmax_q8_rows(const softmax_q8_state *q, const void *in, void *out
         uint32_t sum = sum64 > INT32_MAX ? INT32_MAX : (uint32_t)sum64;
         int headroom_plus_one = sum ? __builtin_clz(sum) : 31;
         const int bits_over_unit = SM_ACC_BITS - headroom_plus_one;
-        const int32_t scale = fx_one_over_one_plus(
+        const int32_t scale = mp_one_over_one_plus_x(
             (int32_t)((sum << headroom_plus_one) - (1u << 31)));
         for (size_t c = 0; c < depth; c++) {
             int32_t diff = (s8 ? xs[c] : xu[c]) - mx, v = qmin;
@@ -422,7 +409,7 @@ static int32_t fx_log_q12_to_q5(int32_t x)
     const int32_t denom_minus_one =
         fx_add(fx_mul(p, fx_add(fx_add(alpha_i, q), fx_mul(alpha_d, common_sq))),
                fx_mul(alpha_f, q));
-    const int32_t recip = fx_one_over_one_plus(denom_minus_one);
+    const int32_t recip = mp_one_over_one_plus_x(denom_minus_one);
     const int32_t num_scaled = mp_rounding_divide_by_pot(num, acc_bits);
     const int32_t sum = fx_add(fx_mul(z_pow2, log_2), fx_mul(num_scaled, recip));
     return fx_sat_shl0(sum, acc_bits - SM_DIFF_BITS);

@@ -1,4 +1,4 @@
-/* Tests of quantized ADD, SUB and MUL (int8 and uint8, issue 15): hand-computed cases whose
+/* Tests of quantized ADD, SUB and MUL (int8 and uint8, issue 15), and uint8 DIV: hand-computed cases whose
  * integers are exact (no rounding ties), then random inputs over broadcast shapes, scales and
  * zero points and every integer fused activation, compared with a restatement of TensorFlow
  * Lite's integer reference (add.cc / sub.cc / mul.cc Prepare and the reference integer
@@ -17,6 +17,7 @@
 
 #include "engine/kernels/quant_math.h"
 #include "tests/util/kernel_harness.h"
+#include "tests/util/quant_ref.h"
 
 /* One quantized binary case: operator, dtype, the three tensors' scales and zero points. */
 typedef struct qbin {
@@ -70,6 +71,50 @@ static void ref_range(const qbin *q, int32_t *lo, int32_t *hi)
     *hi = *hi > qmax ? qmax : *hi;
 }
 
+/* gemmlowp's RoundingDivideByPOT for any exponent 0..62: to nearest, ties away from zero. */
+static int32_t ref_rdpot_any(int32_t x, int e)
+{
+    const int64_t d = INT64_C(1) << e, q = x / d, rem = x - q * d;
+    return (int32_t)(2 * (rem < 0 ? -rem : rem) >= d && e > 0 ? q + (x < 0 ? -1 : 1) : q);
+}
+
+/* TensorFlow Lite's uint8 DIV of one pair (div.cc Prepare, reference DivElementwise),
+ * restated on quant_ref.h's gemmlowp steps: the multiplier of in1_scale / (in2_scale *
+ * out_scale) in float; the centred divisor made positive (both signs flipped); its
+ * reciprocal (GetReciprocal: normalized by its leading zeros into [1, 2), 1 / (1 + excess)
+ * by gemmlowp's Newton-Raphson in Q2.29: 48/17 - 32/17 d, three steps, halved into Q0.31);
+ * the dividend shifted left by its leading sign bits (the most that keep it in 32 bits)
+ * times it; then times the multiplier and divided by 2^(those two shifts - the multiplier's
+ * shift). */
+static int32_t ref_div(const qbin *q, int32_t x, int32_t w)
+{
+    int32_t m;
+    int sh;
+    qref_quantize_multiplier((double)(q->scale[0] / (q->scale[1] * q->scale[2])), &m, &sh);
+    int32_t a = x - (int32_t)q->zp[0], b = w - (int32_t)q->zp[1];
+    if (b < 0) {
+        a = -a;
+        b = -b;
+    }
+    int lz = 0;
+    while (((uint32_t)b << lz) < 0x80000000u)
+        lz++;
+    const int bits_over_unit = 31 - lz;
+    const int32_t excess = (int32_t)(((uint32_t)b << lz) - 0x80000000u);
+    const int64_t sum = (int64_t)excess + INT32_MAX;
+    const int32_t half_d = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    int32_t r = 1515870810 + qref_srdhm(half_d, -1010580540);
+    for (int i = 0; i < 3; i++)
+        r += qref_sat_pot(qref_srdhm(r, (1 << 29) - qref_srdhm(half_d, r)), 2);
+    r = qref_sat_pot(r, 1);
+    int head = 0;
+    while (head < 31 && (int64_t)a * (INT64_C(2) << head) >= INT32_MIN &&
+           (int64_t)a * (INT64_C(2) << head) <= INT32_MAX)
+        head++;
+    const int32_t unscaled = qref_srdhm((int32_t)((int64_t)a * (INT64_C(1) << head)), r);
+    return ref_rdpot_any(qref_srdhm(unscaled, m), bits_over_unit + head - sh);
+}
+
 /* One output element from the quantized inputs x and w. */
 static int32_t ref_elem(const qbin *q, int32_t x, int32_t w)
 {
@@ -77,7 +122,9 @@ static int32_t ref_elem(const qbin *q, int32_t x, int32_t w)
     int sh, sh1, sh2;
     ref_range(q, &lo, &hi);
     int64_t v;
-    if (q->op == MP_OP_MUL) {
+    if (q->op == MP_OP_DIV) {
+        v = ref_div(q, x, w);
+    } else if (q->op == MP_OP_MUL) {
         float real = q->scale[0] * q->scale[1] / q->scale[2]; /* in float, as mul.cc */
         assert_true(mp_quantize_multiplier(real, &m, &sh));
         int32_t prod = (x - (int32_t)q->zp[0]) * (w - (int32_t)q->zp[1]);
@@ -101,6 +148,8 @@ static int32_t ref_elem(const qbin *q, int32_t x, int32_t w)
 /* Does XNNPACK take these parameters (else the kernel runs TensorFlow Lite's C)? */
 static bool xnn_takes(const qbin *q)
 {
+    if (q->op == MP_OP_DIV) /* no quantized divide in XNNPACK */
+        return false;
     int32_t lo, hi;
     ref_range(q, &lo, &hi);
     xnn_operator_t op = NULL;
@@ -259,8 +308,12 @@ static void compare(const qbin *q, const shape_pair *sp, tally *t, bool *bit_exa
     int32_t span = dt_max(q->dt) - dt_min(q->dt) + 1;
     for (size_t i = 0; i < numel(sp->ra, sp->da); i++)
         set_q(a->data, q->dt, i, dt_min(q->dt) + (int32_t)(rnd() % (uint32_t)span));
-    for (size_t i = 0; i < numel(sp->rb, sp->db); i++)
-        set_q(b->data, q->dt, i, dt_min(q->dt) + (int32_t)(rnd() % (uint32_t)span));
+    for (size_t i = 0; i < numel(sp->rb, sp->db); i++) {
+        int32_t v = dt_min(q->dt) + (int32_t)(rnd() % (uint32_t)span);
+        if (q->op == MP_OP_DIV && v == q->zp[1]) /* a zero divisor fails the run */
+            v = v == dt_max(q->dt) ? v - 1 : v + 1;
+        set_q(b->data, q->dt, i, v);
+    }
     kh_expect_ok(&c, kh_run(&c));
     int32_t ro = y->rank;
     size_t oi[MP_MAX_RANK] = {0};
@@ -349,6 +402,50 @@ static void test_threads_rerun_reshape(void **state)
     pthreadpool_destroy(pool);
 }
 
+/* uint8 DIV (div.cc): exact quotients by hand, all scales 1 and zero points 0: 6 / 3 = 2,
+ * 255 / 5 = 51, 7 / 7 = 1, 0 / 9 = 0, 9 / 2 = 4.5 -> 5 (the last rounding, ties away from
+ * zero); on an output of scale 1/4 (multiplier 4) 200 / 1 = 800 saturates at 255. With
+ * zero points 20, 10 and 100: (10 - 20) / (5 - 10) = 2 -> 102, (30 - 20) / (5 - 10) = -2
+ * -> 98, 0 / 2 -> 100, and RELU clamps the -2 at the zero point 100. The divisor broadcast.
+ * Then random shapes, scales, zero points and activations against the restatement (bit for
+ * bit: plain C), and a divisor holding its zero point (the real 0) failing the run. */
+static void test_div(void **state)
+{
+    (void)state;
+    qbin d = {MP_OP_DIV, MP_DT_UINT8, {1.0f, 1.0f, 1.0f}, {0, 0, 0}, MP_ACT_NONE};
+    hand(&d, 5, (int32_t[]){6, 255, 7, 0, 9}, 5, (int32_t[]){3, 5, 7, 9, 2},
+         (int32_t[]){2, 51, 1, 0, 5});
+    d.scale[2] = 0.25f;
+    hand(&d, 2, (int32_t[]){200, 12}, 1, (int32_t[]){1}, (int32_t[]){255, 48});
+    qbin z = {MP_OP_DIV, MP_DT_UINT8, {1.0f, 1.0f, 1.0f}, {20, 10, 100}, MP_ACT_NONE};
+    hand(&z, 3, (int32_t[]){10, 30, 20}, 3, (int32_t[]){5, 5, 12}, (int32_t[]){102, 98, 100});
+    z.act = MP_ACT_RELU;
+    hand(&z, 3, (int32_t[]){10, 30, 20}, 3, (int32_t[]){5, 5, 12}, (int32_t[]){102, 100, 100});
+
+    static const float scales[][3] = {
+        {0.05f, 0.05f, 0.1f}, {0.02f, 0.3f, 0.17f}, {0.5f, 0.01f, 0.003f},
+        {0.0001f, 0.2f, 0.25f}, {0.9f, 0.7f, 0.002f}, {3e-5f, 2e-4f, 0.5f},
+    };
+    static const int64_t zps[][3] = {{128, 128, 128}, {0, 255, 3}, {77, 140, 250}, {0, 0, 0}};
+    static const int32_t acts[] = {MP_ACT_NONE, MP_ACT_RELU, MP_ACT_RELU6, MP_ACT_RELU_N1_TO_1};
+    for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++)
+        for (size_t k = 0; k < 4; k++) {
+            qbin q = {MP_OP_DIV, MP_DT_UINT8, {0}, {0}, acts[(s + k) % 4]};
+            memcpy(q.scale, scales[s], sizeof q.scale);
+            memcpy(q.zp, zps[k], sizeof q.zp);
+            tally t = {0, 0, 0};
+            bool exact;
+            compare(&q, &k_shapes[(s + k) % 6], &t, &exact, NULL);
+            assert_true(exact && t.n > 0 && t.exact == t.n);
+        }
+
+    kh_case c;
+    build(&c, &z, 1, (int32_t[]){3}, 1, (int32_t[]){3}, NULL);
+    memcpy(c.in[1]->data, (uint8_t[]){5, 10, 12}, 3);
+    kh_expect_error(&c, MP_ERR_ARG, "division by zero: divisor 't1' holds its zero point 10");
+    kh_free(&c);
+}
+
 static void expect_error(const qbin *q, mp_dtype da, mp_dtype db, mp_dtype dy, int per_channel,
                          mp_status want, const char *needle)
 {
@@ -386,9 +483,16 @@ static void test_errors(void **state)
     q.act = MP_ACT_TANH;
     expect_error(&q, MP_DT_INT8, MP_DT_INT8, MP_DT_INT8, -1, MP_ERR_UNSUPPORTED, "TANH");
     q.act = MP_ACT_NONE;
-    q.op = MP_OP_DIV;
+    q.op = MP_OP_DIV; /* TensorFlow Lite's div.cc has uint8 only */
+    expect_error(&q, MP_DT_INT8, MP_DT_INT8, MP_DT_INT8, -1, MP_ERR_UNSUPPORTED,
+                 "only ADD, SUB and MUL (and DIV on u8) take 8-bit");
+    /* a multiplier of 2^23 or more: the reference's final shift would be a left one */
+    q.dt = MP_DT_UINT8;
+    q.scale[2] = 1e-8f;
     expect_error(&q, MP_DT_UINT8, MP_DT_UINT8, MP_DT_UINT8, -1, MP_ERR_UNSUPPORTED,
-                 "only ADD, SUB and MUL take 8-bit");
+                 "is 2^23 or more");
+    q.scale[2] = 0.5f;
+    q.dt = MP_DT_INT8;
     q.op = MP_OP_FLOOR_MOD;
     expect_error(&q, MP_DT_INT8, MP_DT_INT8, MP_DT_INT8, -1, MP_ERR_UNSUPPORTED, "i8");
     /* An output declared float32 with one scale and zero point becomes uint8 like its inputs
@@ -405,7 +509,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),   cmocka_unit_test(test_hand_refused_by_xnnpack),
         cmocka_unit_test(test_random),       cmocka_unit_test(test_threads_rerun_reshape),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_div),          cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
