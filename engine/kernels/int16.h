@@ -6,7 +6,8 @@
  * TransposeConv with an int64 bias);
  * int16_binary.c: ADD, SUB (add.cc / sub.cc: the power-of-two path and the general one) and
  * MUL; int16_activation.c: LOGISTIC and TANH (reference_integer_ops' sigmoid table), RELU,
- * RELU6, LEAKY_RELU and SOFTMAX (its exp and reciprocal tables). None
+ * RELU6, LEAKY_RELU, ABS, EXP (LUTPopulate's table) and SOFTMAX (its exp and reciprocal
+ * tables). None
  * keeps state: what a run needs is computed from the tensors at the run. */
 #ifndef MP_INT16_H
 #define MP_INT16_H
@@ -73,9 +74,9 @@ bool mp_i16_checked_log2(float x, int *log2_rounded);
 mp_status mp_i16_binary_infer(mp_node *n);
 mp_status mp_i16_binary_run(mp_node *n);
 
-/* LOGISTIC, TANH, RELU, RELU6 (from unary.c) and LEAKY_RELU (from unary_math.c) with an int16
- * input (int16_activation.c): check the quantization (the node's one input and output
- * present); run. */
+/* LOGISTIC, TANH, RELU, RELU6 (from unary.c) and LEAKY_RELU, ABS, EXP (from unary_math.c)
+ * with an int16 input (int16_activation.c): check the quantization (the node's one input and
+ * output present); run. */
 mp_status mp_i16_unary_check(mp_node *n);
 mp_status mp_i16_unary_run(mp_node *n);
 /* SOFTMAX with an int16 input (int16_activation.c): check, give the output the input's shape

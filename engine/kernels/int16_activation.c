@@ -1,7 +1,8 @@
-/* 16x8 LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU and SOFTMAX (int16.h): TensorFlow Lite's int16
- * reference kernels (reference_integer_ops Logistic / Tanh and activations.cc's SigmoidPrepare
- * / TanhPrepare, QuantizedReluX, QuantizeLeakyRelu; reference_ops SoftmaxInt16 and
- * softmax.cc's Prepare), bit for bit, in plain C.
+/* 16x8 LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU, ABS, EXP and SOFTMAX (int16.h): TensorFlow
+ * Lite's int16 reference kernels (reference_integer_ops Logistic / Tanh and activations.cc's
+ * SigmoidPrepare / TanhPrepare, QuantizedReluX, QuantizeLeakyRelu; elementwise.cc's ABS,
+ * exp.cc's table; reference_ops SoftmaxInt16 and softmax.cc's Prepare), bit for bit, in plain
+ * C.
  *
  * The input (int16, zero point 0) is brought to TensorFlow Lite's table scale, 1 / (3 * 4096)
  * per unit: times 3 when its scale is 2^-12 (the power-of-two case), else times
@@ -19,6 +20,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "engine/kernels/quant_layout.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
 
@@ -132,10 +134,56 @@ static bool is_relu(const mp_node *n)
     return n->opcode != MP_OP_LOGISTIC && n->opcode != MP_OP_TANH;
 }
 
+/* ---- ABS, EXP ---------------------------------------------------------------------------------
+ * ABS (elementwise.cc): with quantization (zero points 0) |x|, times input / output scale
+ * (QuantizeMultiplier of their float quotient, the int32 MultiplyByQuantizedMultiplier) when
+ * the two differ, saturated (|-32768| is 32767); without, |x| as int16 (|-32768| wraps to
+ * -32768), as AbsInt16EvalImpl. EXP (exp.cc): zero points 0, a 513-entry table of expf over
+ * the input's real range in the output's units (TensorFlow Lite's LUTPopulate<int16_t>, in
+ * float, built at each run on the stack) read by lut_lookup below. */
+
+typedef struct i16_elem {
+    bool quantized, rescale;  /* ABS */
+    int32_t mult;
+    int shift;
+    float si, so;             /* EXP: the scales */
+} i16_elem;
+
+static mp_status elem_params(mp_node *n, i16_elem *p)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    *p = (i16_elem){.quantized = true};
+    if (n->opcode == MP_OP_ABS && in->info->quant.count == 0) {
+        p->quantized = false;
+        if (out->dtype != MP_DT_INT16)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s; with i16 input '%s' "
+                                "it must be i16", mp_tname(out), mp_dtype_name(out->dtype),
+                                mp_tname(in));
+        return mp_node_check_same_qparams(n, in, out);
+    }
+    mp_status st = mp_i16_activation(n, in, "input", &p->si);
+    if (st != MP_OK || (st = mp_i16_activation(n, out, "output", &p->so)) != MP_OK)
+        return st;
+    p->rescale = p->si != p->so;
+    if (n->opcode == MP_OP_ABS && p->rescale &&
+        !mp_quantize_multiplier((double)(p->si / p->so), &p->mult, &p->shift))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input scale %g over output scale %g gives "
+                            "no multiplier", (double)p->si, (double)p->so);
+    return MP_OK;
+}
+
+static bool is_elem(const mp_node *n)
+{
+    return n->opcode == MP_OP_ABS || n->opcode == MP_OP_EXP;
+}
+
 mp_status mp_i16_unary_check(mp_node *n)
 {
     i16_relu r;
     i16_sigmoid p = {0, 0};
+    i16_elem e;
+    if (is_elem(n))
+        return elem_params(n, &e);
     return is_relu(n) ? relu_params(n, &r) : sigmoid_params(n, &p);
 }
 
@@ -157,6 +205,37 @@ static inline uint32_t table_at(uint64_t a, int bits, uint32_t sat)
     return (ua << bits) + ut * (ub - ua);
 }
 
+static void lut_populate_f32(float si, float so, float (*f)(float), int16_t *lut);
+static inline int16_t lut_lookup(int32_t v, const int16_t *lut);
+
+static float lut_expf(float x) { return expf(x); }
+
+static mp_status elem_run(mp_node *n, const int16_t *x, int16_t *y, size_t count)
+{
+    i16_elem p;
+    mp_status st = elem_params(n, &p);
+    if (st != MP_OK)
+        return st;
+    if (n->opcode == MP_OP_EXP) {
+        int16_t lut[513];
+        lut_populate_f32(p.si, p.so, lut_expf, lut);
+        for (size_t i = 0; i < count; i++)
+            y[i] = lut_lookup(x[i], lut);
+        return MP_OK;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int32_t v = x[i] < 0 ? -(int32_t)x[i] : x[i];
+        if (!p.quantized) {
+            y[i] = (int16_t)(uint16_t)(uint32_t)v; /* 32768 wraps to -32768 */
+            continue;
+        }
+        if (p.rescale)
+            v = mp_multiply_by_quantized_multiplier(v, p.mult, p.shift);
+        y[i] = (int16_t)(v < INT16_MIN ? INT16_MIN : (v > INT16_MAX ? INT16_MAX : v));
+    }
+    return MP_OK;
+}
+
 mp_status mp_i16_unary_run(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
@@ -167,6 +246,8 @@ mp_status mp_i16_unary_run(mp_node *n)
                             mp_tname(out), mp_tname(in));
     const int16_t *x = in->data;
     int16_t *y = out->data;
+    if (is_elem(n))
+        return elem_run(n, x, y, count);
     if (is_relu(n)) {
         i16_relu r = {0, 0, 0, 0, 0, 0};
         mp_status st = relu_params(n, &r);
@@ -239,6 +320,25 @@ static void gen_lut(double (*func)(double), double lo, double hi, int16_t *lut)
         lut[i] = (int16_t)fmin(fmax(sample - bias, -32768.0), 32767.0);
     }
     lut[LUT_STEPS] = (int16_t)fmin(fmax(round(func(hi) * scale), -32768.0), 32767.0);
+}
+
+/* TensorFlow Lite's LUTPopulate<int16_t> (LUTPopulateInt16 in float) for an int16 input of
+ * scale si and output of scale so, zero points 0: gen_lut's construction over the input's real
+ * range [si * -32768, si * 32767], in float, the values in units of 65536 over the output's
+ * real range. */
+static void lut_populate_f32(float si, float so, float (*f)(float), int16_t *lut)
+{
+    const float in_min = si * -32768.0f, in_max = si * 32767.0f;
+    const float step = (in_max - in_min) / LUT_STEPS, half = step / 2;
+    const float inv = 65536.0f / (so * 32767.0f - so * -32768.0f);
+    for (int i = 0; i < LUT_STEPS; i++) {
+        const float x0 = in_min + (float)i * step;
+        const float v = f(x0), mid = f(x0 + half), next = f(in_min + (float)(i + 1) * step);
+        const float interp = roundf((next * inv + roundf(v * inv)) / 2);
+        const float bias = roundf((interp - roundf(mid * inv)) / 2);
+        lut[i] = (int16_t)fminf(fmaxf(roundf(v * inv) - bias, -32768.0f), 32767.0f);
+    }
+    lut[LUT_STEPS] = (int16_t)fminf(fmaxf(roundf(f(in_max) * inv), -32768.0f), 32767.0f);
 }
 
 static void init_luts(void)

@@ -39,7 +39,7 @@
  *     clamped to [zp_out, zp_out + round(1 / out_scale)] within the dtype;
  *   RSQRT and SQRT of an input below its zero point (a negative real value) fail the run,
  *   as TensorFlow Lite's do.
- * int16 (16x8) LEAKY_RELU: int16_activation.c (QuantizeLeakyRelu with zero points 0). */
+ * int16 (16x8) LEAKY_RELU, ABS, EXP: int16_activation.c (zero points 0). */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -307,7 +307,8 @@ static mp_status um_infer(mp_node *n)
     mp_status st = mp_node_check_io(n, 1, 1, 0);
     if (st != MP_OK)
         return st;
-    if (n->opcode == MP_OP_LEAKY_RELU && n->in[0]->dtype == MP_DT_INT16) { /* 16x8 */
+    if ((n->opcode == MP_OP_LEAKY_RELU || n->opcode == MP_OP_ABS || n->opcode == MP_OP_EXP) &&
+        n->in[0]->dtype == MP_DT_INT16) { /* 16x8 */
         if ((st = mp_i16_unary_check(n)) != MP_OK)
             return st;
         return mp_node_set_output_shape(n, n->in[0]->rank, n->in[0]->dims);
@@ -349,7 +350,7 @@ static mp_status um_fill_table(mp_node *n, const um_op *u, um_state *s)
 
 static mp_status um_prepare(mp_node *n)
 {
-    if (n->in[0]->dtype == MP_DT_INT16) /* 16x8 LEAKY_RELU: no state, all at the run */
+    if (n->in[0]->dtype == MP_DT_INT16) /* 16x8: no state, all at the run */
         return MP_OK;
     const um_op *u = um_find(n->opcode);
     const mp_tensor *in = n->in[0];

@@ -1003,6 +1003,112 @@ static void test_movement(void **state)
     expect_i16(&c, out, 2, (int32_t[]){2, 3}, (int16_t[]){3, 1, 3, -6, -4, -6}, 6);
 }
 
+/* ---- ABS, EXP ------------------------------------------------------------------------------- */
+
+/* An int16 ABS or EXP of x[n] with scales *si -> *so (quantized when si is given). */
+static void run_elem(int32_t op, const float *si, const float *so, int32_t n, const int16_t *x,
+                     int16_t *y)
+{
+    kh_case c;
+    kh_init(&c, op, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_INT16, 1, &n, x);
+    mp_tensor *out = kh_output(&c, MP_DT_INT16);
+    if (si) {
+        kh_quant(&c, in, 1, si, k_zeros, 0);
+        kh_quant(&c, out, 1, so, k_zeros, 0);
+    }
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(mp_tensor_elements(out), (size_t)n);
+    memcpy(y, out->data, (size_t)n * 2);
+    kh_free(&c);
+}
+
+/* ABS (elementwise.cc). Scales 0.5 -> 0.25 (multiplier 2): -100 -> 200, 7 -> 14, -20000 ->
+ * 40000 saturates at 32767. Equal scales: |-32768| = 32768 saturates at 32767. Scales 1 -> 3:
+ * the multiplier 1/3 is 0x55555555 * 2^(-1 - 31), applied as two roundings (the doubling
+ * high multiply by 0x55555555, ties up, then halving, ties away from zero): 5 -> 3.33 -> 3
+ * -> 1.5 -> 2; 4 -> 2.67 -> 3 -> 1.5 -> 2 (not round(4/3) = 1); 7 -> 4.67 -> 5 -> 2.5 -> 3.
+ * Unquantized (AbsInt16EvalImpl): |-32768| wraps to -32768, |-3| = 3. */
+static void test_abs(void **state)
+{
+    (void)state;
+    static const float s05 = 0.5f, s025 = 0.25f, s1 = 1.0f, s3 = 3.0f;
+    int16_t y[4];
+    run_elem(MP_OP_ABS, &s05, &s025, 3, (int16_t[]){-100, 7, -20000}, y);
+    assert_memory_equal(y, ((int16_t[]){200, 14, 32767}), 6);
+    run_elem(MP_OP_ABS, &s05, &s05, 2, (int16_t[]){-32768, -9}, y);
+    assert_memory_equal(y, ((int16_t[]){32767, 9}), 4);
+    run_elem(MP_OP_ABS, &s1, &s3, 3, (int16_t[]){-5, 4, -7}, y);
+    assert_memory_equal(y, ((int16_t[]){2, 2, 3}), 6);
+    run_elem(MP_OP_ABS, NULL, NULL, 2, (int16_t[]){-32768, -3}, y);
+    assert_memory_equal(y, ((int16_t[]){-32768, 3}), 4);
+}
+
+/* exp.cc's LUTPopulate<int16_t> (LUTPopulateInt16 in float) for zero points 0, restated: 512
+ * steps over [si * -32768, si * 32767], values in units of 65536 over the output's real range
+ * (so * 32767 - so * -32768); each entry the rounded value at the step's start less half
+ * (rounded) the error of the interpolated midpoint against the rounded midpoint value; the
+ * last entry the value at the end. */
+static void ref_exp_lut(float si, float so, int16_t *t)
+{
+    const float lo = si * -32768.0f, hi = si * 32767.0f, step = (hi - lo) / 512.0f;
+    const float inv = 65536.0f / (so * 32767.0f - so * -32768.0f);
+    for (int i = 0; i < 512; i++) {
+        const float x0 = lo + (float)i * step;
+        const float s0 = roundf(expf(x0) * inv);
+        const float interp = roundf((expf(lo + (float)(i + 1) * step) * inv + s0) / 2.0f);
+        const float err = interp - roundf(expf(x0 + step / 2.0f) * inv);
+        t[i] = (int16_t)fminf(fmaxf(s0 - roundf(err / 2.0f), -32768.0f), 32767.0f);
+    }
+    t[512] = (int16_t)fminf(fmaxf(roundf(expf(hi) * inv), -32768.0f), 32767.0f);
+}
+
+/* EXP over every int16 input against the restated table and lookup, for two scale pairs; the
+ * result also near exp(x * si) / so where that is below the output's range: within 2 units
+ * (an entry's rounding and its bias of half the midpoint's rounded error, the lookup's
+ * rounding) plus, relative to the value, the error of interpolating exp linearly over a table
+ * step h = si * 65535 / 512 (at most h^2 / 8), the table's units (65536 over 65535 output
+ * steps: 1.6e-5) and its positions (entry i sits at i * 65535 / 512 input steps, the lookup
+ * reads it at i * 128: up to one input step, a relative si). */
+static void test_exp(void **state)
+{
+    (void)state;
+    static const float sc[2][2] = {{0x1p-13f, 0x1p-9f}, {0.0003f, 0.0011f}};
+    int16_t *x = malloc(65536 * 2), *y = malloc(65536 * 2);
+    for (int i = 0; i < 65536; i++)
+        x[i] = (int16_t)(i - 32768);
+    for (int k = 0; k < 2; k++) {
+        run_elem(MP_OP_EXP, &sc[k][0], &sc[k][1], 65536, x, y);
+        int16_t t[513];
+        ref_exp_lut(sc[k][0], sc[k][1], t);
+        const double h = sc[k][0] * 65535.0 / 512.0, rel = h * h / 8.0 + 1.6e-5 + sc[k][0];
+        for (int i = 0; i < 65536; i++) {
+            if (y[i] != ref_lookup(x[i], t))
+                fail_msg("scales %d, x %d: got %d, want %d", k, x[i], y[i], ref_lookup(x[i], t));
+            const double real = exp((double)x[i] * sc[k][0]) / sc[k][1];
+            if (real < 32000 && !(fabs(y[i] - real) <= 2.0 + rel * real))
+                fail_msg("scales %d, x %d: %d is %g units from exp", k, x[i], y[i],
+                         fabs(y[i] - real));
+        }
+    }
+    free(x);
+    free(y);
+    /* zero points other than 0, and an int16 NEG, are refused */
+    static const float s = 0.5f;
+    static const int64_t zp2[1] = {2};
+    kh_case c;
+    kh_init(&c, MP_OP_EXP, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, (int32_t[]){2}, NULL), 1, &s, zp2, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &s, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "i16 input 't0' has zero point 2");
+    kh_free(&c);
+    kh_init(&c, MP_OP_NEG, NULL);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 1, (int32_t[]){2}, NULL), 1, &s, k_zeros, 0);
+    kh_quant(&c, kh_output(&c, MP_DT_INT16), 1, &s, k_zeros, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "input 't0' has dtype i16");
+    kh_free(&c);
+}
+
 /* ---- BATCH_MATMUL --------------------------------------------------------------------------- */
 
 /* An int16 BATCH_MATMUL case: lhs (scale sa), rhs (scale sb, constant when given), output
@@ -1809,6 +1915,8 @@ int main(void)
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_movement),
+        cmocka_unit_test(test_abs),
+        cmocka_unit_test(test_exp),
         cmocka_unit_test(test_matmul_hand),
         cmocka_unit_test(test_matmul_reference),
         cmocka_unit_test(test_matmul_refusals),
