@@ -5,9 +5,11 @@
  * 0 or 1 when written; any non-zero byte reads as true.
  *
  * Comparisons take two inputs of one dtype (float32, int32, int64, and for EQUAL / NOT_EQUAL
- * bool) and give bool. int8 / uint8 inputs are compared as TensorFlow Lite's
- * ComparisonWithScaling: each centred value shifted left by 8 and scaled by its tensor's
- * scale as an integer multiplier (MultiplyByQuantizedMultiplier), so values of different
+ * bool; EQUAL, LESS and GREATER_EQUAL also int16, its stored values compared unscaled as in
+ * TensorFlow Lite, whose other three take none) and give bool. int8 / uint8 inputs are
+ * compared as TensorFlow Lite's ComparisonWithScaling: each centred value shifted left by 8
+ * and scaled by its tensor's scale as an integer multiplier (MultiplyByQuantizedMultiplier),
+ * so values of different
  * scales compare by their real values, at the resolution that rounding leaves (equal on both
  * sides of a tie as TensorFlow Lite finds them). The scaled value depends on the byte only,
  * so each input's 256 scaled values are tabulated once at prepare.
@@ -58,12 +60,17 @@ CMP_KERNELS(i64, int64_t, x, w)
 CMP_KERNEL(eq_bool, uint8_t, (x != 0) == (w != 0))
 CMP_KERNEL(ne_bool, uint8_t, (x != 0) != (w != 0))
 CMP_KERNELS(q8, uint8_t, s->scaled[0][x], s->scaled[1][w])
+/* int16: the stored values, unscaled (comparisons.cc's Comparison<int16_t>), for the three
+ * comparisons TensorFlow Lite takes int16 in */
+CMP_KERNEL(eq_i16, int16_t, x == w)
+CMP_KERNEL(lt_i16, int16_t, x < w)
+CMP_KERNEL(ge_i16, int16_t, x >= w)
 
 /* Columns of cmp_op.fn. */
-enum { CMP_F32, CMP_I32, CMP_I64, CMP_BOOL, CMP_Q8, CMP_NDT };
+enum { CMP_F32, CMP_I32, CMP_I64, CMP_BOOL, CMP_Q8, CMP_I16, CMP_NDT };
 
-#define CMP_ROW(OP, SUFFIX)                                                               \
-    {OP##_f32, OP##_i32, OP##_i64, SUFFIX, OP##_q8}
+#define CMP_ROW(OP, SUFFIX, I16)                                                          \
+    {OP##_f32, OP##_i32, OP##_i64, SUFFIX, OP##_q8, I16}
 
 typedef struct cmp_op {
     int32_t opcode;
@@ -71,9 +78,9 @@ typedef struct cmp_op {
 } cmp_op;
 
 static const cmp_op cmp_ops[] = {
-    {MP_OP_EQUAL, CMP_ROW(eq, eq_bool)},   {MP_OP_NOT_EQUAL, CMP_ROW(ne, ne_bool)},
-    {MP_OP_LESS, CMP_ROW(lt, NULL)},       {MP_OP_LESS_EQUAL, CMP_ROW(le, NULL)},
-    {MP_OP_GREATER, CMP_ROW(gt, NULL)},    {MP_OP_GREATER_EQUAL, CMP_ROW(ge, NULL)},
+    {MP_OP_EQUAL, CMP_ROW(eq, eq_bool, eq_i16)},   {MP_OP_NOT_EQUAL, CMP_ROW(ne, ne_bool, NULL)},
+    {MP_OP_LESS, CMP_ROW(lt, NULL, lt_i16)},       {MP_OP_LESS_EQUAL, CMP_ROW(le, NULL, NULL)},
+    {MP_OP_GREATER, CMP_ROW(gt, NULL, NULL)},      {MP_OP_GREATER_EQUAL, CMP_ROW(ge, NULL, ge_i16)},
 };
 
 static const cmp_op *cmp_find(int32_t opcode)
@@ -92,6 +99,7 @@ static int cmp_dtype_index(mp_dtype dt)
     case MP_DT_INT64: return CMP_I64;
     case MP_DT_BOOL: return CMP_BOOL;
     case MP_DT_INT8: case MP_DT_UINT8: return CMP_Q8;
+    case MP_DT_INT16: return CMP_I16;
     default: return -1;
     }
 }
@@ -133,7 +141,8 @@ static mp_status cmp_infer(mp_node *n)
     int di = cmp_dtype_index(a->dtype);
     if (di < 0 || !cmp_find(n->opcode)->fn[di])
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32, i32, "
-                            "i64, i8, u8%s)", mp_tname(a), mp_dtype_name(a->dtype),
+                            "i64, i8, u8%s%s)", mp_tname(a), mp_dtype_name(a->dtype),
+                            cmp_find(n->opcode)->fn[CMP_I16] ? ", i16" : "",
                             cmp_find(n->opcode)->fn[CMP_BOOL] ? ", bool" : "");
     if (b->dtype != a->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "inputs '%s' (%s) and '%s' (%s) differ in dtype",

@@ -282,6 +282,48 @@ static void test_select_random(void **state)
     }
 }
 
+/* int16 EQUAL, LESS and GREATER_EQUAL compare the stored values, whatever the two tensors'
+ * scales (comparisons.cc's Comparison<int16_t>: no rescaling, unlike int8): a (scale 1) =
+ * -32768, -5, 100, 32767 against b (scale 1/4) = -32768, 7, 100, -1 gives EQUAL 1 0 1 0,
+ * LESS 0 1 0 0, GREATER_EQUAL 1 0 1 1; b broadcast as the one value 100: EQUAL 0 0 1 0.
+ * NOT_EQUAL, LESS_EQUAL and GREATER take no int16 in TensorFlow Lite: refused. */
+static void test_compare_i16(void **state)
+{
+    (void)state;
+    static const int16_t a[4] = {-32768, -5, 100, 32767}, b[4] = {-32768, 7, 100, -1};
+    static const float s1 = 1.0f, s4 = 0.25f;
+    static const int64_t z = 0;
+    static const struct {
+        int32_t op;
+        int32_t nb;
+        uint8_t want[4];
+    } cases[] = {
+        {MP_OP_EQUAL, 4, {1, 0, 1, 0}},
+        {MP_OP_LESS, 4, {0, 1, 0, 0}},
+        {MP_OP_GREATER_EQUAL, 4, {1, 0, 1, 1}},
+        {MP_OP_EQUAL, 1, {0, 0, 1, 0}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        kh_case c;
+        mp_tensor *y = two(&c, cases[k].op, MP_DT_INT16, 1, (int32_t[]){4}, a, 1,
+                           &cases[k].nb, cases[k].nb == 1 ? b + 2 : b, MP_DT_BOOL);
+        kh_quant(&c, c.in[0], 1, &s1, &z, 0);
+        kh_quant(&c, c.in[1], 1, &s4, &z, 0);
+        kh_expect_ok(&c, kh_run(&c));
+        assert_memory_equal(y->data, cases[k].want, 4);
+        kh_free(&c);
+    }
+    static const int32_t refused[3] = {MP_OP_NOT_EQUAL, MP_OP_LESS_EQUAL, MP_OP_GREATER};
+    for (int k = 0; k < 3; k++) {
+        kh_case c;
+        two(&c, refused[k], MP_DT_INT16, 1, (int32_t[]){4}, a, 1, (int32_t[]){4}, b,
+            MP_DT_BOOL);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, "input 't0' has dtype i16 (supported: f32, i32, "
+                        "i64, i8, u8");
+        kh_free(&c);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -302,7 +344,7 @@ static void test_errors(void **state)
     /* LESS does not take bool (only EQUAL and NOT_EQUAL do) */
     two(&c, MP_OP_LESS, MP_DT_BOOL, 1, (int32_t[]){2}, (uint8_t[]){0, 1}, 1, (int32_t[]){2},
         (uint8_t[]){0, 1}, MP_DT_BOOL);
-    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "supported: f32, i32, i64, i8, u8)");
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "supported: f32, i32, i64, i8, u8, i16)");
     kh_free(&c);
     /* shapes that do not broadcast */
     two(&c, MP_OP_EQUAL, MP_DT_FLOAT32, 1, (int32_t[]){2}, f2, 1, (int32_t[]){3},
@@ -341,7 +383,7 @@ int main(void)
         cmocka_unit_test(test_compare_hand), cmocka_unit_test(test_compare_q8_hand),
         cmocka_unit_test(test_compare_random), cmocka_unit_test(test_logical),
         cmocka_unit_test(test_select_hand),  cmocka_unit_test(test_select_random),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_compare_i16),  cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
