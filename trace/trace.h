@@ -196,6 +196,10 @@ void mp_trace_phase_begin(mp_trace *tr, mp_phase_kind kind, uint64_t run);
 void mp_trace_phase_end(mp_trace *tr);
 /* Index of the current phase instance (UINT32_MAX before the first). */
 uint32_t mp_trace_current_phase(const mp_trace *tr);
+/* An operator's begin (OP_BEGIN) or end (OP_END). A begin that directly follows the operator
+ * before's end, or its phase's begin, with no event between, takes that event's time (the
+ * session's bookkeeping between two operators counts in the second), as does a phase's end
+ * right after an operator's end: one clock read per operator instead of two. */
 void mp_trace_op_mark(mp_trace *tr, int type, int32_t op);
 /* A model of several subgraphs (WHILE, IF: engine/session_subgraph.c) has one tensor and one
  * operator table for all of them, subgraph 0's first, then subgraph 1's, ... While a called

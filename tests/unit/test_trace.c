@@ -193,6 +193,61 @@ static void test_growth_keeps_all_events(void **state)
     mp_trace_destroy(tr);
 }
 
+/* An operator's begin right after the operator before's end (or its phase's begin), and a
+ * phase's end right after an operator's end, take that event's time; every other event reads
+ * the clock. Explicit small times tell a shared time (equal) from a clock reading (the
+ * nanoseconds since the recorder was created: more than a few). */
+static void test_marks_share_the_time_before(void **state)
+{
+    (void)state;
+    mp_trace *tr = mp_trace_create();
+    assert_non_null(tr);
+    assert_true(mp_trace_add(tr, make_event(MP_EV_OP_END, 1, 0, -1, 0)));
+    mp_trace_op_mark(tr, MP_EV_OP_BEGIN, 1);                      /* 1: after an end */
+    assert_true(mp_trace_add(tr, make_event(MP_EV_PHASE_BEGIN, 2, 0, -1, -1)));
+    mp_trace_op_mark(tr, MP_EV_OP_BEGIN, 0);                      /* 3: after a phase begin */
+    assert_true(mp_trace_add(tr, make_event(MP_EV_OP_END, 3, 0, -1, 0)));
+    mp_trace_phase_end(tr);                                       /* 5: after an end */
+    assert_true(mp_trace_add(tr, make_event(MP_EV_OP_END, 4, 0, -1, 0)));
+    assert_true(mp_trace_add(tr, make_event(MP_EV_ALLOC, 0, 64, -1, 1)));  /* 7: the clock */
+    mp_trace_op_mark(tr, MP_EV_OP_BEGIN, 1);                      /* 8: not after an end */
+    assert_true(mp_trace_add(tr, make_event(MP_EV_OP_BEGIN, 5, 0, -1, 2)));
+    mp_trace_op_mark(tr, MP_EV_OP_END, 2);                        /* 10: an end never shares */
+    assert_true(mp_trace_add(tr, make_event(MP_EV_OP_END, 6, 0, -1, 2)));
+    mp_trace_op_mark(tr, MP_EV_OP_END, 3);                        /* 12 */
+    assert_true(mp_trace_add(tr, make_event(MP_EV_PHASE_BEGIN, 7, 0, -1, -1)));
+    mp_trace_phase_end(tr);                                       /* 14: not after an end */
+    assert_int_equal(mp_trace_count(tr), 15);
+    const mp_event *ev = mp_trace_events(tr);
+    assert_int_equal(ev[1].t_ns, 1);
+    assert_int_equal(ev[3].t_ns, 2);
+    assert_int_equal(ev[5].t_ns, 3);
+    assert_int_equal(ev[5].type, MP_EV_PHASE_END);
+    assert_true(ev[7].t_ns > 100);
+    assert_true(ev[8].t_ns >= ev[7].t_ns);
+    assert_true(ev[10].t_ns > 100);
+    assert_true(ev[12].t_ns > 100);
+    assert_true(ev[14].t_ns > 100);
+
+    /* A run as the session records it: phase, two operators, phase end. */
+    mp_trace_phase_begin(tr, MP_PHASE_RUN, 1);
+    for (int32_t op = 0; op < 2; op++) {
+        mp_trace_op_mark(tr, MP_EV_OP_BEGIN, op);
+        mp_trace_op_mark(tr, MP_EV_OP_END, op);
+    }
+    mp_trace_phase_end(tr);
+    assert_int_equal(mp_trace_count(tr), 21);
+    ev = mp_trace_events(tr) + 15;
+    assert_int_equal(ev[1].t_ns, ev[0].t_ns); /* begin 0: the phase's begin */
+    assert_true(ev[2].t_ns >= ev[1].t_ns);
+    assert_int_equal(ev[3].t_ns, ev[2].t_ns); /* begin 1: end 0 */
+    assert_true(ev[4].t_ns >= ev[3].t_ns);
+    assert_int_equal(ev[5].t_ns, ev[4].t_ns); /* phase end: end 1 */
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(ev[i].phase, ev[0].phase);
+    mp_trace_destroy(tr);
+}
+
 static void test_disabled_records_nothing(void **state)
 {
     (void)state;
@@ -625,6 +680,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_recorded_in_order),
         cmocka_unit_test(test_growth_keeps_all_events),
+        cmocka_unit_test(test_marks_share_the_time_before),
         cmocka_unit_test(test_disabled_records_nothing),
         cmocka_unit_test(test_phase_indices),
         cmocka_unit_test(test_names_and_memory),
