@@ -15,7 +15,9 @@
  * the output's and requantizes any other as reference_ops::ConcatenationWithScaling, in
  * float: round(q * s + b) + zp_out, s = in_scale * (1 / out_scale), b = -zp_in * s, rounding
  * half away from zero, saturated (TensorFlow Lite refuses int8 inputs whose parameters differ
- * from the output's; memprof applies the uint8 formula to them). */
+ * from the output's; memprof applies the uint8 formula to them); int16 inputs (zero points 0,
+ * the reader checks) are copied whatever their scales, as TensorFlow Lite's concatenation.cc
+ * does (it checks only the zero points). */
 #include "engine/kernels/kernel.h"
 #include "engine/kernels/quant_layout.h"
 #include "engine/kernels/quant_math.h"
@@ -310,8 +312,8 @@ static mp_status concat_rq_init(mp_node *n, const mp_tensor *in, concat_rq *r)
         st = mp_node_tensor_qparams(n, out, &out_scale, &r->out_zp);
     if (st != MP_OK || (in_scale == out_scale && in_zp == r->out_zp))
         return st;
-    if (out->dtype == MP_DT_INT16) /* TFLite's int16 kernels do not requantize either */
-        return mp_node_check_same_qparams(n, in, out);
+    if (out->dtype == MP_DT_INT16) /* concatenation.cc: int16 copied whatever the scales */
+        return MP_OK;
     r->copy = false;
     r->scale = in_scale * (1.0f / out_scale);
     r->bias = (float)-in_zp * r->scale;

@@ -956,6 +956,17 @@ static void test_movement(void **state)
     q16(&c, kh_input(&c, MP_DT_INT16, 2, (int32_t[]){2, 1}, (int16_t[]){7, 8}));
     out = q16(&c, kh_output(&c, MP_DT_INT16));
     expect_i16(&c, out, 2, (int32_t[]){2, 4}, (int16_t[]){1, -2, 3, 7, -4, 5, -6, 8}, 8);
+    /* inputs of scales 0.5 and 0.25 into an output of scale 1: the stored values are copied,
+     * not requantized, as TensorFlow Lite's concatenation.cc (it checks only zero points) */
+    static const float s05 = 0.5f, s025 = 0.25f, s1 = 1.0f;
+    kh_init(&c, MP_OP_CONCATENATION, NULL);
+    c.opt.axis = 1;
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 2, d23, x), 1, &s05, k_zeros, 0);
+    kh_quant(&c, kh_input(&c, MP_DT_INT16, 2, (int32_t[]){2, 1}, (int16_t[]){7, 8}), 1, &s025,
+             k_zeros, 0);
+    out = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, out, 1, &s1, k_zeros, 0);
+    expect_i16(&c, out, 2, (int32_t[]){2, 4}, (int16_t[]){1, -2, 3, 7, -4, 5, -6, 8}, 8);
 
     /* PAD one column before and after: the zero point, 0 */
     static const int32_t pads[4] = {0, 0, 1, 1};
