@@ -71,9 +71,10 @@ typedef struct mp_session_options {
      * transparent-huge-page pool (engine/memory/huge_pool.h): exists to measure the pool
      * (memprof bench --no-huge-pages). */
     bool no_huge_pages;
-    /* The outputs of RESHAPE, SQUEEZE and EXPAND_DIMS planned in slots of their own and
-     * copied into, instead of sharing their input's bytes (the default, as TensorFlow Lite's
-     * arena planner does since 2.14): exists to measure what sharing saves (--in-place off). */
+    /* Every output planned in a slot of its own, instead of the outputs of RESHAPE, SQUEEZE
+     * and EXPAND_DIMS taking their input's slot and those of ADD, SUB, MUL and DIV the slot of
+     * an input nobody reads after them (the default, as TensorFlow Lite's arena planner does
+     * since 2.14; session_memory.c): exists to measure what sharing saves (--in-place off). */
     bool no_in_place;
     mp_plan_at plan_at;      /* when the static manager first plans (DEFAULT: the mode's) */
     /* WHILE iterations one run (or prepare) may make, all loops together, nested ones

@@ -36,8 +36,8 @@ typedef struct tensor_rt {
     bool persistent;    /* variable (state): storage kept from prepare to teardown */
     bool model_output;
     bool dynamic;       /* gets a buffer before its producer runs, freed after its last reader */
-    int32_t shares;     /* >= 0: the planned tensor whose bytes it shares (the output of a
-                           RESHAPE, SQUEEZE or EXPAND_DIMS in place, session_memory.c); -1 */
+    int32_t shares;     /* >= 0: the planned tensor whose slot it shares (an output in place:
+                           session_memory.c, "In place"); -1 */
     mp_mem_kind kind;   /* of an own buffer */
     int32_t first, last;/* operator steps using it (runs only; folded operators excluded) */
     size_t caller_cap;  /* capacity of the caller's buffer, when HOME_CALLER */

@@ -17,13 +17,15 @@
  * shape changes until teardown, and set to its initial value again only by
  * mp_session_reset_variables. They are never in the arena: their bytes must outlive every run.
  *
- * In place: the output of a RESHAPE, SQUEEZE or EXPAND_DIMS (operators that only relabel
- * the bytes) shares its input's bytes when the static manager plans both, as TensorFlow
- * Lite's arena planner does since 2.14 (IdentifyInPlaceTensors, for operators that leave the
- * data unmodified): not for a model input or output, a variable, or a dynamic tensor. The
- * input's slot then lives from its producer to the last reader of any tensor sharing it,
- * the output has no slot of its own (no PLAN event: the trace's slot is the input's), and the
- * operator's run copies nothing. Chains of them share one slot.
+ * In place, as TensorFlow Lite's arena planner does since 2.14 (IdentifyInPlaceTensors):
+ * the output of a RESHAPE, SQUEEZE or EXPAND_DIMS (operators that only relabel the bytes)
+ * shares its input's bytes, and the output of an ADD, SUB, MUL or DIV the bytes of an input
+ * that nobody reads after it (elementwise: each output element is written after the input
+ * elements at its index were read, and an input of the output's size is never broadcast),
+ * when the static manager plans both: not for a model input or output, a variable, or a
+ * dynamic tensor. The input's slot then lives from its producer to the last reader of any
+ * tensor sharing it, the output has no slot of its own (no PLAN event: the trace's slot is
+ * the input's), and a RESHAPE copies nothing. Chains share one slot.
  *
  * Every buffer is an mp_mem block, so the trace sees each one; the arena's layout is
  * recorded as one PLAN event per tensor (per slot: a shared slot's event names its root). */
@@ -66,8 +68,46 @@ static bool is_model_input(const mp_session *s, int32_t t)
     return false;
 }
 
+/* The root of t's group (the tensor whose slot the group shares) while find_shared links
+ * them: `shares` is then each tensor's parent, -1 at a root (paths halved on the way). */
+static int32_t group_root(mp_session *s, int32_t t)
+{
+    while (s->trt[t].shares >= 0) {
+        int32_t p = s->trt[t].shares;
+        if (s->trt[p].shares >= 0)
+            s->trt[t].shares = s->trt[p].shares;
+        t = p;
+    }
+    return t;
+}
+
+/* Tensor b (written at step i) joins the group of tensor a: its slot is a's root's, which
+ * then lives to the last step of either. */
+static void join(mp_session *s, int32_t a, int32_t b)
+{
+    int32_t ra = group_root(s, a), rb = group_root(s, b);
+    if (ra == rb)
+        return;
+    s->trt[rb].shares = ra;
+    if (s->trt[rb].last > s->trt[ra].last)
+        s->trt[ra].last = s->trt[rb].last;
+}
+
+/* Output b of node i may take input a's slot: both in the arena, a no model input, b no model
+ * output, the same dtype and bytes. */
+static bool may_share(const mp_session *s, int32_t i, int32_t a, int32_t b)
+{
+    const mp_tensor *x = &s->tensors[a], *y = &s->tensors[b];
+    return a != b && arena_held(s, a) && arena_held(s, b) && !s->trt[b].model_output &&
+           !is_model_input(s, a) && !is_model_input(s, b) && x->dtype == y->dtype &&
+           x->bytes == y->bytes && s->trt[b].first == i;
+}
+
 /* Which outputs share their input's slot (the header: "In place"), and the lifetime of
- * each shared slot: its root's first step to the last step of any tensor sharing it. */
+ * each shared slot: its root's first step to the last step of any tensor sharing it. First
+ * the operators that leave the data unmodified (every one of them: the whole life of each
+ * group is then known), then the elementwise ones in execution order, each taking the slot
+ * of an input whose group nobody reads after it. */
 static void find_shared(mp_session *s)
 {
     for (int32_t t = 0; t < s->n_tensors; t++)
@@ -77,20 +117,34 @@ static void find_shared(mp_session *s)
     for (int32_t i = 0; i < s->n_nodes; i++) {
         const mp_node *n = &s->nodes[i];
         int op = n->opcode;
-        if ((op != MP_OP_RESHAPE && op != MP_OP_SQUEEZE && op != MP_OP_EXPAND_DIMS) ||
-            s->nrt[i].folded || n->n_in < 1 || n->n_out != 1 || !n->in[0])
-            continue;
-        int32_t a = n->in[0]->index, b = n->out[0]->index;
-        const mp_tensor *x = &s->tensors[a], *y = &s->tensors[b];
-        if (a == b || !arena_held(s, a) || !arena_held(s, b) || s->trt[b].model_output ||
-            is_model_input(s, a) || is_model_input(s, b) || x->dtype != y->dtype ||
-            x->bytes != y->bytes || s->trt[b].first != i)
-            continue;
-        int32_t root = s->trt[a].shares >= 0 ? s->trt[a].shares : a;
-        s->trt[b].shares = root;
-        if (s->trt[b].last > s->trt[root].last)
-            s->trt[root].last = s->trt[b].last;
+        if ((op == MP_OP_RESHAPE || op == MP_OP_SQUEEZE || op == MP_OP_EXPAND_DIMS) &&
+            !s->nrt[i].folded && n->n_in >= 1 && n->n_out == 1 && n->in[0] &&
+            may_share(s, i, n->in[0]->index, n->out[0]->index))
+            join(s, n->in[0]->index, n->out[0]->index);
     }
+    for (int32_t i = 0; i < s->n_nodes; i++) {
+        const mp_node *n = &s->nodes[i];
+        int op = n->opcode;
+        if ((op != MP_OP_ADD && op != MP_OP_SUB && op != MP_OP_MUL && op != MP_OP_DIV) ||
+            s->nrt[i].folded || n->n_in != 2 || n->n_out != 1)
+            continue;
+        int32_t b = n->out[0]->index;
+        for (int32_t j = 0; j < 2; j++) {
+            if (!n->in[j])
+                continue;
+            int32_t a = n->in[j]->index, ra = group_root(s, a);
+            /* a scalar stays apart (TensorFlow Lite: kScalarTensorBytes), and the input's
+             * group may hold no model output and be read by nobody after this step */
+            if (may_share(s, i, a, b) && s->tensors[a].bytes > 8 &&
+                !s->trt[ra].model_output && s->trt[ra].last == i) {
+                join(s, a, b);
+                break;
+            }
+        }
+    }
+    for (int32_t t = 0; t < s->n_tensors; t++)
+        if (s->trt[t].shares >= 0)
+            s->trt[t].shares = group_root(s, t);
 }
 
 /* The static manager plans node i's scratch (a slot, or the separate scratch block). */

@@ -1,6 +1,7 @@
-/* In place: the output of a RESHAPE, SQUEEZE or EXPAND_DIMS shares its input's arena slot
- * (engine/session_memory.c, docs/memory.md "In place"), and --in-place off (no_in_place)
- * gives it a slot of its own. Models written with the writer, arenas and lifetimes worked
+/* In place: the output of a RESHAPE, SQUEEZE or EXPAND_DIMS shares its input's arena slot,
+ * and the output of an ADD, SUB, MUL or DIV the slot of an input nobody reads after it
+ * (engine/session_memory.c, docs/memory.md "In place"); --in-place off (no_in_place) gives
+ * each a slot of its own. Models written with the writer, arenas and lifetimes worked
  * out by hand below, the trace's PLAN events and the tensors' pointers checked, and the
  * outputs equal to a reference and across the memory modes. */
 #include <math.h>
@@ -190,10 +191,11 @@ static void test_runs_again_and_balances(void **state)
     mp_trace_destroy(tr);
 }
 
-/* Not shared: a RESHAPE of a model input, and a RESHAPE whose output is a model output
- * (TensorFlow Lite's rule too: the caller's buffers are never another tensor's bytes).
- * in [4, 4] (input) -> y [16] (op 0 RESHAPE); y + y -> z [16] (op 1 ADD);
- * z -> out [2, 8] (op 2 RESHAPE, output). */
+/* A RESHAPE of a model input and a RESHAPE whose output is a model output keep their own
+ * slots (TensorFlow Lite's rule too: the caller's buffers are never another tensor's bytes);
+ * an ADD whose input nobody reads after it takes that input's slot.
+ * in [4, 4] (input) -> y [16] (op 0 RESHAPE: own slot); y + y -> z [16] (op 1 ADD: y's
+ * slot, y read by nobody after); z -> out [2, 8] (op 2 RESHAPE, output: own slot). */
 static void test_model_inputs_and_outputs_keep_their_bytes(void **state)
 {
     (void)state;
@@ -224,16 +226,97 @@ static void test_model_inputs_and_outputs_keep_their_bytes(void **state)
     mp_test_get_output(s, 0, got, sizeof got);
     for (int i = 0; i < 16; i++)
         assert_true(got[i] == 2.0f * x[i]);
-    for (int t = in; t <= out; t++) {
-        if (t == sh1 || t == sh2)
-            continue;
-        assert_non_null(plan_of(tr, t)); /* every one planned in a slot of its own */
-    }
+    assert_non_null(plan_of(tr, in));
+    assert_non_null(plan_of(tr, y));
+    assert_null(plan_of(tr, z));
+    assert_non_null(plan_of(tr, out));
+    assert_int_equal(plan_of(tr, y)->op_last, 2); /* z's life: read by op 2 */
     assert_true(mp_session_tensor(s, y)->data != mp_session_tensor(s, in)->data);
+    assert_ptr_equal(mp_session_tensor(s, z)->data, mp_session_tensor(s, y)->data);
     assert_true(mp_session_tensor(s, out)->data != mp_session_tensor(s, z)->data);
     mp_session_destroy(s);
     mp_trace_destroy(tr);
     free(m.bytes);
+}
+
+/* Elementwise in place: x [1] (input) + k [1, 1024] -> a (op 0 ADD); a * k -> m (op 1 MUL:
+ * a is read again at op 2, so m has its own slot); m + a -> t (op 2 ADD: m's slot, nobody
+ * reads m after); t -> r [32, 32] (op 3 RESHAPE: m's slot too); r x w + bias -> out [32, 1]
+ * (op 4, output). Alive: x 0..0, a 0..2, m's slot 1..4 (to r's reader), out 4..4. Most
+ * bytes alive at once: a and m at steps 1-2, 2 x 4096; without sharing a, m and t at step 2,
+ * 3 x 4096. */
+static void test_elementwise_takes_a_dead_input(void **state)
+{
+    (void)state;
+    for (int off = 0; off <= 1; off++) {
+        kh_fill(g_k, N, 5, 1.0f);
+        kh_fill(g_w, 32, 6, 0.5f);
+        g_bias[0] = 0.25f;
+        const int32_t shp[2] = {32, 32};
+        mp_tfw *w = mp_tfw_create();
+        assert_non_null(w);
+        int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
+        int k = mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
+                              mp_tfw_buffer(w, g_k, sizeof g_k), NULL);
+        int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+        int m = mp_tfw_tensor(w, "m", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+        int t = mp_tfw_tensor(w, "t", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+        int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
+                               mp_tfw_buffer(w, shp, sizeof shp), NULL);
+        int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
+        int wt = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
+                               mp_tfw_buffer(w, g_w, sizeof g_w), NULL);
+        int bs = mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
+                               mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
+        int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
+        mp_op_options o = mp_tfw_options_default();
+        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, k}, 1, &a, &o);
+        mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){a, k}, 1, &m, &o);
+        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){m, a}, 1, &t, &o);
+        mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){t, sh}, 1, &r, &o);
+        mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){r, wt, bs}, 1, &out, &o);
+        mp_tfw_io(w, 1, &x, 1, &out);
+        mp_test_model md = mp_test_tfw_finish(w);
+        mp_trace *tr = mp_trace_create();
+        assert_non_null(tr);
+        mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr,
+                                 .no_in_place = off};
+        mp_session *s = mp_test_session(&md, &so, "elementwise");
+        const float xv = 0.5f;
+        float got[32];
+        mp_test_set_input(s, 0, &xv, sizeof xv);
+        mp_test_run(s);
+        mp_test_get_output(s, 0, got, sizeof got);
+        for (int row = 0; row < 32; row++) {
+            double want = g_bias[0];
+            for (int c = 0; c < 32; c++) {
+                double av = (double)xv + g_k[32 * row + c];
+                want += (double)g_w[c] * (av * g_k[32 * row + c] + av);
+            }
+            assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
+        }
+        mp_session_memory mi;
+        mp_session_memory_info(s, &mi);
+        const mp_event *pa = plan_of(tr, a), *pm = plan_of(tr, m);
+        assert_true(pa && pm);
+        assert_int_equal(pa->op_last, 2);
+        if (!off) {
+            assert_int_equal(pm->op_last, 4);
+            assert_null(plan_of(tr, t));
+            assert_null(plan_of(tr, r));
+            assert_ptr_equal(mp_session_tensor(s, t)->data, mp_session_tensor(s, m)->data);
+            assert_true(mp_session_tensor(s, m)->data != mp_session_tensor(s, a)->data);
+            assert_int_equal(mi.lower_bound, 2 * ALIGNED(N * 4));
+        } else {
+            assert_int_equal(pm->op_last, 2);
+            assert_non_null(plan_of(tr, t));
+            assert_non_null(plan_of(tr, r));
+            assert_int_equal(mi.lower_bound, 3 * ALIGNED(N * 4));
+        }
+        mp_session_destroy(s);
+        mp_trace_destroy(tr);
+        free(md.bytes);
+    }
 }
 
 int main(void)
@@ -243,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_off_gives_own_slots),
         cmocka_unit_test(test_runs_again_and_balances),
         cmocka_unit_test(test_model_inputs_and_outputs_keep_their_bytes),
+        cmocka_unit_test(test_elementwise_takes_a_dead_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,9 +47,10 @@ typedef struct life {
     bool *variable;  /* per tensor: is_variable, a block of its own (kind variable), never planned */
     int32_t *first;  /* per tensor: first step (operator index) using it */
     int32_t *last;   /* last step using it */
-    /* what the in-place rule needs (life_share): per operator its code and its only output
-     * and first input (-1: not one output); per tensor whether it is a model input / output */
-    int32_t *op_code, *op_in0, *op_out0;
+    /* what the in-place rule needs (life_share): per operator its code, its input count, its
+     * first two inputs and its only output (-1: none, or not one output); per tensor
+     * whether it is a model input / output */
+    int32_t *op_code, *op_n_in, *op_in0, *op_in1, *op_out0;
     bool *io_in, *io_out;
 } life;
 
@@ -95,14 +96,19 @@ static void life_compute(const mp_model *m, life *L)
     L->last = calloc((size_t)m->n_tensors + 1, sizeof(int32_t));
     L->op_code = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
     L->op_in0 = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
+    L->op_in1 = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
+    L->op_n_in = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
     L->op_out0 = calloc((size_t)m->n_ops + 1, sizeof(int32_t));
     L->io_in = calloc((size_t)m->n_tensors + 1, sizeof(bool));
     L->io_out = calloc((size_t)m->n_tensors + 1, sizeof(bool));
-    assert_true(L->op_code && L->op_in0 && L->op_out0 && L->io_in && L->io_out);
+    assert_true(L->op_code && L->op_in0 && L->op_in1 && L->op_n_in && L->op_out0 && L->io_in &&
+                L->io_out);
     for (int32_t i = 0; i < m->n_ops; i++) {
         const mp_op_info *op = &m->ops[i];
         L->op_code[i] = op->opcode;
+        L->op_n_in[i] = op->n_inputs;
         L->op_in0[i] = op->n_inputs > 0 ? op->inputs[0] : -1;
+        L->op_in1[i] = op->n_inputs > 1 ? op->inputs[1] : -1;
         L->op_out0[i] = op->n_outputs == 1 ? op->outputs[0] : -1;
     }
     for (int32_t i = 0; i < m->n_inputs; i++)
@@ -195,6 +201,8 @@ static void life_free(life *L)
     free(L->last);
     free(L->op_code);
     free(L->op_in0);
+    free(L->op_in1);
+    free(L->op_n_in);
     free(L->op_out0);
     free(L->io_in);
     free(L->io_out);
@@ -1118,29 +1126,68 @@ static mp_trace *run_model_once(const char *path, mp_memory_mode mode, outs *o, 
     return tr;
 }
 
-/* The in-place rule (docs/memory.md, "In place"), restated: the output of a RESHAPE, SQUEEZE
- * or EXPAND_DIMS that runs (not folded) shares its input's slot when the arena holds both
- * (managed, neither a variable nor dynamic), neither is a model input, the output is no model
- * output, and both have the same bytes; a chain shares its first input's slot, whose life then
- * lasts to the last step of any tensor sharing it. root[t]: the tensor whose slot t uses, or
+/* The in-place rule (docs/memory.md, "In place"), restated. A tensor of the arena (managed,
+ * neither a variable nor dynamic) that is no model input may share a slot; an output that is
+ * no model output and has its input's bytes may take its input's slot: the output of a
+ * RESHAPE, SQUEEZE or EXPAND_DIMS always (first, for every operator), then in execution order
+ * the output of an ADD, SUB, MUL or DIV the slot of its first input (of more than 8 bytes)
+ * whose group holds no model output and has no reader after that operator. A group's slot
+ * lives to the last step of any of its tensors. root[t]: the tensor whose slot t uses, or
  * -1. */
+static int32_t share_root(const int32_t *up, int32_t t)
+{
+    while (up[t] >= 0)
+        t = up[t];
+    return t;
+}
+
+static bool share_ok(const life *L, const uint64_t *bytes, const bool *dyn, int32_t i,
+                     int32_t a, int32_t b)
+{
+    return a >= 0 && b >= 0 && a != b && L->managed[a] && L->managed[b] && !dyn[a] && !dyn[b] &&
+           !L->io_in[a] && !L->io_in[b] && !L->io_out[b] && bytes[a] == bytes[b] &&
+           L->first[b] == i;
+}
+
+static void share_join(life *L, int32_t *up, int32_t a, int32_t b)
+{
+    int32_t ra = share_root(up, a), rb = share_root(up, b);
+    if (ra == rb)
+        return;
+    up[rb] = ra;
+    if (L->last[rb] > L->last[ra])
+        L->last[ra] = L->last[rb];
+}
+
 static void life_share(life *L, const uint64_t *bytes, const bool *dyn, int32_t *root)
 {
     for (int32_t t = 0; t < L->n_tensors; t++)
         root[t] = -1;
     for (int32_t i = 0; i < L->n_ops; i++) {
-        int32_t a = L->op_in0[i], b = L->op_out0[i], c = L->op_code[i];
-        if ((c != MP_OP_RESHAPE && c != MP_OP_SQUEEZE && c != MP_OP_EXPAND_DIMS) ||
-            L->folded[i] || a < 0 || b < 0 || a == b)
-            continue;
-        if (!L->managed[a] || !L->managed[b] || dyn[a] || dyn[b] || L->io_in[a] ||
-            L->io_in[b] || L->io_out[b] || bytes[a] != bytes[b])
-            continue;
-        int32_t r = root[a] >= 0 ? root[a] : a;
-        root[b] = r;
-        if (L->last[b] > L->last[r])
-            L->last[r] = L->last[b];
+        int32_t c = L->op_code[i];
+        if ((c == MP_OP_RESHAPE || c == MP_OP_SQUEEZE || c == MP_OP_EXPAND_DIMS) &&
+            !L->folded[i] && share_ok(L, bytes, dyn, i, L->op_in0[i], L->op_out0[i]))
+            share_join(L, root, L->op_in0[i], L->op_out0[i]);
     }
+    for (int32_t i = 0; i < L->n_ops; i++) {
+        int32_t c = L->op_code[i], b = L->op_out0[i];
+        if ((c != MP_OP_ADD && c != MP_OP_SUB && c != MP_OP_MUL && c != MP_OP_DIV) ||
+            L->folded[i] || L->op_n_in[i] != 2)
+            continue;
+        for (int j = 0; j < 2; j++) {
+            int32_t a = j == 0 ? L->op_in0[i] : L->op_in1[i];
+            if (!share_ok(L, bytes, dyn, i, a, b) || bytes[a] <= 8)
+                continue;
+            int32_t r = share_root(root, a);
+            if (L->io_out[r] || L->last[r] != i)
+                continue;
+            share_join(L, root, a, b);
+            break;
+        }
+    }
+    for (int32_t t = 0; t < L->n_tensors; t++)
+        if (root[t] >= 0)
+            root[t] = share_root(root, t);
 }
 
 static bool lives_meet(const life *L, int32_t a, int32_t b)
