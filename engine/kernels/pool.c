@@ -395,13 +395,103 @@ static void pool_axis(int64_t at, int32_t stride, int64_t pad, int64_t in, int32
     *k1 = in - *start < filter ? in - *start : filter;
 }
 
+/* Add n integer values (int8, uint8 or int16) to n 32-bit sums, twice as many per vector as
+ * q8_accumulate's. */
+static inline void q8_accumulate32(int32_t *acc, const void *x, mp_dtype dt, size_t n)
+{
+    if (dt == MP_DT_INT8) {
+        const int8_t *p = x;
+        for (size_t i = 0; i < n; i++)
+            acc[i] += p[i];
+    } else if (dt == MP_DT_INT16) {
+        const int16_t *p = x;
+        for (size_t i = 0; i < n; i++)
+            acc[i] += p[i];
+    } else {
+        const uint8_t *p = x;
+        for (size_t i = 0; i < n; i++)
+            acc[i] += p[i];
+    }
+}
+
+/* n sums of `count` pixels turned into their averages rounded half away from zero, clamped to
+ * [lo, hi] and stored as dt: (sum + count / 2) / count above zero, (sum - count / 2) / count
+ * otherwise, each truncated toward zero, as TensorFlow Lite's integer AveragePool. The
+ * quotient is taken in double, which is exact here (|sum| + count / 2 < 2^31 < 2^53: a
+ * quotient that is not an integer lies at least 1 / count from one, more than its rounding
+ * error of at most |sum| / count * 2^-53) and vectorizes, where an integer division per
+ * channel does not. */
+static void q8_store_average(int32_t *acc, size_t n, int64_t count, int32_t lo, int32_t hi,
+                             void *out, mp_dtype dt)
+{
+    const double d = (double)count;
+    const int32_t half = (int32_t)(count / 2);
+    for (size_t i = 0; i < n; i++) {
+        int32_t a = acc[i] > 0 ? acc[i] + half : acc[i] - half;
+        int32_t v = count <= 0 ? 0 : (int32_t)((double)a / d);
+        acc[i] = v < lo ? lo : (v > hi ? hi : v);
+    }
+    if (dt == MP_DT_INT8)
+        for (size_t i = 0; i < n; i++)
+            ((int8_t *)out)[i] = (int8_t)acc[i];
+    else if (dt == MP_DT_INT16)
+        for (size_t i = 0; i < n; i++)
+            ((int16_t *)out)[i] = (int16_t)acc[i];
+    else
+        for (size_t i = 0; i < n; i++)
+            ((uint8_t *)out)[i] = (uint8_t)acc[i];
+}
+
+/* The integer average pool when no window holds more than POOL_Q8_NARROW pixels, so that
+ * every sum fits 32 bits (|sum| <= 32768 * 65535 < 2^31): pool_window_q8's windows and
+ * arithmetic on 32-bit sums, with the division of q8_store_average. */
+#define POOL_Q8_NARROW 65535
+static void pool_average_q8_narrow(const pool_state *s, const mp_op_options *o, const void *in,
+                                   void *out, mp_dtype dt, size_t c)
+{
+    int32_t acc[POOL_Q8_BLOCK];
+    const size_t esize = mp_dtype_size(dt);
+    size_t k = 0;
+    const int64_t ih = s->in_h, iw = s->in_w;
+    for (int32_t b = 0; b < s->batch; b++)
+        for (int32_t oy = 0; oy < s->out_h; oy++) {
+            int64_t y0, ky0, ky1;
+            pool_axis(oy, o->stride_h, s->pad_top, ih, o->filter_h, &y0, &ky0, &ky1);
+            for (int32_t ox = 0; ox < s->out_w; ox++) {
+                int64_t x0, kx0, kx1;
+                pool_axis(ox, o->stride_w, s->pad_left, iw, o->filter_w, &x0, &kx0, &kx1);
+                const int64_t count = (ky1 - ky0) * (kx1 - kx0);
+                for (size_t ch0 = 0; ch0 < c; ch0 += POOL_Q8_BLOCK) {
+                    size_t nb = c - ch0 < POOL_Q8_BLOCK ? c - ch0 : POOL_Q8_BLOCK;
+                    memset(acc, 0, nb * sizeof acc[0]);
+                    for (int64_t ky = ky0; ky < ky1; ky++)
+                        for (int64_t kx = kx0; kx < kx1; kx++) {
+                            size_t pix =
+                                ((size_t)b * (size_t)ih + (size_t)(y0 + ky)) * (size_t)iw +
+                                (size_t)(x0 + kx);
+                            q8_accumulate32(acc, (const uint8_t *)in + (pix * c + ch0) * esize,
+                                            dt, nb);
+                        }
+                    q8_store_average(acc, nb, count, s->lo, s->hi,
+                                     (uint8_t *)out + k * esize, dt);
+                    k += nb;
+                }
+            }
+        }
+}
+
 /* TensorFlow Lite's reference integer average (or maximum, `max`) over the valid pixels of
  * each window, clamped to the activation range. A window of one pixel copies it.
  * Each window's pixels are taken a block of channels at a time, pixel by pixel (reading
- * NHWC rows in order), and each sum divided with TensorFlow Lite's rounding. */
+ * NHWC rows in order), and each sum divided with TensorFlow Lite's rounding. Averages over
+ * windows of at most POOL_Q8_NARROW pixels go to pool_average_q8_narrow. */
 static void pool_window_q8(const pool_state *s, const mp_op_options *o, const void *in,
                            void *out, mp_dtype dt, bool max, size_t c)
 {
+    if (!max && (int64_t)o->filter_h * o->filter_w <= POOL_Q8_NARROW) {
+        pool_average_q8_narrow(s, o, in, out, dt, c);
+        return;
+    }
     int64_t acc[POOL_Q8_BLOCK];
     const size_t esize = mp_dtype_size(dt);
     size_t k = 0;

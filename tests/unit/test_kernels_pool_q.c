@@ -5,7 +5,8 @@
  * as the sum over the valid pixels divided by their count, rounded half away from zero):
  * bit for bit for the maximum and for averages run in C (int8, padded uint8), within 1 and
  * at least 95 % exact for unpadded uint8 averages (XNNPACK's average_pooling2d_nhwc_qu8).
- * A window whose area does not fit in int32.
+ * A window whose area does not fit in int32; channel counts around the kernel's blocks and
+ * windows of 65535 and 65536 pixels (32- and 64-bit sums).
  * Errors: input and output quantized differently, dtypes, per-channel parameters, TANH. */
 #include "tests/util/testutil.h"
 
@@ -227,6 +228,48 @@ static void test_huge_window(void **state)
     }
 }
 
+/* Averages over channel counts around the kernel's blocks of 256 channels and vector widths
+ * (1, 7, 16, 17, 31, 33, 255, 256, 257, 300), int8 and padded uint8 (both in C), SAME 3x3
+ * stride 2 with and without RELU6, bit for bit against the reference; then one window of
+ * 65535 pixels (the most summed in 32 bits) and one of 65536 (64-bit sums), each of int8
+ * extremes (every value -128, every value 127: the average is the value) and of random values,
+ * against the reference. */
+static void test_channels_and_window_sizes(void **state)
+{
+    (void)state;
+    static const int32_t cs[] = {1, 7, 16, 17, 31, 33, 255, 256, 257, 300};
+    uint32_t seed = 11;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int d = 0; d < 2; d++) {
+            qpool p = {MP_OP_AVERAGE_POOL_2D, d ? MP_DT_UINT8 : MP_DT_INT8, 1, 5, 6, cs[i], 3, 3,
+                       2, 2, MP_PAD_SAME, i % 2 ? MP_ACT_RELU6 : MP_ACT_NONE, 0.05f, d ? 7 : -5};
+            size_t nx = (size_t)p.h * p.w * p.c, count = 0;
+            int32_t *x = malloc(nx * sizeof *x);
+            assert_non_null(x);
+            for (size_t k = 0; k < nx; k++) {
+                seed = seed * 1664525u + 1013904223u;
+                x[k] = (int32_t)((seed >> 9) % 256) - (d ? 0 : 128);
+            }
+            assert_int_equal(run_case(&p, x, NULL, &count, 0), 0);
+            free(x);
+        }
+    for (int32_t w = 65535; w <= 65536; w++)
+        for (int fill = 0; fill < 3; fill++) {
+            qpool p = {MP_OP_AVERAGE_POOL_2D, MP_DT_INT8, 1, 1, w, 2, 1, w, 1, 1, MP_PAD_VALID,
+                       MP_ACT_NONE, 0.5f, 0};
+            size_t nx = (size_t)w * 2, count = 0;
+            int32_t *x = malloc(nx * sizeof *x);
+            assert_non_null(x);
+            for (size_t k = 0; k < nx; k++) {
+                seed = seed * 1664525u + 1013904223u;
+                x[k] = fill == 0 ? -128 : fill == 1 ? 127 : (int32_t)((seed >> 9) % 256) - 128;
+            }
+            int32_t want[2] = {fill == 0 ? -128 : 127, fill == 0 ? -128 : 127};
+            assert_int_equal(run_case(&p, x, fill < 2 ? want : NULL, &count, 0), 0);
+            free(x);
+        }
+}
+
 static void test_random(void **state)
 {
     (void)state;
@@ -330,6 +373,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_cases),
         cmocka_unit_test(test_huge_window),
+        cmocka_unit_test(test_channels_and_window_sizes),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_errors),
     };
