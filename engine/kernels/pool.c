@@ -352,9 +352,9 @@ static void pool_1x1(const pool_state *s, const mp_op_options *o, const float *i
         }
 }
 
-/* Add n integer values (int8, uint8 or int16) to n int64 sums: contiguous, so the compiler
- * vectorizes it. */
-static inline void q8_accumulate(int64_t *acc, const void *x, mp_dtype dt, size_t n)
+/* Add n integer values (int8, uint8 or int16) to n 32-bit sums: contiguous, so the compiler
+ * vectorizes it (twice as many per vector as 64-bit sums). */
+static inline void q8_accumulate(int32_t *acc, const void *x, mp_dtype dt, size_t n)
 {
     if (dt == MP_DT_INT8) {
         const int8_t *p = x;
@@ -395,25 +395,6 @@ static void pool_axis(int64_t at, int32_t stride, int64_t pad, int64_t in, int32
     *k1 = in - *start < filter ? in - *start : filter;
 }
 
-/* Add n integer values (int8, uint8 or int16) to n 32-bit sums, twice as many per vector as
- * q8_accumulate's. */
-static inline void q8_accumulate32(int32_t *acc, const void *x, mp_dtype dt, size_t n)
-{
-    if (dt == MP_DT_INT8) {
-        const int8_t *p = x;
-        for (size_t i = 0; i < n; i++)
-            acc[i] += p[i];
-    } else if (dt == MP_DT_INT16) {
-        const int16_t *p = x;
-        for (size_t i = 0; i < n; i++)
-            acc[i] += p[i];
-    } else {
-        const uint8_t *p = x;
-        for (size_t i = 0; i < n; i++)
-            acc[i] += p[i];
-    }
-}
-
 /* n sums of `count` pixels turned into their averages rounded half away from zero, clamped to
  * [lo, hi] and stored as dt: (sum + count / 2) / count above zero, (sum - count / 2) / count
  * otherwise, each truncated toward zero, as TensorFlow Lite's integer AveragePool. The
@@ -442,57 +423,20 @@ static void q8_store_average(int32_t *acc, size_t n, int64_t count, int32_t lo, 
             ((uint8_t *)out)[i] = (uint8_t)acc[i];
 }
 
-/* The integer average pool when no window holds more than POOL_Q8_NARROW pixels, so that
- * every sum fits 32 bits (|sum| <= 32768 * 65535 < 2^31): pool_window_q8's windows and
- * arithmetic on 32-bit sums, with the division of q8_store_average. */
+/* Pixels summed in 32 bits before the sums go on in 64: |sum| <= 32768 * 65535 < 2^31. */
 #define POOL_Q8_NARROW 65535
-static void pool_average_q8_narrow(const pool_state *s, const mp_op_options *o, const void *in,
-                                   void *out, mp_dtype dt, size_t c)
-{
-    int32_t acc[POOL_Q8_BLOCK];
-    const size_t esize = mp_dtype_size(dt);
-    size_t k = 0;
-    const int64_t ih = s->in_h, iw = s->in_w;
-    for (int32_t b = 0; b < s->batch; b++)
-        for (int32_t oy = 0; oy < s->out_h; oy++) {
-            int64_t y0, ky0, ky1;
-            pool_axis(oy, o->stride_h, s->pad_top, ih, o->filter_h, &y0, &ky0, &ky1);
-            for (int32_t ox = 0; ox < s->out_w; ox++) {
-                int64_t x0, kx0, kx1;
-                pool_axis(ox, o->stride_w, s->pad_left, iw, o->filter_w, &x0, &kx0, &kx1);
-                const int64_t count = (ky1 - ky0) * (kx1 - kx0);
-                for (size_t ch0 = 0; ch0 < c; ch0 += POOL_Q8_BLOCK) {
-                    size_t nb = c - ch0 < POOL_Q8_BLOCK ? c - ch0 : POOL_Q8_BLOCK;
-                    memset(acc, 0, nb * sizeof acc[0]);
-                    for (int64_t ky = ky0; ky < ky1; ky++)
-                        for (int64_t kx = kx0; kx < kx1; kx++) {
-                            size_t pix =
-                                ((size_t)b * (size_t)ih + (size_t)(y0 + ky)) * (size_t)iw +
-                                (size_t)(x0 + kx);
-                            q8_accumulate32(acc, (const uint8_t *)in + (pix * c + ch0) * esize,
-                                            dt, nb);
-                        }
-                    q8_store_average(acc, nb, count, s->lo, s->hi,
-                                     (uint8_t *)out + k * esize, dt);
-                    k += nb;
-                }
-            }
-        }
-}
 
 /* TensorFlow Lite's reference integer average (or maximum, `max`) over the valid pixels of
  * each window, clamped to the activation range. A window of one pixel copies it.
  * Each window's pixels are taken a block of channels at a time, pixel by pixel (reading
- * NHWC rows in order), and each sum divided with TensorFlow Lite's rounding. Averages over
- * windows of at most POOL_Q8_NARROW pixels go to pool_average_q8_narrow. */
+ * NHWC rows in order), and each sum divided with TensorFlow Lite's rounding. Averages are
+ * summed in 32 bits (sum32), added to the 64-bit sums every POOL_Q8_NARROW pixels; a window of
+ * at most that many is divided by q8_store_average. */
 static void pool_window_q8(const pool_state *s, const mp_op_options *o, const void *in,
                            void *out, mp_dtype dt, bool max, size_t c)
 {
-    if (!max && (int64_t)o->filter_h * o->filter_w <= POOL_Q8_NARROW) {
-        pool_average_q8_narrow(s, o, in, out, dt, c);
-        return;
-    }
     int64_t acc[POOL_Q8_BLOCK];
+    int32_t sum32[POOL_Q8_BLOCK];
     const size_t esize = mp_dtype_size(dt);
     size_t k = 0;
     const int64_t ih = s->in_h, iw = s->in_w;
@@ -506,19 +450,39 @@ static void pool_window_q8(const pool_state *s, const mp_op_options *o, const vo
                 const int64_t count = (ky1 - ky0) * (kx1 - kx0);
                 for (size_t ch0 = 0; ch0 < c; ch0 += POOL_Q8_BLOCK) {
                     size_t nb = c - ch0 < POOL_Q8_BLOCK ? c - ch0 : POOL_Q8_BLOCK;
-                    for (size_t i = 0; i < nb; i++)
+                    for (size_t i = 0; i < nb; i++) {
                         acc[i] = max ? INT32_MIN : 0;
+                        sum32[i] = 0;
+                    }
+                    int64_t in32 = 0; /* pixels in sum32 */
                     for (int64_t ky = ky0; ky < ky1; ky++)
                         for (int64_t kx = kx0; kx < kx1; kx++) {
                             size_t pix =
                                 ((size_t)b * (size_t)ih + (size_t)(y0 + ky)) * (size_t)iw +
                                 (size_t)(x0 + kx);
                             const void *px = (const uint8_t *)in + (pix * c + ch0) * esize;
-                            if (max)
+                            if (max) {
                                 q8_maximum(acc, px, dt, nb);
-                            else
-                                q8_accumulate(acc, px, dt, nb);
+                                continue;
+                            }
+                            if (in32 == POOL_Q8_NARROW) {
+                                for (size_t i = 0; i < nb; i++) {
+                                    acc[i] += sum32[i];
+                                    sum32[i] = 0;
+                                }
+                                in32 = 0;
+                            }
+                            q8_accumulate(sum32, px, dt, nb);
+                            in32++;
                         }
+                    if (!max && count <= POOL_Q8_NARROW) {
+                        q8_store_average(sum32, nb, count, s->lo, s->hi,
+                                         (uint8_t *)out + k * esize, dt);
+                        k += nb;
+                        continue;
+                    }
+                    for (size_t i = 0; i < nb && !max; i++)
+                        acc[i] += sum32[i];
                     for (size_t i = 0; i < nb; i++, k++) {
                         int64_t sum = acc[i];
                         int64_t v = max        ? sum
