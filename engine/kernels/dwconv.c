@@ -240,6 +240,9 @@ static void dw_tail_plan(int32_t in_c, int32_t mult, dw_tail *t)
             STORE(a[k], ci * (MM) + (size_t)k * DW_V);                                         \
     }
 
+/* The blocks after NB at a time: two (when NB is 4), then one */
+#define DW_NB2(NB) ((NB) > 2 ? 2 : 1)
+
 #define DW_F32_XLOAD(v, p) DW_LOAD(v, p)
 #define DW_F32_INIT(v, o)                                                                      \
     do {                                                                                       \
@@ -250,7 +253,7 @@ static void dw_tail_plan(int32_t in_c, int32_t mult, dw_tail *t)
     } while (0)
 #define DW_F32_STORE(v, o) DW_STORE(out + (o), v)
 
-/* The float32 blocks of multiplier MM, NB input blocks at a time, then one: out[0 ..
+/* The float32 blocks of multiplier MM, NB input blocks at a time, then fewer: out[0 ..
  * returned * MM), the returned input channels a multiple of sixteen. perm: MM index vectors
  * (dw_job's). */
 #define DW_MULT_F32(MM, NB)                                                                    \
@@ -262,6 +265,7 @@ static void dw_tail_plan(int32_t in_c, int32_t mult, dw_tail *t)
         v16i pm[MM];                                                                           \
         memcpy(pm, perm, sizeof pm);                                                           \
         DW_MULT_BLOCK(float, MM, NB, DW_F32_XLOAD, DW_F32_INIT, DW_F32_STORE)                  \
+        DW_MULT_BLOCK(float, MM, DW_NB2(NB), DW_F32_XLOAD, DW_F32_INIT, DW_F32_STORE)          \
         DW_MULT_BLOCK(float, MM, 1, DW_F32_XLOAD, DW_F32_INIT, DW_F32_STORE)                   \
         return ci;                                                                             \
     }
@@ -561,6 +565,7 @@ DW_QF_PIXEL(dw_pixel_u8f, uint8_t, v16u8, v16u16)
         v16i pm[MM];                                                                           \
         memcpy(pm, perm, sizeof pm);                                                           \
         DW_MULT_BLOCK(T, MM, NB, DW_QF_XLOAD, DW_QF_INIT, DW_QF_STORE)                         \
+        DW_MULT_BLOCK(T, MM, DW_NB2(NB), DW_QF_XLOAD, DW_QF_INIT, DW_QF_STORE)                 \
         DW_MULT_BLOCK(T, MM, 1, DW_QF_XLOAD, DW_QF_INIT, DW_QF_STORE)                          \
         return ci;                                                                             \
     }
