@@ -4,8 +4,8 @@
 # WARMUP --format json`, and one line with the medians over those benches of static's and
 # xnnpack's later-run medians (ms) and of their ratio static / xnnpack; at the end the median
 # of the models' ratios (1.00 or less: static is at least as fast). N is RUNS, or more for a
-# model whose run is short (enough runs for about 0.3 s per contestant, at most 2000), so
-# that a median of microsecond runs is stable too. Models the peer refuses (an operator
+# model whose run is short (enough runs for about 0.3 s per contestant at the fastest of 3
+# probing runs, at most 2000), so that a median of microsecond runs is stable too. Models the peer refuses (an operator
 # XNNPACK's runtime has no equivalent of) or memprof cannot run are listed with the reason.
 # With BEFORE=BINARY (an older memprof), every bench is run with it too, alternating with
 # this build bench by bench, and each line shows its figures beside this build's.
@@ -87,7 +87,10 @@ for m in "${models[@]}"; do
     skipped+=("$name: $(head -n 1 "$tmp/err" | sed 's/^memprof[a-z ]*: //' | cut -c 1-160)")
     continue
   fi
-  read -r s0 _ < <(fig "$tmp/b.json")
+  # the fastest of the probe's runs: a run slowed by the machine's load must not cut N
+  s0=$("$py" -c 'import json, sys
+print(min(x["later_runs"]["min_ns"] for x in json.load(open(sys.argv[1]))["modes"]
+          if x["name"] == "static") / 1e6)' "$tmp/b.json")
   n=$(awk -v r="$runs" -v s="$s0" 'BEGIN { n = s > 0 ? int(300 / s) : 2000; if (n > 2000) n = 2000;
                                          if (n < r) n = r; print n }')
   rows=() rows_before=()
