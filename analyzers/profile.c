@@ -84,6 +84,7 @@ typedef struct walk {
     mp_profile *p;
     mp_replay *r;
     int32_t *producer;
+    int32_t *last_reader;    /* the last operator reading each tensor, -1 = none */
 
     mp_tl_builder by_event, by_step;
     uint64_t steps;          /* OP_BEGIN events so far */
@@ -705,6 +706,24 @@ static mp_status conclude(walk *w, mp_error *err)
             l->manager = MP_MGR_CONST;
         }
     }
+    /* a tensor in place: its root's slot (bytes, offset, arena), from its producer to its last
+     * reader (the slot's PLAN event spans the whole group) */
+    for (int32_t t = 0; t < w->n_tensors; t++) {
+        mp_lifetime *l = &p->lifetimes[t];
+        const mp_trace_tensor *mt = &w->meta->tensors[t];
+        if (l->manager != MP_MGR_NONE || !mt->in_place || !valid_tensor(w, mt->shares))
+            continue;
+        const mp_lifetime *root = &p->lifetimes[mt->shares];
+        if (root->manager != MP_MGR_ARENA)
+            continue;
+        l->manager = MP_MGR_ARENA;
+        l->bytes = root->bytes;
+        l->offset = root->offset;
+        l->arena_id = root->arena_id;
+        l->in_place = true;
+        l->first_op = l->producer;
+        l->last_op = w->last_reader[t] > l->first_op ? w->last_reader[t] : l->first_op;
+    }
     for (int32_t o = 0; o < w->n_ops; o++) {
         const mp_trace_op *op = &w->meta->ops[o];
         mp_op_report *r = &p->ops[o];
@@ -738,6 +757,7 @@ static void walk_free(walk *w)
 {
     mp_replay_destroy(w->r);
     free(w->producer);
+    free(w->last_reader);
     free(w->op_stack);
     free(w->op_t0);
     free(w->scratch_live);
@@ -767,6 +787,7 @@ static mp_status walk_init(walk *w, mp_source *src, const mp_profile_options *op
     size_t nt = (size_t)w->n_tensors + 1, no = (size_t)w->n_ops + 1;
     w->r = mp_replay_create(w->n_tensors);
     w->producer = malloc(nt * sizeof *w->producer);
+    w->last_reader = malloc(nt * sizeof *w->last_reader);
     w->scratch_live = calloc(no, sizeof *w->scratch_live);
     w->kernel_live = calloc(no, sizeof *w->kernel_live);
     w->ts = calloc(nt, sizeof *w->ts);
@@ -781,13 +802,13 @@ static mp_status walk_init(walk *w, mp_source *src, const mp_profile_options *op
     size_t n_pts = n_events / per + (n_events % per != 0);
     bool ok = mp_tl_builder_init(&w->by_event, n_pts, per);
     ok = mp_tl_builder_init(&w->by_step, opt->max_points, 1) && ok;
-    if (!ok || !w->r || !w->producer || !w->scratch_live || !w->kernel_live || !w->ts ||
+    if (!ok || !w->r || !w->producer || !w->last_reader || !w->scratch_live || !w->kernel_live || !w->ts ||
         !w->pending || !p->lifetimes || !p->ops || !p->unused)
         return mp_fail(err, MP_ERR_NOMEM, "profile: out of memory");
     p->n_lifetimes = (size_t)w->n_tensors;
     p->n_ops = (size_t)w->n_ops;
     for (int32_t t = 0; t < w->n_tensors; t++)
-        w->producer[t] = -1;
+        w->producer[t] = w->last_reader[t] = -1;
     for (int32_t o = 0; o < w->n_ops; o++)
         p->ops[o].min_ns = UINT64_MAX;
     for (int32_t o = 0; o < w->n_ops; o++) {
@@ -795,6 +816,9 @@ static mp_status walk_init(walk *w, mp_source *src, const mp_profile_options *op
         for (int32_t j = 0; op->outputs && j < op->n_outputs; j++)
             if (valid_tensor(w, op->outputs[j]) && w->producer[op->outputs[j]] < 0)
                 w->producer[op->outputs[j]] = o;
+        for (int32_t j = 0; op->inputs && j < op->n_inputs; j++)
+            if (valid_tensor(w, op->inputs[j]))
+                w->last_reader[op->inputs[j]] = o;
     }
     for (int32_t t = 0; t < w->n_tensors; t++) {
         w->ts[t].offset = -1;

@@ -70,7 +70,9 @@ const char *mp_manager_name(int m); /* "none", "arena", "dynamic", "own", "io", 
  * and its own blocks of kind static (MP_MGR_OWN), dynamic, io or const; the newest of them
  * (latest PLAN or allocation) gives manager, bytes and offset. A slot's operators are its
  * PLAN event's; a block's are the first and last operator steps of the reference run during
- * which one of the tensor's blocks was live (-1 when none was). */
+ * which one of the tensor's blocks was live (-1 when none was). A tensor in place (meta
+ * shares, no home of its own) takes the slot of the tensor it shared, for the operators from
+ * its producer to its last reader. */
 typedef struct mp_lifetime {
     int32_t tensor;
     const char *name;             /* NULL when the trace has none */
@@ -81,6 +83,8 @@ typedef struct mp_lifetime {
     uint64_t arena_id;            /* arena block id (MP_MGR_ARENA), else 0 */
     int32_t producer;             /* operator writing it, -1 = none (input, constant) */
     const char *producer_name;
+    bool in_place;                /* no slot of its own: its bytes, offset and arena are those
+                                     of the tensor whose slot it shared (meta shares) */
 } mp_lifetime;
 
 /* ---- plan quality ------------------------------------------------------------------------ */

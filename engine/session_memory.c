@@ -246,6 +246,8 @@ static void place_shared(mp_session *s)
         if (root >= 0 && s->trt[root].home == HOME_ARENA) {
             mp_sm_free_own(s, t); /* never two homes */
             set_data(s, t, s->tensors[root].data, HOME_ARENA);
+            if (s->trace) /* the trace says whose slot, beside the root's PLAN event */
+                mp_trace_set_shares(s->trace, t, root);
         }
     }
 }

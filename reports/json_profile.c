@@ -406,6 +406,7 @@ json_t *mp_profile_json(const mp_profile *p)
         put(&b, e, "arena", l->manager == MP_MGR_ARENA ? ju(l->arena_id) : json_null());
         put(&b, e, "producer", jopt(l->producer));
         put(&b, e, "producer_name", jname(l->producer_name));
+        put(&b, e, "in_place", json_boolean(l->in_place));
         push(&b, lives, e);
     }
     put(&b, o, "lifetimes", lives);

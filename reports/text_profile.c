@@ -215,7 +215,7 @@ static int cmp_life(const void *pa, const void *pb)
 
 static void section_lifetimes(FILE *f, const mp_profile *p, bool exact)
 {
-    size_t per_mgr[MP_MGR_COUNT] = {0};
+    size_t per_mgr[MP_MGR_COUNT] = {0}, shared = 0;
     const mp_lifetime **v = malloc((p->n_lifetimes + 1) * sizeof *v);
     if (!v)
         return;
@@ -224,6 +224,7 @@ static void section_lifetimes(FILE *f, const mp_profile *p, bool exact)
         const mp_lifetime *l = &p->lifetimes[i];
         if (l->manager < MP_MGR_COUNT)
             per_mgr[l->manager]++;
+        shared += l->in_place;
         if (l->manager != MP_MGR_NONE && (l->manager != MP_MGR_CONST || l->bytes > 0))
             v[n++] = l;
     }
@@ -232,9 +233,19 @@ static void section_lifetimes(FILE *f, const mp_profile *p, bool exact)
         snprintf(when, sizeof when, "run %" PRId64, p->reference_run);
     else
         snprintf(when, sizeof when, "whole trace (no run)");
-    out(f, LABEL "%s: %zu arena, %zu dynamic, %zu own, %zu io, %zu const, %zu none",
-        "Lifetimes", when, per_mgr[MP_MGR_ARENA], per_mgr[MP_MGR_DYNAMIC], per_mgr[MP_MGR_OWN],
-        per_mgr[MP_MGR_IO], per_mgr[MP_MGR_CONST], per_mgr[MP_MGR_NONE]);
+    /* the managers that hold some tensor, in mp_manager order, "none" last */
+    char counts[160] = "";
+    size_t len = 0;
+    for (int m = 1; m <= MP_MGR_COUNT && len < sizeof counts; m++) {
+        int g = m == MP_MGR_COUNT ? MP_MGR_NONE : m;
+        if (per_mgr[g] == 0)
+            continue;
+        len += (size_t)snprintf(counts + len, sizeof counts - len, "%s%zu %s", len ? ", " : "",
+                                per_mgr[g], mp_manager_name(g));
+        if (g == MP_MGR_ARENA && shared > 0 && len < sizeof counts) /* "shared" below */
+            len += (size_t)snprintf(counts + len, sizeof counts - len, " (%zu shared)", shared);
+    }
+    out(f, LABEL "%s: %s", "Lifetimes", when, len ? counts : "no tensor");
     if (n == 0) {
         out(f, "  no tensor was held");
         free(v);
@@ -260,7 +271,7 @@ static void section_lifetimes(FILE *f, const mp_profile *p, bool exact)
         for (const char *c = name; *c; c++)
             cols += ((unsigned char)*c & 0xC0) != 0x80;
         out(f, "  %-6s %s%*s %-7s %-9s %10s %10s", idx, name, (int)(NAME_W - cols), "",
-            mp_manager_name(l->manager), ops_range(ops, sizeof ops, l->first_op, l->last_op), off,
+            l->in_place ? "shared" : mp_manager_name(l->manager), ops_range(ops, sizeof ops, l->first_op, l->last_op), off,
             mp_fmt_cell(b, sizeof b, l->bytes, exact));
     }
     if (n > top)

@@ -219,6 +219,16 @@ bool mp_trace_set_str(mp_trace *tr, char **field, const char *value)
     return true;
 }
 
+void mp_trace_set_shares(mp_trace *tr, int32_t tensor, int32_t root)
+{
+    mp_trace_meta *m = &tr->meta;
+    int64_t t = (int64_t)tensor + tr->scope.tensor_base, r = (int64_t)root + tr->scope.tensor_base;
+    if (tensor < 0 || root < 0 || t == r || t >= m->n_tensors || r >= m->n_tensors)
+        return;
+    m->tensors[t].in_place = true;
+    m->tensors[t].shares = (int32_t)r;
+}
+
 bool mp_trace_set_op(mp_trace *tr, int32_t i, const char *name, int32_t n_inputs,
                      const int32_t *inputs, int32_t n_outputs, const int32_t *outputs)
 {

@@ -106,6 +106,10 @@ typedef struct mp_trace_tensor {
     char *name;
     int32_t dtype;     /* mp_dtype: a TensorFlow Lite TensorType code, 0..MP_TRACE_DTYPE_COUNT-1 */
     bool is_const;
+    /* In place (engine/session_memory.c): the tensor had no slot of its own but the arena slot
+     * of tensor `shares` (its PLAN event's tensor), from its producer to its last reader. */
+    bool in_place;
+    int32_t shares;
 } mp_trace_tensor;
 
 typedef struct mp_trace_op {
@@ -174,6 +178,9 @@ mp_trace_meta *mp_trace_meta_mut(mp_trace *tr);
 /* Set a string of tr's metadata (a field of mp_trace_meta_mut(tr) or of its tables). */
 bool mp_trace_set_str(mp_trace *tr, char **field, const char *value);
 /* Describe operator i (tables allocated first). */
+/* Tensor `tensor` shares the arena slot of tensor `root` (both numbered as the current scope
+ * numbers them, like events); ignored outside the tables. */
+void mp_trace_set_shares(mp_trace *tr, int32_t tensor, int32_t root);
 bool mp_trace_set_op(mp_trace *tr, int32_t i, const char *name, int32_t n_inputs,
                      const int32_t *inputs, int32_t n_outputs, const int32_t *outputs);
 /* Describe the models of a chain (copied; replaces any table; n 0 removes it). */

@@ -162,6 +162,16 @@ static mp_status load_tensors(mp_trace_header_loader *ld, json_t *arr, mp_trace_
             return mp_trace_header_fail(ld, "%s.const is not true or false", where);
         m->tensors[i].dtype = (int32_t)dtype;
         m->tensors[i].is_const = json_is_true(c);
+        if (json_object_get(t, "shares")) { /* optional: a tensor in place */
+            int64_t sh = 0;
+            st = get_int_member(ld, t, where, "shares", 0, m->n_tensors - 1, &sh);
+            if (st != MP_OK)
+                return st;
+            if (sh == i)
+                return mp_trace_header_fail(ld, "%s.shares names the tensor itself", where);
+            m->tensors[i].in_place = true;
+            m->tensors[i].shares = (int32_t)sh;
+        }
     }
     return MP_OK;
 }

@@ -8,7 +8,7 @@
  *   {"format":"memprof-trace","version":3,
  *    "meta":{"model":S, "mode":S, "planner":S, "threads":N,
  *            "process_heap_peak_bytes":N, "allocator_overhead_bytes":N, ["truncated":true,]
- *            "tensors":[{"name":S, "dtype":N, "const":true|false}, ...],
+ *            "tensors":[{"name":S, "dtype":N, "const":true|false[, "shares":N]}, ...],
  *            "ops":[{"name":S, "inputs":[N,...], "outputs":[N,...]}, ...],
  *            "inputs":[N,...], "outputs":[N,...]},
  *    "event_fields":["type","t_ns","phase","kind","tensor","op","op_last","bytes","id","aux",
@@ -175,8 +175,11 @@ static void write_meta(FILE *f, const mp_trace_meta *m, bool truncated)
     for (int32_t i = 0; i < m->n_tensors; i++) {
         fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
         write_str(f, m->tensors[i].name);
-        fprintf(f, ",\"dtype\":%d,\"const\":%s}", (int)m->tensors[i].dtype,
+        fprintf(f, ",\"dtype\":%d,\"const\":%s", (int)m->tensors[i].dtype,
                 m->tensors[i].is_const ? "true" : "false");
+        if (m->tensors[i].in_place) /* optional: written only for a tensor in place */
+            fprintf(f, ",\"shares\":%d", (int)m->tensors[i].shares);
+        putc('}', f);
     }
     fputs("],\n\"ops\":[", f);
     for (int32_t i = 0; i < m->n_ops; i++) {

@@ -360,7 +360,7 @@ static built *small_profile(const char *hostile)
         p->lifetimes[i] = (mp_lifetime){i, b->tensors[i].name, lt[i].first, lt[i].last,
                                         lt[i].bytes, lt[i].mgr, lt[i].off,
                                         lt[i].mgr == MP_MGR_ARENA ? 17 : 0,
-                                        i >= 2 ? i - 2 : -1, i >= 2 ? on[i - 2] : NULL};
+                                        i >= 2 ? i - 2 : -1, i >= 2 ? on[i - 2] : NULL, false};
 
     /* The arena: 4 slots in 3072 bytes; alive per operator: op0 2048, op1 2024, op2 2024,
      * op3 1024, so the lower bound is 2048 (op 0). */
@@ -435,7 +435,8 @@ static built *big_profile(int32_t n, int32_t n_ops, size_t n_pts)
             last = n_ops - 1;
         uint64_t bytes = 1024u * (uint64_t)(1 + (i * 37) % 200);
         p->lifetimes[i] = (mp_lifetime){i, b->tensors[i].name, first, last, bytes,
-                                        MP_MGR_ARENA, (int64_t)(off % 4000000), 1, -1, NULL};
+                                        MP_MGR_ARENA, (int64_t)(off % 4000000), 1, -1, NULL,
+                                        false};
         ar->slots[i] = (mp_arena_slot){i,     b->tensors[i].name, off % 4000000, bytes,
                                        first, last,               MP_KIND_STATIC};
         off += bytes;
@@ -821,7 +822,7 @@ static void test_empty_inputs(void **state)
     b->p.lifetimes = calloc(2, sizeof *b->p.lifetimes);
     for (int i = 0; i < 2; i++)
         b->p.lifetimes[i] = (mp_lifetime){i, b->tensors[i].name, -1, -1, 0, MP_MGR_NONE, -1, 0,
-                                          -1, NULL};
+                                          -1, NULL, false};
     b->p.n_arenas = 1;
     b->p.arenas = calloc(1, sizeof *b->p.arenas);
     doc = render_svg(&b->p, "zero.svg");

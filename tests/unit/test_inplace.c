@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "analyzers/profile.h"
+#include "analyzers/source.h"
 #include "engine/model/ops.h"
 #include "engine/model/tflite_writer.h"
 #include "engine/session.h"
@@ -319,6 +321,81 @@ static void test_elementwise_takes_a_dead_input(void **state)
     }
 }
 
+/* The lifetimes of a profile of tr, checked for the chain model: b and c in place in a's slot
+ * for their own operators (b 1..2, c 2..3), a's slot (its PLAN event) 0..3. */
+static void expect_chain_lifetimes(mp_source *src)
+{
+    mp_profile p;
+    mp_error err = {0};
+    mp_profile_options po = {0};
+    assert_int_equal(mp_profile_compute(src, &po, &p, &err), MP_OK);
+    const mp_lifetime *a = &p.lifetimes[T_A], *b = &p.lifetimes[T_B], *c = &p.lifetimes[T_C];
+    assert_int_equal(a->manager, MP_MGR_ARENA);
+    assert_false(a->in_place);
+    assert_int_equal(a->first_op, 0);
+    assert_int_equal(a->last_op, 3);
+    const mp_lifetime *shared[2] = {b, c};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(shared[k]->manager, MP_MGR_ARENA);
+        assert_true(shared[k]->in_place);
+        assert_int_equal(shared[k]->offset, a->offset);
+        assert_int_equal(shared[k]->arena_id, a->arena_id);
+        assert_int_equal(shared[k]->bytes, N * 4);
+        assert_int_equal(shared[k]->first_op, 1 + k);
+        assert_int_equal(shared[k]->last_op, 2 + k);
+    }
+    assert_false(p.lifetimes[T_OUT].in_place);
+    mp_profile_free(&p);
+}
+
+/* The trace says which slot a tensor in place used (meta tensors[].shares), in memory and
+ * saved and read back, and the profile gives such a tensor that slot for its own operators;
+ * without sharing, nothing is in place. */
+static void test_trace_names_the_shared_slot(void **state)
+{
+    (void)state;
+    float out[32];
+    mp_trace *tr;
+    run_chain(MP_MEMORY_STATIC, false, 0.5f, out, NULL, &tr, NULL);
+    const mp_trace_meta *m = mp_trace_get_meta(tr);
+    for (int32_t t = 0; t < m->n_tensors; t++) {
+        bool want = t == T_B || t == T_C;
+        assert_int_equal(m->tensors[t].in_place, want);
+        if (want)
+            assert_int_equal(m->tensors[t].shares, T_A);
+    }
+    mp_source *src = mp_source_of_trace(tr);
+    assert_non_null(src);
+    expect_chain_lifetimes(src);
+    mp_source_close(src);
+    assert_int_equal(mp_test_tmpdir_make("mp_inplace"), 0);
+    const char *path = mp_test_tmp_path("chain.json");
+    mp_error err = {0};
+    assert_int_equal(mp_trace_save(tr, path, &err), MP_OK);
+    assert_int_equal(mp_source_open(path, &src, &err), MP_OK);
+    expect_chain_lifetimes(src);
+    mp_source_close(src);
+    mp_trace_destroy(tr);
+    /* a saved "shares" naming the tensor itself or no tensor is refused */
+    size_t size;
+    char *text = mp_test_read_file(path, &size);
+    assert_non_null(text);
+    char *at = strstr(text, "\"shares\":2");
+    assert_non_null(at);
+    at[9] = '4'; /* tensor 4 (b) sharing itself */
+    mp_test_write_bytes(path, text, size);
+    assert_int_not_equal(mp_source_open(path, &src, &err), MP_OK);
+    assert_non_null(strstr(err.msg, "shares names the tensor itself"));
+    free(text);
+    assert_int_equal(mp_test_tmpdir_remove(), 0);
+
+    run_chain(MP_MEMORY_STATIC, true, 0.5f, out, NULL, &tr, NULL);
+    m = mp_trace_get_meta(tr);
+    for (int32_t t = 0; t < m->n_tensors; t++)
+        assert_false(m->tensors[t].in_place);
+    mp_trace_destroy(tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -327,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_runs_again_and_balances),
         cmocka_unit_test(test_model_inputs_and_outputs_keep_their_bytes),
         cmocka_unit_test(test_elementwise_takes_a_dead_input),
+        cmocka_unit_test(test_trace_names_the_shared_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

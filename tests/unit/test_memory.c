@@ -1391,6 +1391,9 @@ static void check_round_trip(const mp_trace *tr, const char *dir, const char *la
     for (int32_t t = 0; t < ma->n_tensors; t++) {
         assert_string_equal(ma->tensors[t].name, mb->tensors[t].name);
         assert_int_equal(ma->tensors[t].is_const, mb->tensors[t].is_const);
+        assert_int_equal(ma->tensors[t].in_place, mb->tensors[t].in_place);
+        if (ma->tensors[t].in_place)
+            assert_int_equal(ma->tensors[t].shares, mb->tensors[t].shares);
     }
     char *ta = report_text(tr), *tb = report_text(back);
     if (strcmp(ta, tb) != 0)

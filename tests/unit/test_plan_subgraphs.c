@@ -312,14 +312,14 @@ static void test_call_once_subgraph(void **state)
     int32_t n;
     uint64_t arena;
     /* init: ops 0 VAR_HANDLE -> ih (tensor 0), 1 RANDOM_UNIFORM(shape 1) -> r (2), 2 ADD ->
-     * s (3), 3 ASSIGN: r [1,2], s [2,3], both alive at op 2: bound = naive = 448 + 448 */
+     * s (3), 3 ASSIGN: r [1,2], s [2,3]; nobody reads r after the ADD, so s takes r's slot
+     * (in place, docs/memory.md), which then lives from op 1 to op 3: one buffer of 448 */
     mp_plan_item *v = list(s, 1, &n, MP_SG_AT_RUN, &arena);
-    assert_int_equal(n, 2);
-    expect_item(v, n, 2, 400, 1, 2);
-    expect_item(v, n, 3, 400, 2, 3);
-    expect_planners(v, n, 2 * XS, 2, 2 * XS, 2 * XS);
+    assert_int_equal(n, 1);
+    expect_item(v, n, 2, 400, 1, 3);
+    expect_planners(v, n, XS, 1, XS, XS);
     free(v);
-    assert_int_equal(arena, 2 * XS + MP_INPUT_SLACK);
+    assert_int_equal(arena, XS + MP_INPUT_SLACK);
     uint64_t main_arena;
     v = list(s, 0, &n, MP_SG_AT_PREPARE, &main_arena);
     free(v);

@@ -941,7 +941,9 @@ static void check_invariants(const mp_trace *tr, const char *label)
     assert_int_equal(steps, p.n_steps);
     assert_true(p.unused_bytes <= s->bytes_alloc);
 
-    /* Planned lifetimes repeat the last PLAN event of their tensor into their arena. */
+    /* Planned lifetimes repeat the last PLAN event of their tensor into their arena; a
+     * tensor in place (meta shares) that of the tensor whose slot it shared, its own
+     * operators inside the slot's. */
     const mp_event *ev = mp_trace_events(tr);
     size_t n_plans = 0;
     plan_rec *plans = calloc(mp_trace_count(tr) + 1, sizeof *plans);
@@ -964,16 +966,24 @@ static void check_invariants(const mp_trace *tr, const char *label)
         if (l->manager != MP_MGR_ARENA)
             continue;
         n_arena++;
+        const mp_trace_tensor *mt = &mp_trace_get_meta(tr)->tensors[t];
+        assert_int_equal(l->in_place, mt->in_place);
+        int32_t slot_of = l->in_place ? mt->shares : l->tensor;
         size_t k = 0;
-        while (k < n_plans && !(plans[k].arena == l->arena_id && plans[k].tensor == l->tensor))
+        while (k < n_plans && !(plans[k].arena == l->arena_id && plans[k].tensor == slot_of))
             k++;
         if (k == n_plans)
             fail_msg("%s: tensor %zu planned in arena %llu without a PLAN event", label, t,
                      (unsigned long long)l->arena_id);
         assert_int_equal(l->offset, plans[k].offset);
         assert_int_equal(l->bytes, plans[k].bytes);
-        assert_int_equal(l->first_op, plans[k].first);
-        assert_int_equal(l->last_op, plans[k].last);
+        if (l->in_place) {
+            assert_true(plans[k].first <= l->first_op && l->first_op <= l->last_op &&
+                        l->last_op <= plans[k].last);
+        } else {
+            assert_int_equal(l->first_op, plans[k].first);
+            assert_int_equal(l->last_op, plans[k].last);
+        }
     }
     free(plans);
     /* In the planned modes the reference arena holds every arena lifetime. */
