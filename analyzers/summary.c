@@ -569,6 +569,27 @@ static int32_t *producers(const walker *w)
     return p;
 }
 
+/* Which tensor holds each shared slot's bytes at operator op: among the tensors in place in
+ * the slot of tensor r (meta shares), the one written last at or before op; -1 for r itself
+ * (none written yet, or no tensor shares r's slot). NULL when out of memory. */
+static int32_t *slot_holders(const walker *w, const int32_t *prod, int32_t op)
+{
+    int32_t *h = malloc(((size_t)w->n_tensors + 1) * sizeof *h);
+    if (!h)
+        return NULL;
+    for (int32_t t = 0; t < w->n_tensors; t++)
+        h[t] = -1;
+    for (int32_t t = 0; t < w->n_tensors; t++) {
+        const mp_trace_tensor *mt = &w->meta->tensors[t];
+        if (!mt->in_place || !valid_tensor(w, mt->shares) || prod[t] < 0 || prod[t] > op)
+            continue;
+        int32_t *cur = &h[mt->shares];
+        if (*cur < 0 || prod[*cur] <= prod[t])
+            *cur = t;
+    }
+    return h;
+}
+
 static void tensor_item(const walker *w, const int32_t *prod, mp_summary_alive *a, int32_t t)
 {
     a->tensor = t;
@@ -580,7 +601,8 @@ static void tensor_item(const walker *w, const int32_t *prod, mp_summary_alive *
 /* One live arena at the peak: its slots alive at peak_op and its uncovered bytes, or the
  * whole arena when peak_op is -1 (see mp_summary.peak_slots_by_op). */
 static bool arena_items(const walker *w, const mp_replay_arena *ar, uint8_t kind,
-                        int32_t peak_op, const int32_t *prod, item_list *l)
+                        int32_t peak_op, const int32_t *prod, const int32_t *holder,
+                        item_list *l)
 {
     if (peak_op < 0) {
         mp_summary_alive *a = item_add(l);
@@ -615,8 +637,9 @@ static bool arena_items(const walker *w, const mp_replay_arena *ar, uint8_t kind
             a->tensor = -1;
             a->op = sl->op_first;
             a->op_name = op_name(w, a->op);
-        } else if (valid_tensor(w, sl->tensor))
-            tensor_item(w, prod, a, sl->tensor);
+        } else if (valid_tensor(w, sl->tensor)) /* the tensor holding a shared slot now */
+            tensor_item(w, prod, a, holder && holder[sl->tensor] >= 0 ? holder[sl->tensor]
+                                                                       : sl->tensor);
         else
             a->tensor = sl->tensor;
         if (sl->offset < ar->bytes) {
@@ -706,14 +729,17 @@ static bool list_alive(const walker *w, const mp_replay *r, int32_t op, int filt
         l.v[group[g]].bytes += b->bytes;
         l.v[group[g]].n_blocks++;
     }
+    int32_t *holder = ok && op >= 0 ? slot_holders(w, prod, op) : NULL;
+    ok = ok && (op < 0 || holder);
     for (size_t i = 0; ok && i < mp_replay_n_arenas(r); i++) {
         const mp_replay_arena *ar = mp_replay_arena_at(r, i);
         const mp_replay_block *blk = mp_replay_find(r, ar->id);
         uint8_t kind = blk ? blk->kind : MP_KIND_STATIC;
         if (kind_shown(filter, kind))
-            ok = arena_items(w, ar, kind, op, prod, &l);
+            ok = arena_items(w, ar, kind, op, prod, holder, &l);
     }
 
+    free(holder);
     free(prod);
     free(group);
     if (!ok) {

@@ -22,6 +22,7 @@
 #include "tests/util/kernel_harness.h"
 #include "tests/util/testutil.h"
 #include "trace/trace.h"
+#include "tui/index.h"
 
 #define N 1024
 #define ALIGNED(b) (((b) + 63) / 64 * 64)
@@ -396,6 +397,46 @@ static void test_trace_names_the_shared_slot(void **state)
     mp_trace_destroy(tr);
 }
 
+/* What is alive at each operator names the tensor holding a shared slot then (the TUI and
+ * the summary's "alive at the peak"): a's slot is a at op 0, b at op 1 (the RESHAPE wrote
+ * it), c at ops 2 and 3 (the SQUEEZE wrote it, the FULLY_CONNECTED reads it). */
+static void test_alive_names_the_holder(void **state)
+{
+    (void)state;
+    float out[32];
+    mp_trace *tr;
+    run_chain(MP_MEMORY_STATIC, false, 0.5f, out, NULL, &tr, NULL);
+    mp_source *src = mp_source_of_trace(tr);
+    assert_non_null(src);
+    mp_tui_index *m = NULL;
+    mp_error err = {0};
+    mp_tui_options o = {0};
+    assert_int_equal(mp_tui_index_build(src, &o, &m, &err), MP_OK);
+    const int32_t want[4] = {T_A, T_B, T_C, T_C};
+    int seen = 0;
+    for (size_t e = mp_tui_next_op(m, 0); e != SIZE_MAX && seen < 4; e = mp_tui_next_op(m, e)) {
+        mp_tui_at at;
+        assert_int_equal(mp_tui_state_at(m, e, -1, &at, &err), MP_OK);
+        if (at.run != 1 || at.op < 0)
+            continue;
+        assert_int_equal(at.op, seen);
+        bool found = false;
+        for (size_t i = 0; i < at.n_alive; i++) {
+            const mp_summary_alive *a = &at.alive[i];
+            if (a->home == MP_SUMMARY_SLOT && a->bytes == N * 4) {
+                assert_int_equal(a->tensor, want[seen]);
+                found = true;
+            }
+        }
+        assert_true(found);
+        seen++;
+    }
+    assert_int_equal(seen, 4);
+    mp_tui_index_free(m);
+    mp_source_close(src);
+    mp_trace_destroy(tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_model_inputs_and_outputs_keep_their_bytes),
         cmocka_unit_test(test_elementwise_takes_a_dead_input),
         cmocka_unit_test(test_trace_names_the_shared_slot),
+        cmocka_unit_test(test_alive_names_the_holder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
