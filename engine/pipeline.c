@@ -1307,6 +1307,9 @@ static mp_status describe_chain(mp_pipeline *p, mp_error *err)
         for (int32_t t = 0; t < m->n_tensors && ok; t++) {
             tm->tensors[tb + t].dtype = m->tensors[t].dtype;
             tm->tensors[tb + t].is_const = m->tensors[t].data != NULL && !m->tensors[t].is_variable;
+            int32_t root = mp_session_shared_slot(p->s[k], t); /* in place, in the chain's numbers */
+            tm->tensors[tb + t].in_place = root >= 0;
+            tm->tensors[tb + t].shares = root >= 0 ? tb + root : 0;
             ok = mp_trace_set_str(tr, &tm->tensors[tb + t].name, m->tensors[t].name);
         }
         for (int32_t i = 0; i < m->n_ops && ok; i++) {

@@ -1136,6 +1136,11 @@ const mp_tensor *mp_session_tensor(const mp_session *s, int32_t index)
     return (index >= 0 && index < s->n_tensors) ? &s->tensors[index] : NULL;
 }
 
+int32_t mp_session_shared_slot(const mp_session *s, int32_t index)
+{
+    return (index >= 0 && index < s->n_tensors) ? s->trt[index].shares : -1;
+}
+
 bool mp_session_needs_prepare(const mp_session *s)
 {
     /* a plan left to the first run changes no shape: the outputs' sizes are known */

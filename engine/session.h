@@ -153,6 +153,9 @@ int mp_session_output_count(const mp_session *s);
 const mp_tensor *mp_session_input(const mp_session *s, int i);
 const mp_tensor *mp_session_output(const mp_session *s, int i);
 const mp_tensor *mp_session_tensor(const mp_session *s, int32_t index);
+/* The tensor whose arena slot tensor `index` shares in place in the current plan
+ * (docs/memory.md, "In place"); -1 when it has a home of its own, or none. */
+int32_t mp_session_shared_slot(const mp_session *s, int32_t index);
 /* Output i's shape is known only while running (its producer's shape depends on data), so
  * its size before a run is a guess (pipelines copy such an output instead of binding it). */
 bool mp_session_output_deferred(const mp_session *s, int i);

@@ -21,6 +21,24 @@ for p in 1 2 3; do [ -s "mn-$p.tflite" ] || fail "split wrote no mn-$p.tflite"; 
 expect 0 "$mp" inspect mn-2.tflite
 # the three parts, copy: each model copies its inputs in and its outputs out
 expect 0 "$mp" pipeline mn-1.tflite mn-2.tflite mn-3.tflite --runs 2 --json copy.json --trace chain.json
+# the chain's trace says which tensors shared a slot in place (the residual ADDs), in the
+# chain's numbering: each names a tensor of its own model holding a PLAN event, and the
+# report lists them as shared
+expect 0 "$mp" report chain.json --format json -o chain-report.json
+"$py" - chain.json chain-report.json <<'PY' || fail "in-place tensors of the chain's trace"
+import json, sys
+t = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+meta = t["meta"]; models = meta["models"]
+shared = [(i, x["shares"]) for i, x in enumerate(meta["tensors"]) if "shares" in x]
+assert shared, "no tensor in place"
+model_of = lambda i: next(k for k, m in enumerate(models) if m["first_tensor"] <= i < m["first_tensor"] + m["n_tensors"])
+planned = {e[4] for e in t["events"] if e[0] == 3}
+for i, root in shared:
+    assert model_of(i) == model_of(root) and root in planned and i not in planned, (i, root)
+lives = {l["tensor"]: l for l in r["lifetimes"]}
+for i, root in shared:
+    assert lives[i]["in_place"] and lives[i]["offset"] == lives[root]["offset"], i
+PY
 n_links=$(jget copy.json 'sum(1 for e in j["edges"] if e["from"].startswith("model") and e["to"].startswith("model"))')
 [ "$(jget copy.json 'j["copies_per_run"]')" = $((2 + 2 * n_links)) ] || fail "copy: copies per run $(jget copy.json 'j["copies_per_run"]'), expected $((2 + 2 * n_links))"
 [ "$(jget copy.json 'j["format"]')" = memprof-pipeline ] || fail "JSON format"
