@@ -54,16 +54,16 @@ static const shape k_shapes[] = {
 };
 
 /* --set mult: depth multipliers 1, 2, 4 and 8 on 32 input channels, 3x3 and 5x5, strides 1
- * and 2; each after the multiplier-1 convolution of as many output channels (the same
- * multiply-adds: "flop-equal") */
+ * and 2; each followed by the multiplier-1 convolution of as many output channels (C=64, 128,
+ * 256: the same multiply-adds); then 3, a tail of 8 channels, fewer than 16 and 16 */
 static const shape k_mult_shapes[] = {
     {"3x3 M1", 1, 56, 56, 32, 3, 3, 1, 1, 1, MP_PAD_SAME},
     {"3x3 M2", 1, 56, 56, 32, 3, 3, 1, 1, 2, MP_PAD_SAME},
-    {"3x3 M1 flop-equal", 1, 56, 56, 64, 3, 3, 1, 1, 1, MP_PAD_SAME},
+    {"3x3 M1 C=64", 1, 56, 56, 64, 3, 3, 1, 1, 1, MP_PAD_SAME},
     {"3x3 M4", 1, 56, 56, 32, 3, 3, 1, 1, 4, MP_PAD_SAME},
-    {"3x3 M1 flop-equal", 1, 56, 56, 128, 3, 3, 1, 1, 1, MP_PAD_SAME},
+    {"3x3 M1 C=128", 1, 56, 56, 128, 3, 3, 1, 1, 1, MP_PAD_SAME},
     {"3x3 M8", 1, 56, 56, 32, 3, 3, 1, 1, 8, MP_PAD_SAME},
-    {"3x3 M1 flop-equal", 1, 56, 56, 256, 3, 3, 1, 1, 1, MP_PAD_SAME},
+    {"3x3 M1 C=256", 1, 56, 56, 256, 3, 3, 1, 1, 1, MP_PAD_SAME},
     {"3x3 s2 M2", 1, 56, 56, 32, 3, 3, 2, 1, 2, MP_PAD_SAME},
     {"3x3 s2 M4", 1, 56, 56, 32, 3, 3, 2, 1, 4, MP_PAD_SAME},
     {"3x3 s2 M8", 1, 56, 56, 32, 3, 3, 2, 1, 8, MP_PAD_SAME},
@@ -71,7 +71,7 @@ static const shape k_mult_shapes[] = {
     {"5x5 M2", 1, 56, 56, 32, 5, 5, 1, 1, 2, MP_PAD_SAME},
     {"5x5 M4", 1, 56, 56, 32, 5, 5, 1, 1, 4, MP_PAD_SAME},
     {"5x5 M8", 1, 56, 56, 32, 5, 5, 1, 1, 8, MP_PAD_SAME},
-    {"5x5 M1 flop-equal", 1, 56, 56, 256, 5, 5, 1, 1, 1, MP_PAD_SAME},
+    {"5x5 M1 C=256", 1, 56, 56, 256, 5, 5, 1, 1, 1, MP_PAD_SAME},
     {"5x5 s2 M2", 1, 56, 56, 32, 5, 5, 2, 1, 2, MP_PAD_SAME},
     {"5x5 s2 M4", 1, 56, 56, 32, 5, 5, 2, 1, 4, MP_PAD_SAME},
     {"5x5 s2 M8", 1, 56, 56, 32, 5, 5, 2, 1, 8, MP_PAD_SAME},
