@@ -82,6 +82,14 @@ static const char *shape_s(const mp_plan_report_input *in, char *buf, size_t n)
     return mp_fmt_dims(buf, n, in->rank, in->dims);
 }
 
+/* The tensors that take a planned slot in place instead of one of their own. */
+static void text_in_place(FILE *f, const mp_plan_report *r)
+{
+    if (r->n_in_place > 0)
+        fprintf(f, "  and %" PRId32 " tensor%s in place in those slots (docs/memory.md, In "
+                   "place)\n", r->n_in_place, r->n_in_place == 1 ? "" : "s");
+}
+
 static void text_planners(FILE *f, const mp_plan_report *r)
 {
     const bool x = r->exact;
@@ -218,6 +226,7 @@ static void text_subgraph(FILE *f, const mp_plan_report *r)
     fprintf(f, "  %s\n", how[r->when]);
     fprintf(f, "  %" PRId32 " tensors and %" PRId32 " kernel scratch buffer%s planned\n",
             r->n_items - r->n_scratch, r->n_scratch, r->n_scratch == 1 ? "" : "s");
+    text_in_place(f, r);
     fprintf(f, "  lower bound %s, naive (no reuse) %s\n\n",
             bytes_s(b1, sizeof b1, r->lower_bound, x), bytes_s(b2, sizeof b2, r->naive, x));
     text_planners(f, r);
@@ -306,6 +315,7 @@ void mp_report_plan_text(FILE *f, const mp_plan_report *r)
     fprintf(f, "  %" PRId32 " tensors and %" PRId32 " kernel scratch buffer%s planned, slots "
                "aligned to %" PRIu64 " B\n",
             r->n_items - r->n_scratch, r->n_scratch, r->n_scratch == 1 ? "" : "s", r->align);
+    text_in_place(f, r);
     fprintf(f, "  lower bound %s, naive (no reuse) %s\n\n",
             bytes_s(b1, sizeof b1, r->lower_bound, x), bytes_s(b2, sizeof b2, r->naive, x));
     text_planners(f, r);
@@ -401,6 +411,7 @@ static void figures_head(json_t *o, const mp_plan_report *r)
 {
     json_object_set_new(o, "n_tensors", json_integer(r->n_items - r->n_scratch));
     json_object_set_new(o, "n_scratch", json_integer(r->n_scratch));
+    json_object_set_new(o, "n_in_place", json_integer(r->n_in_place));
     json_object_set_new(o, "lower_bound_bytes", json_integer((json_int_t)r->lower_bound));
     json_object_set_new(o, "naive_bytes", json_integer((json_int_t)r->naive));
     json_object_set_new(o, "lower_bound_op", json_integer(r->lower_bound_step));

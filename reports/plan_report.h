@@ -61,6 +61,7 @@ struct mp_plan_report {
     int n_inputs;
     const mp_plan_report_item *items; /* every buffer planned, tensors then scratch */
     int32_t n_items, n_scratch;
+    int32_t n_in_place;               /* tensors in the slot of one of the items, in place */
     uint64_t align, scratch_max;
     uint64_t lower_bound, naive, lower_bound_tensors, lower_bound_internal;
     int32_t lower_bound_step; /* -1: none */

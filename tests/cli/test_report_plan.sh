@@ -262,6 +262,19 @@ json_ok plan.json || fail "plan JSON does not parse"
   fail "the default planner $default does not reach the lower bound"
 [ "$(jget plan.json '[p["arena_bytes"] for p in j["planners"] if p["name"] == "bump"] == [j["naive_bytes"]]')" = True ] ||
   fail "bump's arena is not the naive total"
+# in place: MobileNet v2's ten residual ADDs (stride-1 blocks of equal width: blocks 2, 4,
+# 5, 7, 8, 9, 11, 12, 14, 15) each take the slot of their projection's output, read by
+# nobody after, and the RESHAPE before the softmax its input's: 11 tensors in the slot of
+# another; with --in-place off each has its own
+[ "$(jget plan.json 'j["n_in_place"]')" = 11 ] || fail "plan: n_in_place $(jget plan.json 'j["n_in_place"]'), expected 11"
+grep -q "^  and 11 tensors in place in those slots" plan.txt || fail "plan: no line for the 11 tensors in place"
+expect 0 "$mp" plan zoo:mobilenet_v2 --in-place off --format json -o plan-off.json
+[ "$(jget plan-off.json 'j["n_in_place"]')" = 0 ] || fail "plan --in-place off: tensors in place"
+[ "$(jget plan-off.json 'j["n_tensors"]')" = $(( $(jget plan.json 'j["n_tensors"]') + 11 )) ] ||
+  fail "plan --in-place off: $(jget plan-off.json 'j["n_tensors"]') slots, expected 11 more than $(jget plan.json 'j["n_tensors"]')"
+valid plan.json
+valid plan-off.json
+expect 2 "$mp" plan zoo:mobilenet_v2 --in-place maybe; has err "--in-place takes on or off"
 # the exact text figures agree with the JSON
 expect 0 "$mp" plan zoo:mobilenet_v2 --exact
 grep -q "lower bound .*($(jget plan.json 'j["lower_bound_bytes"]'))" "$tmp/out" || fail "plan --exact: lower bound differs from JSON"
