@@ -132,12 +132,6 @@ static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k, int32_t tb
     rm->res[k] = res;
     if (!items || !res)
         return false;
-    /* tensors in place in a slot of the plan (the trace's meta says which, as the session
-     * placed them) */
-    const mp_trace_meta *meta = mp_trace_get_meta(c->tr);
-    int32_t n_in_place = 0;
-    for (int32_t t = tb; t < tb + g->n_tensors && t < meta->n_tensors; t++)
-        n_in_place += meta->tensors[t].in_place;
     for (int32_t i = 0; i < p->n_items; i++) {
         const mp_plan_item *it = &p->items[i];
         items[i] = (mp_plan_report_item){it->tensor, it->op, it->bytes, it->first, it->last,
@@ -152,7 +146,7 @@ static bool fill_set(const mp_plan_ctx *c, report_mem *rm, int32_t k, int32_t tb
     *r = (mp_plan_report){
         .model = c->a->model, .meta = mp_trace_get_meta(c->tr), .exact = c->a->exact,
         .items = items, .n_items = p->n_items,
-        .n_scratch = p->n_scratch, .n_in_place = n_in_place, .align = c->align,
+        .n_scratch = p->n_scratch, .n_in_place = p->n_in_place, .align = c->align,
         .scratch_max = p->scratch_max,
         .lower_bound = p->cmp.lower_bound, .naive = p->cmp.naive,
         .lower_bound_tensors = p->lb_tensors, .lower_bound_internal = p->lb_internal,

@@ -54,7 +54,8 @@ int mp_cli_plan_prepare(mp_plan_ctx *c)
         fprintf(stderr, "memprof plan: out of memory\n");
         return MP_EXIT_RUNTIME;
     }
-    for (int32_t k = 0; k < c->n_sets; k++) {
+    const mp_trace_meta *meta = mp_trace_get_meta(c->tr);
+    for (int32_t k = 0, tb = 0; k < c->n_sets; tb += mp_model_subgraph(m, k)->n_tensors, k++) {
         mp_plan_set *p = &c->sets[k];
         p->subgraph = k;
         mp_status st;
@@ -76,6 +77,10 @@ int mp_cli_plan_prepare(mp_plan_ctx *c)
                 if (p->items[i].bytes > p->scratch_max)
                     p->scratch_max = p->items[i].bytes;
             }
+        /* tensors in place in a slot of the plan: the trace's meta says which, as the session
+         * placed them (subgraph k's tensors from tb in its tables) */
+        for (int32_t t = tb; t < tb + mp_model_subgraph(m, k)->n_tensors && t < meta->n_tensors; t++)
+            p->n_in_place += meta->tensors[t].in_place;
     }
     return MP_EXIT_OK;
 }

@@ -38,6 +38,7 @@ typedef struct mp_plan_set {
     char called_by[96];              /* "WHILE (op #0 of subgraph 0)[ and N more]", or "" */
     mp_plan_item *items;
     int32_t n_items, n_scratch;
+    int32_t n_in_place;              /* tensors in place in a slot of the plan */
     uint64_t scratch_max;
     mp_plan_buf *bufs[3];            /* by mp_set_kind */
     int32_t n_bufs[3];

@@ -35,6 +35,7 @@ typedef struct tensor_rt {
     bool folded;        /* written by a folded operator: engine storage, never planned */
     bool persistent;    /* variable (state): storage kept from prepare to teardown */
     bool model_output;
+    bool model_input;   /* one of the model's inputs (set by mp_sm_classify) */
     bool dynamic;       /* gets a buffer before its producer runs, freed after its last reader */
     int32_t shares;     /* >= 0: the planned tensor whose slot it shares (an output in place:
                            session_memory.c, "In place"); -1 */

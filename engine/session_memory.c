@@ -60,14 +60,6 @@ static bool in_static_plan(const mp_session *s, int32_t t)
     return arena_held(s, t) && s->trt[t].shares < 0;
 }
 
-static bool is_model_input(const mp_session *s, int32_t t)
-{
-    for (int32_t i = 0; i < s->model->n_inputs; i++)
-        if (s->model->inputs[i] == t)
-            return true;
-    return false;
-}
-
 /* The root of t's group (the tensor whose slot the group shares) while find_shared links
  * them: `shares` is then each tensor's parent, -1 at a root (paths halved on the way). */
 static int32_t group_root(mp_session *s, int32_t t)
@@ -99,7 +91,7 @@ static bool may_share(const mp_session *s, int32_t i, int32_t a, int32_t b)
 {
     const mp_tensor *x = &s->tensors[a], *y = &s->tensors[b];
     return a != b && arena_held(s, a) && arena_held(s, b) && !s->trt[b].model_output &&
-           !is_model_input(s, a) && !is_model_input(s, b) && x->dtype == y->dtype &&
+           !s->trt[a].model_input && !s->trt[b].model_input && x->dtype == y->dtype &&
            x->bytes == y->bytes && s->trt[b].first == i;
 }
 
@@ -174,13 +166,16 @@ void mp_sm_classify(mp_session *s)
         r->folded = false;
         r->persistent = s->tensors[t].info->is_variable && !s->tensors[t].is_const;
         r->model_output = false;
+        r->model_input = false;
         if (r->persistent) {
             r->first = 0;
             r->last = end;
         }
     }
-    for (int32_t i = 0; i < m->n_inputs; i++)
+    for (int32_t i = 0; i < m->n_inputs; i++) {
         s->trt[m->inputs[i]].first = 0;
+        s->trt[m->inputs[i]].model_input = true;
+    }
     for (int32_t i = 0; i < s->n_nodes; i++) {
         const mp_node *n = &s->nodes[i];
         if (s->nrt[i].folded) {
@@ -879,7 +874,6 @@ mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n
                                                                     : calloc((size_t)n + 1, sizeof *v);
     if (!v)
         return mp_fail(err, MP_ERR_NOMEM, "out of memory listing the plan's buffers");
-    const mp_model *m = s->model;
     /* the first operator writing each tensor (-1: none) */
     int32_t *producer = malloc(sizeof(int32_t) * ((size_t)s->n_tensors + 1));
     if (!producer) {
@@ -897,9 +891,7 @@ mp_status mp_sm_plan_items(const mp_session *s, mp_plan_item **items, int32_t *n
             continue;
         mp_plan_item *it = &v[k++];
         *it = (mp_plan_item){t, -1, s->tensors[t].bytes, s->trt[t].first, s->trt[t].last,
-                             s->trt[t].model_output};
-        for (int32_t j = 0; j < m->n_inputs; j++)
-            it->io |= m->inputs[j] == t;
+                             s->trt[t].model_output || s->trt[t].model_input};
         it->op = producer[t];
     }
     free(producer);
