@@ -598,6 +598,28 @@ static void tensor_item(const walker *w, const int32_t *prod, mp_summary_alive *
     a->op_name = op_name(w, a->op);
 }
 
+/* The scratch slots of arena ar and the tensors in place in its tensors' slots, into a. */
+static bool arena_counts(const walker *w, const mp_replay_arena *ar, mp_summary_alive *a)
+{
+    uint8_t *here = calloc((size_t)w->n_tensors + 1, 1);
+    if (!here)
+        return false;
+    for (size_t i = 0; i < ar->n_slots; i++) {
+        const mp_replay_slot *sl = &ar->slots[i];
+        if (sl->kind == MP_KIND_SCRATCH)
+            a->n_scratch += a->n_scratch < UINT32_MAX;
+        else if (valid_tensor(w, sl->tensor))
+            here[sl->tensor] = 1;
+    }
+    for (int32_t t = 0; t < w->n_tensors; t++) {
+        const mp_trace_tensor *mt = &w->meta->tensors[t];
+        if (mt->in_place && valid_tensor(w, mt->shares) && here[mt->shares])
+            a->n_in_place += a->n_in_place < UINT32_MAX;
+    }
+    free(here);
+    return true;
+}
+
 /* One live arena at the peak: its slots alive at peak_op and its uncovered bytes, or the
  * whole arena when peak_op is -1 (see mp_summary.peak_slots_by_op). */
 static bool arena_items(const walker *w, const mp_replay_arena *ar, uint8_t kind,
@@ -613,7 +635,7 @@ static bool arena_items(const walker *w, const mp_replay_arena *ar, uint8_t kind
         a->bytes = ar->bytes;
         a->id = ar->id;
         a->n_blocks = ar->n_slots > UINT32_MAX ? UINT32_MAX : (uint32_t)ar->n_slots;
-        return true;
+        return arena_counts(w, ar, a);
     }
     interval *iv = malloc((ar->n_slots + 1) * sizeof *iv);
     if (!iv)

@@ -56,7 +56,10 @@ typedef struct mp_summary_alive {
                                OP_BUFFERS: the operator; else -1 */
     const char *op_name;    /* name of op, NULL when op is -1 */
     uint32_t n_blocks;      /* blocks summed (1 for BLOCK, 0 for SLOT and ARENA_FREE);
-                               ARENA: the tensors planned in it */
+                               ARENA: its slots (a tensor's or an operator's scratch) */
+    uint32_t n_in_place;    /* ARENA: tensors in place in its tensors' slots (no slot of
+                               their own, meta shares); else 0 */
+    uint32_t n_scratch;     /* ARENA: its slots that are an operator's scratch; else 0 */
 } mp_summary_alive;
 
 /* A tensor held twice at the moment duplication peaked. */

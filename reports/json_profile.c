@@ -219,6 +219,10 @@ static json_t *summary_json(jb *b, const mp_profile *p)
         put(b, e, "op", jopt(a->op));
         put(b, e, "op_name", jname(a->op_name));
         put(b, e, "n_blocks", ju(a->n_blocks));
+        if (a->home == MP_SUMMARY_ARENA) {
+            put(b, e, "n_in_place", ju(a->n_in_place));
+            put(b, e, "n_scratch", ju(a->n_scratch));
+        }
         push(b, alive, e);
     }
     put(b, peak, "alive", alive);

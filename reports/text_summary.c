@@ -100,6 +100,22 @@ static const char *plural(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
+void mp_report_arena_contents(const mp_summary_alive *a, char *buf, size_t n)
+{
+    uint32_t own = a->n_blocks - (a->n_scratch < a->n_blocks ? a->n_scratch : a->n_blocks);
+    uint64_t tensors = (uint64_t)own + a->n_in_place;
+    if (a->n_in_place == 0 && a->n_scratch == 0) {
+        snprintf(buf, n, "%" PRIu32 " tensor%s planned", own, plural(own));
+        return;
+    }
+    int k = snprintf(buf, n, "%" PRIu64 " tensor%s in %" PRIu32 " slot%s", tensors,
+                     tensors == 1 ? "" : "s", a->n_blocks, plural(a->n_blocks));
+    if (k >= 0 && (size_t)k < n && a->n_in_place > 0)
+        k += snprintf(buf + k, n - (size_t)k, ", %" PRIu32 " in place", a->n_in_place);
+    if (k >= 0 && (size_t)k < n && a->n_scratch > 0)
+        snprintf(buf + k, n - (size_t)k, ", %" PRIu32 " scratch", a->n_scratch);
+}
+
 /* One "largest alive at peak" line. */
 static void alive_line(FILE *f, const mp_trace_meta *m, const mp_summary_alive *a, bool exact)
 {
@@ -144,9 +160,11 @@ static void alive_line(FILE *f, const mp_trace_meta *m, const mp_summary_alive *
     case MP_SUMMARY_ARENA:
         if (a->n_blocks == 0) /* allocated, its plan not recorded yet */
             snprintf(desc, sizeof desc, "arena %" PRIu64 ", allocated before its plan", a->id);
-        else
-            snprintf(desc, sizeof desc, "planned arena %" PRIu64 " (%" PRIu32 " tensor%s planned)",
-                     a->id, a->n_blocks, plural(a->n_blocks));
+        else {
+            char what[96];
+            mp_report_arena_contents(a, what, sizeof what);
+            snprintf(desc, sizeof desc, "planned arena %" PRIu64 " (%s)", a->id, what);
+        }
         break;
     case MP_SUMMARY_SCRATCH:
         snprintf(desc, sizeof desc, "scratch of op #%" PRId32 " %s (planned)", a->op, opname);

@@ -25,4 +25,9 @@ void mp_report_summary_text_meta(FILE *f, const mp_trace_meta *m, const mp_summa
 void mp_report_summary_body_text(FILE *f, const mp_trace_meta *m, const mp_summary *s,
                                  bool exact);
 
+/* What a whole planned arena (an MP_SUMMARY_ARENA item) holds, for a "largest alive" line
+ * here and in the TUI: "56 tensors planned" when every slot is a tensor's own; else, e.g.,
+ * "67 tensors in 56 slots, 11 in place" and ", 2 scratch" (operators' scratch slots). */
+void mp_report_arena_contents(const mp_summary_alive *a, char *buf, size_t n);
+
 #endif

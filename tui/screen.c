@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "reports/text_summary.h"
 #include "reports/units.h"
 
 const char *const mp_tui_key_help[] = {
@@ -229,9 +230,12 @@ static void describe(const ui *u, const mp_summary_alive *a, char *d, size_t n)
         snprintf(d, n, "arena %" PRIu64 ": bytes no alive tensor uses", a->id);
         break;
     case MP_SUMMARY_ARENA:
-        snprintf(d, n, "planned arena %" PRIu64 "  (%" PRIu32 " tensor%s planned)", a->id,
-                 a->n_blocks, a->n_blocks == 1 ? "" : "s");
+    {
+        char what[96];
+        mp_report_arena_contents(a, what, sizeof what);
+        snprintf(d, n, "planned arena %" PRIu64 "  (%s)", a->id, what);
         break;
+    }
     default:
         snprintf(d, n, "?");
         break;

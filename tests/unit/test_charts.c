@@ -342,9 +342,9 @@ static built *small_profile(const char *hostile)
     p->summary.n_alive = 2;
     p->summary.alive = calloc(2, sizeof *p->summary.alive);
     p->summary.alive[0] = (mp_summary_alive){MP_SUMMARY_SLOT, 4, b->tensors[4].name,
-                                             MP_KIND_STATIC, 1024, 17, 2, on[2], 0};
+                                             MP_KIND_STATIC, 1024, 17, 2, on[2], 0, 0, 0};
     p->summary.alive[1] = (mp_summary_alive){MP_SUMMARY_OWNERLESS, -1, NULL, MP_KIND_ENGINE,
-                                             200, 0, -1, NULL, 1};
+                                             200, 0, -1, NULL, 1, 0, 0};
     p->summary.peak_slots_by_op = true;
     p->summary.n_copy_in = 2;
     p->summary.bytes_copy_in = 2048;

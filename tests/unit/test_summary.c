@@ -402,6 +402,43 @@ static void test_alive_at_peak_outside_ops(void **state)
     mp_trace_destroy(b.tr);
 }
 
+/* An arena whose slots hold more tensors than they number: t2 in place in t1's slot (meta
+ * shares) and op 1's scratch in a slot of its own. Three slots (t1, the scratch, t3), three
+ * tensors (t1 and t3 in their own, t2 in t1's), one of them in place, one scratch slot. */
+static void test_arena_in_place_and_scratch_counted(void **state)
+{
+    (void)state;
+    tb b = make(false);
+    mp_trace_set_shares(b.tr, 2, 1);
+    phase(&b, MP_PHASE_PREPARE, 0);             /* e0 */
+    alloc(&b, 1, 900, MP_KIND_STATIC, -1, -1);  /* e1: arena */
+    plan(&b, 1, 1, 0, 400, 0, 2);               /* e2: t1's slot, t2's lifetime too */
+    mp_event e = blank(MP_EV_PLAN);             /* e3: op 1's scratch */
+    e.kind = MP_KIND_SCRATCH;
+    e.id = 1;
+    e.aux = 400;
+    e.bytes = 100;
+    e.op = e.op_last = 1;
+    put(&b, e);
+    plan(&b, 1, 3, 500, 400, 2, 2);             /* e4: t3 */
+    alloc(&b, 2, 30, MP_KIND_ENGINE, -1, -1);   /* e5: heap 930 = peak, after the plans */
+    free_(&b, 2, 30, MP_KIND_ENGINE, -1, -1);   /* e6 */
+    phase_end(&b);                              /* e7 */
+    free_(&b, 1, 900, MP_KIND_STATIC, -1, -1);  /* e8 */
+    mp_summary s = compute(&b);
+    assert_int_equal(s.peak_heap, 930);
+    assert_int_equal(s.n_alive, 2);
+    assert_int_equal(s.alive[0].home, MP_SUMMARY_ARENA);
+    assert_int_equal(s.alive[0].n_blocks, 3);
+    assert_int_equal(s.alive[0].n_in_place, 1);
+    assert_int_equal(s.alive[0].n_scratch, 1);
+    char *text = render(&b, &s, false);
+    assert_contains(text, "900 B  planned arena 1 (3 tensors in 3 slots, 1 in place, 1 scratch)");
+    free(text);
+    mp_summary_free(&s);
+    mp_trace_destroy(b.tr);
+}
+
 /* ---- duplicated bytes --------------------------------------------------------------------- */
 
 static void test_duplicated_slot_and_dynamic(void **state)
@@ -1045,6 +1082,7 @@ int main(void)
         cmocka_unit_test(test_peak_and_kinds),
         cmocka_unit_test(test_alive_at_peak_in_op),
         cmocka_unit_test(test_alive_at_peak_outside_ops),
+        cmocka_unit_test(test_arena_in_place_and_scratch_counted),
         cmocka_unit_test(test_duplicated_slot_and_dynamic),
         cmocka_unit_test(test_duplicated_newest_home_kept),
         cmocka_unit_test(test_no_duplication_when_arena_freed_first),
