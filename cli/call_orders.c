@@ -458,6 +458,7 @@ int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, lon
     o->prepare_ns = mp_now_ns() - t0;
     mp_trace_rss_sample(o->rss_trace);
     rc = mp_shapes_after_prepare(s, sp, at); /* C's shape, E's second one */
+    uint64_t last_rss = 0;
     for (long r = 0; r < runs && rc == MP_EXIT_OK; r++) {
         rc = mp_shapes_before_run(s, sp, at, r); /* D */
         if (rc == MP_EXIT_OK)
@@ -469,7 +470,7 @@ int mp_cli_play_with(mp_session *s, const mp_shape_args *sp, mp_shape_at at, lon
             return mp_report_error(&err);
         if (o->times && r >= o->warmup)
             o->times[r - o->warmup] = dt;
-        mp_trace_rss_sample(o->rss_trace);
+        mp_trace_rss_sample_run(o->rss_trace, r, runs, &last_rss);
         if (o->progress)
             mp_progress_step(o->progress, r + 1, "run %ld of %ld", r + 1, runs);
     }

@@ -52,9 +52,9 @@ static int read_outputs(mp_session *s, mp_trace *tr)
 
 /* Load, shape (one shape per input, before prepare), prepare, run and read the outputs as
  * memprof run does (cli/call_orders.c, the outputs into recorded buffers), note the input
- * shapes, then tear down: the
- * teardown is part of the trace, as in memprof run; the process's resident set is sampled
- * into the trace after prepare, after each run and after the teardown (the rss figure). */
+ * shapes, then tear down: the teardown is part of the trace, as in memprof run; the
+ * process's resident set is sampled into the trace after prepare, after the runs (paced:
+ * mp_trace_rss_sample_run) and after the teardown (the rss figure). */
 static int drive(const mp_check_args *a, const mp_session_options *so, const void *bytes,
                  size_t size, mp_baseline_input *ins, int *n_ins)
 {

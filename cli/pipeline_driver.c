@@ -215,6 +215,7 @@ static int play(mp_pipeline *p, const mp_pipe_args *a, chain_feed *cf, uint64_t 
     long total = a->m.warmup + a->m.runs;
     if (a->progress)
         a->progress->total = total;
+    uint64_t last_rss = 0;
     for (long r = 0; r < total && rc == MP_EXIT_OK; r++) {
         rc = shapes_at(p, a, cf, 2, r);
         if (rc == MP_EXIT_OK)
@@ -226,7 +227,7 @@ static int play(mp_pipeline *p, const mp_pipe_args *a, chain_feed *cf, uint64_t 
             return mp_report_error(&err);
         if (r >= a->m.warmup)
             times[r - a->m.warmup] = mp_now_ns() - t0;
-        mp_trace_rss_sample(tr);
+        mp_trace_rss_sample_run(tr, r, total, &last_rss);
         if (a->progress)
             mp_progress_step(a->progress, r + 1, "pipeline: run %ld of %ld", r + 1, total);
     }

@@ -41,3 +41,14 @@ void mp_trace_rss_sample(mp_trace *tr)
     if (tr && mp_proc_rss(&rss, &hwm))
         mp_trace_rss(tr, rss, hwm);
 }
+
+void mp_trace_rss_sample_run(mp_trace *tr, long r, long n, uint64_t *last_ns)
+{
+    if (!tr)
+        return;
+    uint64_t now = mp_now_ns();
+    if (r == 0 || r + 1 >= n || *last_ns == 0 || now - *last_ns >= MP_RSS_PACE_NS) {
+        mp_trace_rss_sample(tr);
+        *last_ns = now;
+    }
+}

@@ -73,6 +73,29 @@ expect 0 "$mp" check run.json --max-rss "$hwm" --exact; has out "rss <= limit  *
 expect 1 "$mp" check run.json --max-rss $((hwm - 1))
 # the trace's heap is the Heap peak too
 expect 0 "$mp" check run.json --max-heap "$heap"
+# samples are paced on many short runs: after load, prepare, the first and the last run, and
+# between those at most one per millisecond of runs (so the high-water mark of the last one
+# still covers every run)
+expect 0 "$mp" run mlp.tflite --runs 3000 --warmup 0 --trace many.json
+"$py" - many.json <<'PY' || fail "RSS samples of 3000 runs not paced: $(cat "$tmp/pace.log")"
+import json, sys
+j = json.load(open(sys.argv[1])); f = j["event_fields"]
+ty, aux, t = f.index("type"), f.index("aux"), f.index("t_ns")
+ev = j["events"]
+runs = [i for i, e in enumerate(ev) if e[ty] == 5 and e[aux] == 4]
+ends = [next(k for k in range(i, len(ev)) if ev[k][ty] == 6) for i in runs]
+rss = [i for i, e in enumerate(ev) if e[ty] == 9]
+log = open("pace.log", "w")
+print(len(runs), "runs,", len(rss), "samples", file=log)
+assert len(runs) == 3000, len(runs)
+after_first = [i for i in rss if ends[0] < i < runs[1]]
+after_last = [i for i in rss if i > ends[-1]]
+between = [i for i in rss if runs[1] < i < ends[-1]]
+span_ms = (ev[ends[-1]][t] - ev[ends[0]][t]) / 1e6
+print(len(between), "between, over", span_ms, "ms", file=log)
+assert len(after_first) == 1 and len(after_last) >= 1
+assert len(between) <= span_ms + 1 and len(rss) < 3000
+PY
 # a baseline holds no rss: asking for it is an error, not a failure
 expect 0 "$mp" check mlp.tflite --save-baseline mlp.base.json
 expect 2 "$mp" check mlp.base.json --max-rss 1GiB; has err "no figure rss"
