@@ -11,7 +11,10 @@
  * changes; a change of the leading dimensions or of the pointers needs only setup.
  *
  * 8-bit (TensorFlow Lite's quantization specification: the output scale 1/256 with zero
- * point 0 for uint8, -128 for int8; refused otherwise):
+ * point 0 for uint8, -128 for int8; refused otherwise). An 8-bit input may also give an int16
+ * output (TensorFlow Lite's SoftmaxQuantized<int8_t / uint8_t, int16_t>), scale 1/65536 and
+ * zero point -32768 as TensorFlow Lite Micro's Prepare requires: the same integer reference
+ * with each probability rounded to 16 bits instead of 8 (offset by -32768).
  *   uint8 runs on XNNPACK's softmax_nc_qu8 with beta folded into the input scale it is given
  *   (the function only ever sees beta * scale * (x - max)).
  *   int8 (and uint8 should XNNPACK refuse its input scale) runs TensorFlow Lite's reference
@@ -19,8 +22,9 @@
  *   than one (input_beta_multiplier and left shift) that turns x - max into a Q5.26 value,
  *   differences below diff_min (the radius of that format) giving 0 probability, gemmlowp's
  *   fixed-point exp_on_negative_values summed in Q12.19, the reciprocal of the sum through
- *   one_over_one_plus_x_for_x_in_0_1, each output rounded to 8 bits and offset by -128
- *   (int8) or 0 (uint8). No temporaries: each row is read three times.
+ *   one_over_one_plus_x_for_x_in_0_1, each output rounded to the output's bits (8, or 16 for
+ *   an int16 output) and offset by its dtype's lowest value (-128 int8, 0 uint8, -32768
+ *   int16). No temporaries: each row is read three times.
  *
  * LOG_SOFTMAX (plain C, TensorFlow Lite's reference kernels):
  *   float32: per row of the last axis, y = x - max - log(sum exp(x - max)), in float.
@@ -54,7 +58,7 @@ typedef struct softmax_state {
  * parameters when it runs in C. */
 typedef struct softmax_q8_state {
     softmax_state base;
-    bool plain;         /* C (int8, or XNNPACK refused) */
+    bool plain;         /* C (int8, an int16 output, or XNNPACK refused) */
     int32_t multiplier; /* input_beta_multiplier */
     int left_shift;     /* input_beta_left_shift */
     int32_t diff_min;
@@ -110,15 +114,26 @@ static int32_t fx_exp_on_negative(int32_t a)
     return a == 0 ? INT32_MAX : r;
 }
 
-/* TensorFlow Lite's reference quantized softmax of `rows` rows of `depth` 8-bit values. */
-static void softmax_q8_rows(const softmax_q8_state *q, const void *in, void *out, bool s8)
+/* The lowest and highest value of an 8-bit or int16 output dtype. */
+static void sm_out_range(mp_dtype dt, int32_t *lo, int32_t *hi)
 {
-    const int32_t qmin = s8 ? INT8_MIN : 0, qmax = s8 ? INT8_MAX : UINT8_MAX;
+    *lo = dt == MP_DT_INT8 ? INT8_MIN : dt == MP_DT_INT16 ? INT16_MIN : 0;
+    *hi = dt == MP_DT_INT8 ? INT8_MAX : dt == MP_DT_INT16 ? INT16_MAX : UINT8_MAX;
+}
+
+/* TensorFlow Lite's reference quantized softmax (Softmax<InputT, OutputT>) of `rows` rows of
+ * `depth` 8-bit values (int8 when s8) into outputs of dtype out_dt (int8, uint8 or int16). */
+static void softmax_q8_rows(const softmax_q8_state *q, const void *in, void *out, bool s8,
+                            mp_dtype out_dt)
+{
+    int32_t qmin, qmax;
+    sm_out_range(out_dt, &qmin, &qmax);
+    const int out_bits = out_dt == MP_DT_INT16 ? 16 : 8;
     const size_t depth = q->base.channels;
     for (size_t r = 0; r < q->base.rows; r++) {
         const int8_t *xs = (const int8_t *)in + r * depth;
         const uint8_t *xu = (const uint8_t *)in + r * depth;
-        int32_t mx = qmin;
+        int32_t mx = s8 ? INT8_MIN : 0;
         for (size_t c = 0; c < depth; c++) {
             int32_t v = s8 ? xs[c] : xu[c];
             mx = v > mx ? v : mx;
@@ -145,11 +160,13 @@ static void softmax_q8_rows(const softmax_q8_state *q, const void *in, void *out
             if (diff >= q->diff_min) {
                 int32_t e = fx_exp_on_negative(
                     mp_multiply_by_quantized_multiplier(diff, q->multiplier, q->left_shift));
-                int64_t p = (int64_t)mp_rounding_divide_by_pot(fx_mul(scale, e),
-                                                               bits_over_unit + 31 - 8) + qmin;
+                int64_t p = (int64_t)mp_rounding_divide_by_pot(
+                                fx_mul(scale, e), bits_over_unit + 31 - out_bits) + qmin;
                 v = (int32_t)(p < qmin ? qmin : (p > qmax ? qmax : p));
             }
-            if (s8)
+            if (out_dt == MP_DT_INT16)
+                ((int16_t *)out)[r * depth + c] = (int16_t)v;
+            else if (out_dt == MP_DT_INT8)
                 ((int8_t *)out)[r * depth + c] = (int8_t)v;
             else
                 ((uint8_t *)out)[r * depth + c] = (uint8_t)v;
@@ -173,8 +190,6 @@ static mp_status softmax_q8_params(mp_node *n, float in_scale, softmax_q8_state 
     return MP_OK;
 }
 
-/* 8-bit input and output of the same dtype, per tensor, the output as the specification
- * wants it (TensorFlow Lite's tolerance on its scale: 0.1 %). */
 /* An 8-bit node's output of the input's dtype, both quantized per tensor: the input scale,
  * the output scale and zero point. */
 static mp_status sm_q8_io(mp_node *n, float *in_scale, float *so, int32_t *zo)
@@ -188,12 +203,29 @@ static mp_status sm_q8_io(mp_node *n, float *in_scale, float *so, int32_t *zo)
     return st;
 }
 
+/* 8-bit input and output of the input's dtype or int16, per tensor, the output as the
+ * specification wants it (TensorFlow Lite's tolerance on its scale: 0.1 %). */
 static mp_status softmax_q8_check(mp_node *n, float *in_scale)
 {
     const mp_tensor *in = n->in[0], *out = n->out[0];
     float so;
     int32_t zo;
-    mp_status st = sm_q8_io(n, in_scale, &so, &zo);
+    mp_status st;
+    if (out->dtype == MP_DT_INT16) { /* SoftmaxQuantized<int8_t / uint8_t, int16_t> */
+        int32_t zi;
+        st = mp_node_qparams(n, in, in_scale, &zi);
+        if (st == MP_OK)
+            st = mp_node_qparams(n, out, &so, &zo);
+        if (st != MP_OK)
+            return st;
+        if (fabsf(so - 1.0f / 65536) > 0.001f / 65536 || zo != INT16_MIN)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                                "output '%s' has scale %g and zero point %d; softmax of %s into "
+                                "int16 produces scale 1/65536 and zero point -32768",
+                                mp_tname(out), (double)so, zo, mp_dtype_name(in->dtype));
+        return MP_OK;
+    }
+    st = sm_q8_io(n, in_scale, &so, &zo);
     if (st != MP_OK)
         return st;
     const int32_t want_zp = in->dtype == MP_DT_INT8 ? -128 : 0;
@@ -218,6 +250,10 @@ static mp_status softmax_infer(mp_node *n)
         return mp_i16_softmax_infer(n);
     float in_scale;
     const bool q8 = st == MP_OK && mp_dtype_is_q8(n->in[0]->dtype);
+    if (st == MP_OK && !q8 && n->in[0]->dtype != MP_DT_FLOAT32)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "input '%s' has dtype %s (supported: f32, i8, u8, i16)",
+                            mp_tname(n->in[0]), mp_dtype_name(n->in[0]->dtype));
     if (st == MP_OK)
         st = q8 ? softmax_q8_check(n, &in_scale) : mp_node_check_f32_io(n);
     if (st != MP_OK)
@@ -252,7 +288,7 @@ static mp_status softmax_q8_prepare(mp_node *n)
         return st;
     s->channels = (size_t)in->dims[in->rank - 1];
     s->rows = s->channels ? mp_tensor_elements(in) / s->channels : 0;
-    q->plain = in->dtype == MP_DT_INT8;
+    q->plain = in->dtype == MP_DT_INT8 || n->out[0]->dtype == MP_DT_INT16;
     if (s->op && s->op_channels != s->channels)
         mp_xnn_delete(&s->op);
     if (!q->plain && s->rows > 0) {
@@ -328,7 +364,7 @@ static mp_status softmax_run(mp_node *n)
         return MP_OK;
     if (mp_dtype_is_q8(n->in[0]->dtype) && ((const softmax_q8_state *)n->state)->plain) {
         softmax_q8_rows(n->state, n->in[0]->data, n->out[0]->data,
-                        n->in[0]->dtype == MP_DT_INT8);
+                        n->in[0]->dtype == MP_DT_INT8, n->out[0]->dtype);
         return MP_OK;
     }
     if (mp_dtype_is_q8(n->in[0]->dtype)) {
