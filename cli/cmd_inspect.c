@@ -50,9 +50,10 @@ typedef struct described {
 
 static mp_model_report_op op_of(const mp_op_info *op)
 {
-    /* WHILE: cond, body; IF: then, else; CALL_ONCE: its init subgraph alone */
+    /* WHILE: cond, body; IF: then, else; CALL_ONCE: its init subgraph alone, and
+     * STABLEHLO_COMPOSITE its decomposition */
     bool calls = op->opcode == MP_OP_WHILE || op->opcode == MP_OP_IF;
-    bool once = op->opcode == MP_OP_CALL_ONCE;
+    bool once = op->opcode == MP_OP_CALL_ONCE || op->opcode == MP_OP_STABLEHLO_COMPOSITE;
     return (mp_model_report_op){.name = mp_op_name(op->opcode), .n_inputs = op->n_inputs,
                                 .n_outputs = op->n_outputs, .inputs = op->inputs,
                                 .outputs = op->outputs,

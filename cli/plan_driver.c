@@ -134,14 +134,13 @@ static void callers(mp_plan_ctx *c)
         const mp_model *sg = mp_model_subgraph(m, g);
         for (int32_t i = 0; i < sg->n_ops; i++) {
             const mp_op_info *op = &sg->ops[i];
-            if (op->opcode != MP_OP_WHILE && op->opcode != MP_OP_IF &&
-                op->opcode != MP_OP_CALL_ONCE)
+            if (!mp_op_calls_subgraphs(op->opcode))
                 continue;
             const int32_t to[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
             for (int q = 0; q < 2; q++) {
                 int32_t k = to[q];
                 if (k <= 0 || k >= c->n_sets || (q == 1 && k == to[0]))
-                    continue; /* CALL_ONCE keeps its one callee in both */
+                    continue; /* CALL_ONCE, COMPOSITE keep their one callee in both */
                 if (count[k]++ == 0)
                     snprintf(c->sets[k].called_by, sizeof c->sets[k].called_by,
                              "%s (op #%d of subgraph %d)", mp_op_name(op->opcode), (int)i, (int)g);

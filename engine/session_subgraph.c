@@ -79,11 +79,11 @@ static mp_status child_create(mp_session *root, int32_t k, mp_error *err)
 }
 
 /* The subgraph operator i of subgraph g calls as its q-th callee (q 0 or 1), or -1: a WHILE's
- * cond and body, an IF's branches, a CALL_ONCE's one (kept in both: counted once). The reader
- * checked every index. */
+ * cond and body, an IF's branches, a CALL_ONCE's or STABLEHLO_COMPOSITE's one (kept in both:
+ * counted once). The reader checked every index. */
 static int32_t callee_of(const mp_op_info *op, int q)
 {
-    if (op->opcode != MP_OP_WHILE && op->opcode != MP_OP_IF && op->opcode != MP_OP_CALL_ONCE)
+    if (!mp_op_calls_subgraphs(op->opcode))
         return -1;
     return q == 0 ? op->opt.subgraph_a
                   : op->opt.subgraph_b != op->opt.subgraph_a ? op->opt.subgraph_b : -1;

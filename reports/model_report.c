@@ -61,8 +61,9 @@ static void op_line(FILE *f, const mp_model_report_op *op, int32_t i, const char
     index_list(f, op->n_inputs, op->inputs);
     fputs(" -> ", f);
     index_list(f, op->n_outputs, op->outputs);
-    if (op->calls[0] >= 0 && op->calls[1] < 0) /* CALL_ONCE */
-        fprintf(f, "  init %d", (int)op->calls[0]);
+    if (op->calls[0] >= 0 && op->calls[1] < 0) /* CALL_ONCE, STABLEHLO_COMPOSITE */
+        fprintf(f, "  %s %d", strcmp(op->name, "CALL_ONCE") == 0 ? "init" : "decomposition",
+                (int)op->calls[0]);
     else if (op->calls[0] >= 0 && strcmp(op->name, "WHILE") == 0)
         fprintf(f, "  cond %d body %d", (int)op->calls[0], (int)op->calls[1]);
     else if (op->calls[0] >= 0)
@@ -76,8 +77,8 @@ static void subgraphs_text(FILE *f, const mp_model_report *m)
 {
     if (m->n_subgraphs <= 1)
         return;
-    fprintf(f, "\nsubgraphs   %d (subgraph 0 above; WHILE, IF and CALL_ONCE call the others "
-               "by index)\n", (int)m->n_subgraphs);
+    fprintf(f, "\nsubgraphs   %d (subgraph 0 above; WHILE, IF, CALL_ONCE and STABLEHLO_COMPOSITE "
+               "call the others by index)\n", (int)m->n_subgraphs);
     for (int32_t k = 0; k < m->n_subgraphs; k++) {
         const mp_model_report_subgraph *g = &m->subgraphs[k];
         fprintf(f, "  %-3d %-20s %d tensors, %d operators, inputs ", (int)k,

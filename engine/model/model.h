@@ -107,6 +107,46 @@ typedef struct mp_detection_options {
     float y_scale, x_scale, h_scale, w_scale;
 } mp_detection_options;
 
+/* The StableHLO operators' options (schema.fbs's builtin_options_2, a BuiltinOptions2 table),
+ * read into model memory and pointed at by mp_op_options.shlo (NULL for other operators).
+ * Lists hold at most 2 * MP_MAX_RANK values (checked by the reader); what they mean is the
+ * StableHLO spec's, per operator:
+ *   STABLEHLO_PAD: a = edge_padding_low, b = edge_padding_high, c = interior_padding;
+ *   STABLEHLO_REDUCE_WINDOW: a = window_dimensions, b = window_strides, c = base_dilations,
+ *     d = window_dilations, e = padding (low, high pairs), body the reducer's subgraph;
+ *   STABLEHLO_GATHER: a = offset_dims, b = collapsed_slice_dims, c = start_index_map,
+ *     d = slice_sizes, index_vector_dim, indices_are_sorted;
+ *   STABLEHLO_SCATTER: a = update_window_dims, b = inserted_window_dims,
+ *     c = scatter_dims_to_operand_dims, index_vector_dim, indices_are_sorted, unique_indices,
+ *     body the update computation's subgraph;
+ *   STABLEHLO_COMPOSITE: name, version (its decomposition subgraph is subgraph_a and b);
+ *   STABLEHLO_RNG_BIT_GENERATOR: rng_algorithm (0 DEFAULT, 1 PHILOX, 2 THREEFRY);
+ *   REDUCE_WINDOW (ReduceWindowOptions): reduce_function (1 ADD .. 6 ANY);
+ *   STABLEHLO_CASE: n_branches subgraph indices at branches.
+ * body_op: what the body subgraph of a REDUCE_WINDOW or SCATTER computes, found by the reader
+ * (TensorFlow Lite's kernels look at it the same way): MP_OP_ADD, MP_OP_MUL, MP_OP_MAXIMUM,
+ * MP_OP_MINIMUM, MP_OP_LOGICAL_AND, MP_OP_LOGICAL_OR (or their STABLEHLO_ codes, mapped
+ * to those), or -1 for a body that gives its second input (SCATTER's replacement). */
+#define MP_SHLO_LIST (2 * MP_MAX_RANK)
+typedef struct mp_shlo_list {
+    int32_t n;
+    int64_t v[MP_SHLO_LIST];
+} mp_shlo_list;
+
+typedef struct mp_shlo_options {
+    mp_shlo_list a, b, c, d, e;
+    int64_t index_vector_dim;
+    bool indices_are_sorted, unique_indices;
+    int32_t body;              /* subgraph index, -1 when the options have none */
+    int32_t body_op;
+    int32_t rng_algorithm;
+    int32_t reduce_function;
+    const char *name;          /* STABLEHLO_COMPOSITE ("" when absent) */
+    int32_t version;
+    int32_t n_branches;
+    const int32_t *branches;
+} mp_shlo_options;
+
 typedef struct mp_op_options {
     int32_t padding;           /* mp_padding: CONV_2D, DEPTHWISE_CONV_2D, pools */
     int32_t stride_w, stride_h;
@@ -196,6 +236,10 @@ typedef struct mp_op_options {
     /* NumericVerify (custom): tolerance (a fraction of the input's scale), log_if_failed */
     float nv_tolerance;
     bool nv_log_if_failed;
+    /* The StableHLO operators' builtin_options_2 (the reader gives every operator whose table
+     * it maps one, defaults when the file has none; NULL for the others, and read as all
+     * defaults by the kernels); see mp_shlo_options above. */
+    const mp_shlo_options *shlo;
 } mp_op_options;
 
 typedef struct mp_op_info {

@@ -169,6 +169,56 @@ typedef enum mp_op_code {
     MP_OP_BITCAST = 159,
     MP_OP_BITWISE_XOR = 160,
     MP_OP_RIGHT_SHIFT = 161,
+    /* StableHLO operators (and DILATE, REDUCE_WINDOW), schema.fbs's newest codes; which of
+     * them memprof runs: docs/engine.md */
+    MP_OP_STABLEHLO_LOGISTIC = 162,
+    MP_OP_STABLEHLO_ADD = 163,
+    MP_OP_STABLEHLO_DIVIDE = 164,
+    MP_OP_STABLEHLO_MULTIPLY = 165,
+    MP_OP_STABLEHLO_MAXIMUM = 166,
+    MP_OP_STABLEHLO_RESHAPE = 167,
+    MP_OP_STABLEHLO_CLAMP = 168,
+    MP_OP_STABLEHLO_CONCATENATE = 169,
+    MP_OP_STABLEHLO_BROADCAST_IN_DIM = 170,
+    MP_OP_STABLEHLO_CONVOLUTION = 171,
+    MP_OP_STABLEHLO_SLICE = 172,
+    MP_OP_STABLEHLO_CUSTOM_CALL = 173,
+    MP_OP_STABLEHLO_REDUCE = 174,
+    MP_OP_STABLEHLO_ABS = 175,
+    MP_OP_STABLEHLO_AND = 176,
+    MP_OP_STABLEHLO_COSINE = 177,
+    MP_OP_STABLEHLO_EXPONENTIAL = 178,
+    MP_OP_STABLEHLO_FLOOR = 179,
+    MP_OP_STABLEHLO_LOG = 180,
+    MP_OP_STABLEHLO_MINIMUM = 181,
+    MP_OP_STABLEHLO_NEGATE = 182,
+    MP_OP_STABLEHLO_OR = 183,
+    MP_OP_STABLEHLO_POWER = 184,
+    MP_OP_STABLEHLO_REMAINDER = 185,
+    MP_OP_STABLEHLO_RSQRT = 186,
+    MP_OP_STABLEHLO_SELECT = 187,
+    MP_OP_STABLEHLO_SUBTRACT = 188,
+    MP_OP_STABLEHLO_TANH = 189,
+    MP_OP_STABLEHLO_SCATTER = 190,
+    MP_OP_STABLEHLO_COMPARE = 191,
+    MP_OP_STABLEHLO_CONVERT = 192,
+    MP_OP_STABLEHLO_DYNAMIC_SLICE = 193,
+    MP_OP_STABLEHLO_DYNAMIC_UPDATE_SLICE = 194,
+    MP_OP_STABLEHLO_PAD = 195,
+    MP_OP_STABLEHLO_IOTA = 196,
+    MP_OP_STABLEHLO_DOT_GENERAL = 197,
+    MP_OP_STABLEHLO_REDUCE_WINDOW = 198,
+    MP_OP_STABLEHLO_SORT = 199,
+    MP_OP_STABLEHLO_WHILE = 200,
+    MP_OP_STABLEHLO_GATHER = 201,
+    MP_OP_STABLEHLO_TRANSPOSE = 202,
+    MP_OP_DILATE = 203,
+    MP_OP_STABLEHLO_RNG_BIT_GENERATOR = 204,
+    MP_OP_REDUCE_WINDOW = 205,
+    MP_OP_STABLEHLO_COMPOSITE = 206,
+    MP_OP_STABLEHLO_SHIFT_LEFT = 207,
+    MP_OP_STABLEHLO_CBRT = 208,
+    MP_OP_STABLEHLO_CASE = 209,
     MP_OP_CODE_COUNT,
     /* Custom operators memprof runs get codes of their own, far above the builtin ones (no
      * table is indexed by them): the file says CUSTOM plus this custom code. */
@@ -191,6 +241,11 @@ const char *mp_op_custom_name(int code);
 /* The memprof code of the custom operator whose custom code is the `len` bytes at `name`
  * (exactly, no NUL needed), or -1 when memprof does not run it. */
 int mp_op_from_custom(const char *name, size_t len);
+
+/* Whether a `code` operator calls subgraphs, named by its options' subgraph_a and subgraph_b
+ * (the same one in both when it calls one): WHILE (cond, body), IF (then, else), CALL_ONCE
+ * (init) and STABLEHLO_COMPOSITE (decomposition). */
+bool mp_op_calls_subgraphs(int code);
 
 /* Whether input `input` of a `code` operator is state the operator keeps across runs (an
  * is_variable tensor it reads before anything writes it, as TensorFlow Lite's recurrent

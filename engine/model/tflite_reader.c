@@ -283,10 +283,10 @@ static mp_status check_symmetric_weights(rd *r, int32_t i, int code, const mp_op
 static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n_tensors, mp_op_info *op)
 {
     mp_fb_reader *fb = &r->fb;
-    mp_fb_table t, oc, opts;
+    mp_fb_table t, oc, opts, opts2;
     mp_fb_vec in, out, inter, copts;
     uint32_t opcode_index;
-    uint8_t opt_type;
+    uint8_t opt_type, opt2_type;
     int8_t copts_format;
 
     mp_fb_where(fb, "operator %d", i);
@@ -298,7 +298,9 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
         !mp_fb_sub_table(fb, &t, OP_OPTIONS, "builtin_options", &opts) ||
         !mp_fb_vector(fb, &t, OP_INTERMEDIATES, 4, "intermediates", &inter) ||
         !mp_fb_vector(fb, &t, OP_CUSTOM_OPTIONS, 1, "custom_options", &copts) ||
-        !mp_fb_i8(fb, &t, OP_CUSTOM_OPTIONS_FORMAT, 0, "custom_options_format", &copts_format))
+        !mp_fb_i8(fb, &t, OP_CUSTOM_OPTIONS_FORMAT, 0, "custom_options_format", &copts_format) ||
+        !mp_fb_u8(fb, &t, OP_OPTIONS2_TYPE, 0, "builtin_options_2_type", &opt2_type) ||
+        !mp_fb_sub_table(fb, &t, OP_OPTIONS2, "builtin_options_2", &opts2))
         return mp_tfl_fb_fault(r);
     if (opcode_index >= r->opcodes.n)
         return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d uses operator code %u but the model has %u",
@@ -362,6 +364,7 @@ static mp_status read_operator(rd *r, const mp_fb_vec *ops, int32_t i, int32_t n
         op->custom_options_size = copts.n;
     }
     TRY(mp_tfl_read_options(r, i, code, opt_type, &opts, &op->opt));
+    TRY(mp_tfl_read_options2(r, i, code, opt2_type, &opts2, &op->opt));
     if (code >= MP_OP_CODE_COUNT) { /* a custom operator memprof runs */
         if (copts_format != 0)
             return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): custom_options_format %d is not FLEXBUFFERS (0)",
@@ -475,7 +478,7 @@ static mp_status check_call_dtypes(rd *r, int32_t i, int code, const mp_model *c
 /* Operators that call subgraphs (the indices in subgraph_a and subgraph_b). */
 static bool calls_subgraphs(int code)
 {
-    return code == MP_OP_WHILE || code == MP_OP_IF || code == MP_OP_CALL_ONCE;
+    return mp_op_calls_subgraphs(code);
 }
 
 /* CALL_ONCE (operator i of `caller`): no inputs or outputs, and an initialization subgraph in
@@ -505,12 +508,14 @@ static mp_status check_call(rd *r, const mp_model *caller, int32_t i)
     int code = op->opcode;
     const char *nm = mp_tfl_op_label(code);
     int32_t idx[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
+    bool composite = code == MP_OP_STABLEHLO_COMPOSITE; /* one callee, in both slots */
     if (code == MP_OP_CALL_ONCE)
         return check_call_once(r, caller, i);
     for (int q = 0; q < 2; q++)
         if (idx[q] < 0 || idx[q] >= m->n_subgraphs)
             return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d is out of range (%d subgraphs)",
-                               i, nm, code == MP_OP_WHILE ? (q ? "body" : "cond") : (q ? "else" : "then"),
+                               i, nm, composite ? "decomposition"
+                                      : code == MP_OP_WHILE ? (q ? "body" : "cond") : (q ? "else" : "then"),
                                idx[q], m->n_subgraphs);
     for (int q = 0; q < 2; q++) { /* a call writes the callee's inputs */
         const mp_model *g = mp_model_subgraph(m, idx[q]);
@@ -543,18 +548,21 @@ static mp_status check_call(rd *r, const mp_model *caller, int32_t i)
         TRY(check_call_dtypes(r, i, code, caller, op->outputs, idx[1], body, body->outputs, n, "output"));
         return MP_OK;
     }
-    /* IF: input 0 the condition, the rest the branch's inputs; outputs the branch's */
-    if (op->n_inputs < 1 || op->inputs[0] < 0 || sg_dtype(caller, op->inputs[0]) != MP_DT_BOOL)
+    /* IF: input 0 the condition, the rest the branch's inputs; outputs the branch's.
+     * STABLEHLO_COMPOSITE: every input the decomposition's, outputs the decomposition's. */
+    int32_t skip = composite ? 0 : 1;
+    if (!composite && (op->n_inputs < 1 || op->inputs[0] < 0 || sg_dtype(caller, op->inputs[0]) != MP_DT_BOOL))
         return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): input 0 (the condition) must be a bool tensor",
                            i, nm);
-    for (int q = 0; q < 2; q++) {
+    for (int q = 0; q < (composite ? 1 : 2); q++) {
         const mp_model *g = mp_model_subgraph(m, idx[q]);
-        if (g->n_inputs != op->n_inputs - 1 || g->n_outputs != op->n_outputs)
+        if (g->n_inputs != op->n_inputs - skip || g->n_outputs != op->n_outputs)
             return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d takes %d inputs and gives %d outputs; "
                                "the operator passes %d and takes %d",
-                               i, nm, q ? "else" : "then", (int)idx[q], g->n_inputs, g->n_outputs,
-                               op->n_inputs - 1, op->n_outputs);
-        TRY(check_call_dtypes(r, i, code, caller, op->inputs + 1, idx[q], g, g->inputs, g->n_inputs, "branch input"));
+                               i, nm, composite ? "decomposition" : q ? "else" : "then", (int)idx[q],
+                               g->n_inputs, g->n_outputs, op->n_inputs - skip, op->n_outputs);
+        TRY(check_call_dtypes(r, i, code, caller, op->inputs + skip, idx[q], g, g->inputs, g->n_inputs,
+                              composite ? "input" : "branch input"));
         TRY(check_call_dtypes(r, i, code, caller, op->outputs, idx[q], g, g->outputs, g->n_outputs, "output"));
     }
     return MP_OK;
@@ -571,9 +579,11 @@ static mp_status check_calls(rd *r)
     for (int32_t k = 0; k < n; k++) {
         const mp_model *g = mp_model_subgraph(m, k);
         r->sg = k;
-        for (int32_t i = 0; i < g->n_ops; i++)
+        for (int32_t i = 0; i < g->n_ops; i++) {
             if (calls_subgraphs(g->ops[i].opcode))
                 TRY(check_call(r, g, i));
+            TRY(mp_tfl_check_shlo_calls(r, g, i));
+        }
     }
     r->sg = 0;
     if (n == 1)

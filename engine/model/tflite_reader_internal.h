@@ -24,7 +24,8 @@ enum { T_SHAPE = 0, T_TYPE = 1, T_BUFFER = 2, T_NAME = 3, T_QUANT = 4, T_IS_VARI
 enum { Q_MIN = 0, Q_MAX = 1, Q_SCALE = 2, Q_ZERO_POINT = 3, Q_DETAILS_TYPE = 4, Q_DETAILS = 5,
        Q_QUANTIZED_DIMENSION = 6 };
 enum { OP_OPCODE_INDEX = 0, OP_INPUTS = 1, OP_OUTPUTS = 2, OP_OPTIONS_TYPE = 3, OP_OPTIONS = 4,
-       OP_CUSTOM_OPTIONS = 5, OP_CUSTOM_OPTIONS_FORMAT = 6, OP_INTERMEDIATES = 8 };
+       OP_CUSTOM_OPTIONS = 5, OP_CUSTOM_OPTIONS_FORMAT = 6, OP_INTERMEDIATES = 8,
+       OP_OPTIONS2_TYPE = 11, OP_OPTIONS2 = 12 };
 
 /* BuiltinOptions union members we map (their union type numbers in schema.fbs). */
 enum {
@@ -153,6 +154,16 @@ mp_status mp_tfl_read_sparse(rd *r, int32_t i, const char *nm, const mp_fb_table
  * (tflite_options.c). */
 mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
                               mp_op_options *o);
+/* The builtin_options_2 of operator i (builtin code, BuiltinOptions2 union type and table t)
+ * into o->shlo, for the StableHLO operators whose table memprof maps (tflite_options2.c);
+ * every list's length and every value checked, subgraph indices only for being >= 0 (their
+ * range and what a body computes: mp_tfl_check_shlo_calls). */
+mp_status mp_tfl_read_options2(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
+                               mp_op_options *o);
+/* Operator i of subgraph `caller`, a StableHLO operator naming subgraphs that are looked at,
+ * not called (a REDUCE_WINDOW's or SCATTER's body, a CASE's branches): indices in range, and a
+ * body's computation into shlo->body_op (tflite_options2.c). */
+mp_status mp_tfl_check_shlo_calls(rd *r, const mp_model *caller, int32_t i);
 /* The custom options of operator i, a custom operator memprof runs (op->opcode), read into
  * op->opt and checked (tflite_custom.c). */
 mp_status mp_tfl_read_custom_options(rd *r, int32_t i, mp_op_info *op);

@@ -164,7 +164,12 @@ enum { QUANT_SCALE = 2, QUANT_ZERO_POINT = 3, QUANT_QUANTIZED_DIMENSION = 6 };
 enum { BUFFER_DATA = 0 };
 enum { OPERATOR_OPCODE_INDEX = 0, OPERATOR_INPUTS = 1, OPERATOR_OUTPUTS = 2,
        OPERATOR_BUILTIN_OPTIONS_TYPE = 3, OPERATOR_BUILTIN_OPTIONS = 4,
-       OPERATOR_CUSTOM_OPTIONS = 5, OPERATOR_INTERMEDIATES = 8 };
+       OPERATOR_CUSTOM_OPTIONS = 5, OPERATOR_INTERMEDIATES = 8,
+       OPERATOR_BUILTIN_OPTIONS_2_TYPE = 11, OPERATOR_BUILTIN_OPTIONS_2 = 12 };
+/* BuiltinOptions2 union member numbers (0 = NONE) of the tables the writer writes. */
+enum { OPT2_NONE = 0, OPT2_SCATTER = 7, OPT2_PAD = 10, OPT2_REDUCE_WINDOW = 13, OPT2_GATHER = 16,
+       OPT2_DILATE = 18, OPT2_RNG_BIT_GENERATOR = 19, OPT2_REDUCE_WINDOW_TFL = 20,
+       OPT2_COMPOSITE = 21, OPT2_SHIFT_LEFT = 22, OPT2_CASE = 23 };
 
 #define SCHEMA_VERSION 3
 #define PLACEHOLDER_FOR_GREATER_OP_CODES 127
@@ -1544,8 +1549,104 @@ static size_t write_options(fbb *b, const tfw_op *op, int type)
     return at;
 }
 
+int mp_tfw_options2_type(int opcode)
+{
+    switch (opcode) {
+    case MP_OP_STABLEHLO_SCATTER: return OPT2_SCATTER;
+    case MP_OP_STABLEHLO_PAD: return OPT2_PAD;
+    case MP_OP_STABLEHLO_REDUCE_WINDOW: return OPT2_REDUCE_WINDOW;
+    case MP_OP_STABLEHLO_GATHER: return OPT2_GATHER;
+    case MP_OP_DILATE: return OPT2_DILATE;
+    case MP_OP_STABLEHLO_RNG_BIT_GENERATOR: return OPT2_RNG_BIT_GENERATOR;
+    case MP_OP_REDUCE_WINDOW: return OPT2_REDUCE_WINDOW_TFL;
+    case MP_OP_STABLEHLO_COMPOSITE: return OPT2_COMPOSITE;
+    case MP_OP_STABLEHLO_SHIFT_LEFT: return OPT2_SHIFT_LEFT;
+    case MP_OP_STABLEHLO_CASE: return OPT2_CASE;
+    default: return OPT2_NONE;
+    }
+}
+
+/* A list as a vector of int64: n values (a count above MP_SHLO_LIST, a fault for the reader
+ * to refuse, is written with zeros past the list's values). */
+static size_t fb_i64_list(fbb *b, const mp_shlo_list *l)
+{
+    size_t at = fb_vector(b, (uint32_t)l->n, 8);
+    for (int32_t k = 0; k < l->n; k++)
+        fb_le64(b, k < MP_SHLO_LIST ? (uint64_t)l->v[k] : 0);
+    return at;
+}
+
+/* The BuiltinOptions2 table of `op` (type from mp_tfw_options2_type), from opt.shlo (NULL: every
+ * field its default) and, for STABLEHLO_COMPOSITE, opt.subgraph_a. Ids follow the schema;
+ * empty lists are not written. */
+static size_t write_options2(fbb *b, const tfw_op *op, int type)
+{
+    static const mp_shlo_options none = {.body = 0};
+    const mp_shlo_options *s = op->opt.shlo ? op->opt.shlo : &none;
+    /* list fields: slot id of lists a..e (-1: not in this table) */
+    int ids[5] = {-1, -1, -1, -1, -1};
+    tb t;
+    tb_init(&t);
+    switch (type) {
+    case OPT2_SCATTER: /* indices_are_sorted, update_window_dims, inserted_window_dims,
+                          scatter_dims_to_operand_dims, index_vector_dim, unique_indices,
+                          update_computation_subgraph_index */
+        tb_u8(&t, 0, s->indices_are_sorted, 0);
+        ids[0] = 1, ids[1] = 2, ids[2] = 3;
+        tb_i64(&t, 4, s->index_vector_dim, 0);
+        tb_u8(&t, 5, s->unique_indices, 0);
+        tb_i32(&t, 6, s->body, 0);
+        break;
+    case OPT2_PAD:
+        ids[0] = 0, ids[1] = 1, ids[2] = 2;
+        break;
+    case OPT2_REDUCE_WINDOW: /* window_dimensions, strides, base and window dilations, padding */
+        ids[0] = 0, ids[1] = 1, ids[2] = 2, ids[3] = 3, ids[4] = 4;
+        tb_i32(&t, 5, s->body, 0);
+        break;
+    case OPT2_GATHER: /* offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim,
+                         slice_sizes, indices_are_sorted */
+        ids[0] = 0, ids[1] = 1, ids[2] = 2, ids[3] = 4;
+        tb_i64(&t, 3, s->index_vector_dim, 0);
+        tb_u8(&t, 5, s->indices_are_sorted, 0);
+        break;
+    case OPT2_RNG_BIT_GENERATOR:
+        tb_u8(&t, 0, s->rng_algorithm, 0);
+        break;
+    case OPT2_REDUCE_WINDOW_TFL:
+        tb_i32(&t, 0, s->reduce_function, 0);
+        break;
+    case OPT2_COMPOSITE: /* name, decomposition_subgraph_index, ..., version */
+        if (s->name && s->name[0])
+            tb_ref(&t, 0);
+        tb_i32(&t, 1, op->opt.subgraph_a, 0);
+        tb_i32(&t, 4, s->version, 0);
+        break;
+    case OPT2_CASE:
+        if (s->n_branches > 0)
+            tb_ref(&t, 0);
+        break;
+    default: /* DilateOptions, StablehloShiftLeftOptions: no fields */
+        break;
+    }
+    const mp_shlo_list *lists[5] = {&s->a, &s->b, &s->c, &s->d, &s->e};
+    for (int k = 0; k < 5; k++)
+        if (ids[k] >= 0 && lists[k]->n > 0)
+            tb_ref(&t, ids[k]);
+    size_t at = tb_write(b, &t);
+    for (int k = 0; k < 5; k++)
+        if (ids[k] >= 0 && lists[k]->n > 0)
+            fb_link(b, t.f[ids[k]].pos, fb_i64_list(b, lists[k]));
+    if (type == OPT2_COMPOSITE && s->name && s->name[0])
+        fb_link(b, t.f[0].pos, fb_string(b, s->name));
+    if (type == OPT2_CASE && s->n_branches > 0)
+        fb_link(b, t.f[0].pos, fb_int_vector(b, s->n_branches, s->branches));
+    return at;
+}
+
 static size_t write_operator(fbb *b, const tfw_op *op)
 {
+    int type2 = mp_tfw_options2_type(op->opcode);
     int type = op_options_type(op);
     tb t;
     tb_init(&t);
@@ -1559,6 +1660,9 @@ static size_t write_operator(fbb *b, const tfw_op *op)
         tb_ref(&t, OPERATOR_CUSTOM_OPTIONS); /* custom_options_format: FLEXBUFFERS, the default */
     if (op->n_inter > 0)
         tb_ref(&t, OPERATOR_INTERMEDIATES);
+    tb_u8(&t, OPERATOR_BUILTIN_OPTIONS_2_TYPE, type2, OPT2_NONE);
+    if (type2 != OPT2_NONE)
+        tb_ref(&t, OPERATOR_BUILTIN_OPTIONS_2);
     size_t at = tb_write(b, &t);
     fb_link(b, t.f[OPERATOR_INPUTS].pos, fb_int_vector(b, op->n_in, op->ins));
     fb_link(b, t.f[OPERATOR_OUTPUTS].pos, fb_int_vector(b, op->n_out, op->outs));
@@ -1571,6 +1675,8 @@ static size_t write_operator(fbb *b, const tfw_op *op)
     }
     if (op->n_inter > 0)
         fb_link(b, t.f[OPERATOR_INTERMEDIATES].pos, fb_int_vector(b, op->n_inter, op->inter));
+    if (type2 != OPT2_NONE)
+        fb_link(b, t.f[OPERATOR_BUILTIN_OPTIONS_2].pos, write_options2(b, op, type2));
     return at;
 }
 

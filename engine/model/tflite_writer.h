@@ -92,7 +92,10 @@ int mp_tfw_tensor_sparsity(mp_tfw *w, int tensor, int buffer, const mp_tfw_spars
  * schema defines for `opcode` is written from `opt` (NULL: all defaults, see
  * mp_tfw_options_default); operators without an options table get none. BUCKETIZE's
  * boundaries are read from opt->boundaries by mp_tfw_finish: keep them until then.
- * VAR_HANDLE's container and shared_name are copied at once (NULL: not written). */
+ * VAR_HANDLE's container and shared_name are copied at once (NULL: not written). The
+ * StableHLO operators' builtin_options_2 table is written from opt->shlo (NULL: all defaults)
+ * and, for STABLEHLO_COMPOSITE, opt->subgraph_a (the decomposition), unchecked so tests can
+ * write faults: keep opt->shlo (and its name and branches) until mp_tfw_finish. */
 int mp_tfw_op(mp_tfw *w, int opcode, int n_in, const int32_t *ins, int n_out, const int32_t *outs,
               const mp_op_options *opt);
 
@@ -124,5 +127,7 @@ mp_status mp_tfw_finish(mp_tfw *w, void **bytes, size_t *size, mp_error *err);
 
 /* Schema BuiltinOptions union type the writer uses for an operator (0 = NONE). */
 int mp_tfw_options_type(int opcode);
+/* Schema BuiltinOptions2 union type the writer uses for an operator (0 = NONE). */
+int mp_tfw_options2_type(int opcode);
 
 #endif

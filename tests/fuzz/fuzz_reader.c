@@ -107,10 +107,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const mp_model *g = mp_model_subgraph(m, k);
             CHECK(g != NULL && (k == 0 || (g->n_subgraphs == 0 && !g->impl)));
             walk(g);
-            for (int32_t i = 0; i < g->n_ops; i++) /* calls verified: indices in range */
-                if (g->ops[i].opcode == MP_OP_WHILE || g->ops[i].opcode == MP_OP_IF)
-                    CHECK(mp_model_subgraph(m, g->ops[i].opt.subgraph_a) &&
-                          mp_model_subgraph(m, g->ops[i].opt.subgraph_b));
+            for (int32_t i = 0; i < g->n_ops; i++) { /* calls verified: indices in range */
+                const mp_op_info *op = &g->ops[i];
+                if (mp_op_calls_subgraphs(op->opcode))
+                    CHECK(mp_model_subgraph(m, op->opt.subgraph_a) &&
+                          mp_model_subgraph(m, op->opt.subgraph_b));
+                const mp_shlo_options *sh = op->opt.shlo; /* builtin_options_2: bounded */
+                if (sh) {
+                    CHECK(sh->a.n <= MP_SHLO_LIST && sh->b.n <= MP_SHLO_LIST && sh->c.n <= MP_SHLO_LIST &&
+                          sh->d.n <= MP_SHLO_LIST && sh->e.n <= MP_SHLO_LIST);
+                    if (op->opcode == MP_OP_STABLEHLO_SCATTER || op->opcode == MP_OP_STABLEHLO_REDUCE_WINDOW)
+                        CHECK(mp_model_subgraph(m, sh->body) != NULL);
+                    for (int32_t q = 0; q < sh->n_branches; q++)
+                        CHECK(mp_model_subgraph(m, sh->branches[q]) != NULL);
+                }
+            }
         }
         mp_model_free(m);
         infer_and_run(data, size);
