@@ -1,5 +1,5 @@
 /* Kernels: RESIZE_BILINEAR (NHWC float32, int8, uint8) on XNNPACK's resize_bilinear2d_nhwc_f32
- * / _s8 / _u8, and RESIZE_NEAREST_NEIGHBOR in plain C (below).
+ * / _s8 / _u8, int16 in plain C (below), and RESIZE_NEAREST_NEIGHBOR in plain C.
  *
  * TFLite has three sampling modes and XNNPACK matches each of them (checked against a plain
  * reference of TFLite's formula in tests/unit/test_kernels_resize.c):
@@ -11,6 +11,12 @@
  * int8 and uint8 interpolate the integers themselves (the same three modes), so input and
  * output must share one scale and zero point, as TensorFlow Lite requires; the result may
  * differ from TensorFlow Lite's own 8-bit rounding by 1.
+ * int16 (the 16x8 scheme; same quantization rule) runs TensorFlow Lite's reference
+ * ResizeBilinearInteger, bit for bit: the scales in Q10 rounded, (1024 * in + out / 2) / out
+ * (align_corners: (1024 * (in - 1) + (out - 1) / 2) / (out - 1)), the source position
+ * out * scale (half_pixel_centers: + scale / 2 - 512), its floor and ceiling in pixels clamped
+ * into the input (C division, toward zero), the four neighbours weighted in Q20 in 64 bits and
+ * rounded half away from zero by a division by 2^20.
  *
  * RESIZE_NEAREST_NEIGHBOR (float32, int8, uint8, int16; quantized output with the input's
  * scale and zero point) is a plain-C index gather with TensorFlow Lite's reference formula
@@ -51,13 +57,14 @@ static mp_status resize_infer(mp_node *n)
     const mp_tensor *in = n->in[0], *size = n->in[1];
     mp_tensor *out = n->out[0];
     char b[96];
-    if ((in->dtype != MP_DT_FLOAT32 && !mp_dtype_is_q8(in->dtype)) || out->dtype != in->dtype)
+    const bool q = mp_dtype_is_q8(in->dtype) || in->dtype == MP_DT_INT16;
+    if ((in->dtype != MP_DT_FLOAT32 && !q) || out->dtype != in->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "only f32, i8 and u8 are supported, output as input ('%s' is %s, "
+                            "only f32, i8, u8 and i16 are supported, output as input ('%s' is %s, "
                             "'%s' %s)",
                             mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
                             mp_dtype_name(out->dtype));
-    if (mp_dtype_is_q8(in->dtype)) {
+    if (q) {
         float si, so;
         int32_t zi, zo;
         if (in->info->quant.count == 0)
@@ -110,7 +117,8 @@ static mp_status resize_prepare(mp_node *n)
                             mp_tname(in));
     size_t channels = (size_t)in->dims[3];
     uint32_t flags = resize_flags(n->opt);
-    if (mp_tensor_elements(out) == 0) /* nothing to compute; XNNPACK refuses empty shapes */
+    /* nothing to compute (XNNPACK refuses empty shapes), or int16: plain C at the run */
+    if (mp_tensor_elements(out) == 0 || in->dtype == MP_DT_INT16)
         return MP_OK;
     /* channel count and mode are fixed at creation; sizes and pointers only need a setup */
     if (s->op && (s->channels != channels || s->flags != flags))
@@ -157,11 +165,73 @@ static mp_status resize_prepare(mp_node *n)
     return MP_OK;
 }
 
+/* TensorFlow Lite's ComputeInterpolationValues in Q10: the source position *pos of output
+ * index v at scale_10, its lower and upper pixel *lo, *hi within [0, size - 1]. TensorFlow
+ * Lite does not bound the lower one above: with the scale rounded up (an output many times
+ * the input's size) it may read past the input, where memprof takes the last pixel. */
+static void resize_q10_pos(int32_t v, int32_t scale_10, bool half_pixel, int32_t size,
+                           int32_t *pos, int32_t *lo, int32_t *hi)
+{
+    *pos = half_pixel ? v * scale_10 + scale_10 / 2 - (1 << 9) : v * scale_10;
+    const int32_t down = *pos / (1 << 10), up = (*pos + (1 << 10) - 1) / (1 << 10);
+    *lo = down < 0 ? 0 : (down > size - 1 ? size - 1 : down);
+    *hi = up < size - 1 ? up : size - 1;
+}
+
+/* TensorFlow Lite's Q10 scale of one axis: in / out (align_corners: (in - 1) / (out - 1)),
+ * rounded to nearest. */
+static int32_t resize_q10_scale(int32_t in, int32_t out, bool align)
+{
+    if (align && out > 1)
+        return ((1 << 10) * (in - 1) + (out - 1) / 2) / (out - 1);
+    return ((1 << 10) * in + out / 2) / out;
+}
+
+/* int16 RESIZE_BILINEAR: TensorFlow Lite's reference ResizeBilinearInteger<int16_t>. */
+static void resize_bilinear_i16(const mp_node *n)
+{
+    const mp_tensor *in = n->in[0], *out = n->out[0];
+    const int16_t *x = in->data;
+    int16_t *y = out->data;
+    const int32_t nb = in->dims[0], ih = in->dims[1], iw = in->dims[2], ch = in->dims[3];
+    const int32_t oh = out->dims[1], ow = out->dims[2];
+    const bool align = n->opt->align_corners, half = n->opt->half_pixel_centers;
+    const int32_t hs = resize_q10_scale(ih, oh, align), ws = resize_q10_scale(iw, ow, align);
+    const int64_t one = 1 << 10;
+    for (int32_t b = 0; b < nb; b++)
+        for (int32_t oy = 0; oy < oh; oy++) {
+            int32_t py, y0, y1;
+            resize_q10_pos(oy, hs, half, ih, &py, &y0, &y1);
+            const int64_t dy = py - one * y0;
+            for (int32_t ox = 0; ox < ow; ox++) {
+                int32_t px, x0, x1;
+                resize_q10_pos(ox, ws, half, iw, &px, &x0, &x1);
+                const int64_t dx = px - one * x0;
+                const int16_t *r0 = x + ((size_t)b * (size_t)ih + (size_t)y0) * (size_t)iw * (size_t)ch;
+                const int16_t *r1 = x + ((size_t)b * (size_t)ih + (size_t)y1) * (size_t)iw * (size_t)ch;
+                int16_t *o = y + (((size_t)b * (size_t)oh + (size_t)oy) * (size_t)ow + (size_t)ox) *
+                                     (size_t)ch;
+                for (int32_t c = 0; c < ch; c++) {
+                    const int64_t v = r0[(size_t)x0 * (size_t)ch + (size_t)c] * (one - dy) * (one - dx) +
+                                      r1[(size_t)x0 * (size_t)ch + (size_t)c] * dy * (one - dx) +
+                                      r0[(size_t)x1 * (size_t)ch + (size_t)c] * (one - dy) * dx +
+                                      r1[(size_t)x1 * (size_t)ch + (size_t)c] * dy * dx;
+                    const int64_t round = v > 0 ? (1 << 19) : -(1 << 19);
+                    o[c] = (int16_t)((v + round) / (1 << 20));
+                }
+            }
+        }
+}
+
 static mp_status resize_run(mp_node *n)
 {
     resize_state *s = n->state;
     if (mp_tensor_elements(n->out[0]) == 0)
         return MP_OK;
+    if (n->in[0]->dtype == MP_DT_INT16) {
+        resize_bilinear_i16(n);
+        return MP_OK;
+    }
     if (!s || !s->op)
         return mp_node_fail(n, MP_ERR_BACKEND, "run before prepare");
     enum xnn_status xs = xnn_run_operator(s->op, n->pool);

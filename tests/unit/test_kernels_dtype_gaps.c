@@ -8,7 +8,13 @@
  * whose probabilities are exact in 16 bits (equal inputs: 1/n; one value alone above the
  * radius: 1, saturated at 32767), a row of powers of two (1/7, 2/7, 4/7) within 1, random rows
  * against the real softmax rounded to 1/65536 within 2; refusals of another output
- * quantization, int8 into uint8, float32 into int16, int16 into int8, int32. */
+ * quantization, int8 into uint8, float32 into int16, int16 into int8, int32.
+ *
+ * RESIZE_BILINEAR on int16 (TensorFlow Lite's ResizeBilinearInteger<int16_t>): linear inputs
+ * in the three sampling modes whose outputs are exact by hand, ties rounded half away from
+ * zero, ramps resized by scales that are not exact in Q10 against the position restated
+ * from the Q10 scale (and within 2 of the exact position); refusals of another output scale,
+ * int16 into int8, int32. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -151,12 +157,144 @@ static void test_softmax_dtype_refusals(void **state)
     }
 }
 
+/* ---- RESIZE_BILINEAR: int16 ------------------------------------------------------------- */
+
+/* An int16 RESIZE_BILINEAR of x [1, ih, iw, 1] to oh x ow (input and output scale 1/4096,
+ * zero point 0) with the given options; runs it. */
+static mp_status rb16_run(kh_case *c, int32_t ih, int32_t iw, const int16_t *x, int32_t oh,
+                          int32_t ow, bool align, bool half)
+{
+    static const float s = 1.0f / 4096;
+    static const int64_t z = 0;
+    static int32_t size[2];
+    size[0] = oh, size[1] = ow;
+    kh_init(c, MP_OP_RESIZE_BILINEAR, NULL);
+    c->opt.align_corners = align;
+    c->opt.half_pixel_centers = half;
+    mp_tensor *in = kh_input(c, MP_DT_INT16, 4, (int32_t[]){1, ih, iw, 1}, NULL);
+    kh_input(c, MP_DT_INT32, 1, (int32_t[]){2}, size);
+    mp_tensor *out = kh_output(c, MP_DT_INT16);
+    kh_quant(c, in, 1, &s, &z, 0);
+    kh_quant(c, out, 1, &s, &z, 0);
+    memcpy(in->data, x, (size_t)(ih * iw) * sizeof(int16_t));
+    return kh_run(c);
+}
+
+static void expect_i16(const kh_case *c, const int16_t *want, size_t count, const char *what)
+{
+    for (size_t i = 0; i < count; i++)
+        if (((const int16_t *)c->out[0]->data)[i] != want[i])
+            fail_msg("%s element %zu: got %d, want %d", what, i,
+                     ((const int16_t *)c->out[0]->data)[i], want[i]);
+}
+
+static void test_resize_bilinear_i16_hand(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* 2x2 -> 4x4, neither option: source positions 0, 0.5, 1, 1.5 (the last clamped to the
+     * last pixel) on both axes; the input is linear (0 + 100 x + 200 y), so is the output */
+    const int16_t x[4] = {0, 100, 200, 300};
+    const int16_t legacy[16] = {0,   50,  100, 100, 100, 150, 200, 200,
+                                200, 250, 300, 300, 200, 250, 300, 300};
+    kh_expect_ok(&c, rb16_run(&c, 2, 2, x, 4, 4, false, false));
+    expect_i16(&c, legacy, 16, "legacy");
+    kh_free(&c);
+    /* half_pixel_centers: positions (o + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25, clamped
+     * to the edge pixels: 400 fx + 800 fy with f = 0, 0.25, 0.75, 1 */
+    const int16_t xh[4] = {0, 400, 800, 1200};
+    int16_t half[16];
+    const int32_t f4[4] = {0, 1, 3, 4}; /* quarters */
+    for (int yy = 0; yy < 4; yy++)
+        for (int xx = 0; xx < 4; xx++)
+            half[yy * 4 + xx] = (int16_t)(100 * f4[xx] + 200 * f4[yy]);
+    kh_expect_ok(&c, rb16_run(&c, 2, 2, xh, 4, 4, false, true));
+    expect_i16(&c, half, 16, "half_pixel_centers");
+    kh_free(&c);
+    /* align_corners 2x2 -> 3x3: positions 0, 0.5, 1 */
+    const int16_t align[9] = {0, 200, 400, 400, 600, 800, 800, 1000, 1200};
+    kh_expect_ok(&c, rb16_run(&c, 2, 2, xh, 3, 3, true, false));
+    expect_i16(&c, align, 9, "align_corners");
+    kh_free(&c);
+    /* ties round half away from zero: halfway between 0 and 1 is 1, between 0 and -1 is -1,
+     * between -3 and 0 (-1.5) is -2 */
+    const int16_t xt[3] = {1, -1, -3};
+    for (int k = 0; k < 3; k++) {
+        const int16_t row[2] = {0, xt[k]};
+        const int16_t want[4] = {0, (int16_t)(k == 0 ? 1 : k == 1 ? -1 : -2), xt[k], xt[k]};
+        kh_expect_ok(&c, rb16_run(&c, 1, 2, row, 1, 4, false, false));
+        expect_i16(&c, want, 4, "tie");
+        kh_free(&c);
+    }
+}
+
+/* 3 -> 7 and 5 -> 3 along the width of a ramp of 1000 per pixel: TensorFlow Lite's scale in
+ * Q10, round(1024 * in / out) (align_corners: round(1024 * (in - 1) / (out - 1))), makes the
+ * source position o * scale / 1024, the value 1000 times it (the last pixel past the end),
+ * rounded half away from zero; each also within 2 of the exact position's value. */
+static void test_resize_bilinear_i16_q10(void **state)
+{
+    (void)state;
+    const int32_t sizes[3][2] = {{3, 7}, {5, 3}, {4, 9}};
+    const int16_t ramp[5] = {0, 1000, 2000, 3000, 4000};
+    for (int k = 0; k < 3; k++)
+        for (int align = 0; align < 2; align++) {
+            const int32_t in = sizes[k][0], out = sizes[k][1];
+            const int32_t num = align ? in - 1 : in, den = align ? out - 1 : out;
+            const int32_t scale = (1024 * num + den / 2) / den;
+            kh_case c;
+            kh_expect_ok(&c, rb16_run(&c, 1, in, ramp, 1, out, align, false));
+            for (int32_t o = 0; o < out; o++) {
+                const int32_t pos = o * scale < 1024 * (in - 1) ? o * scale : 1024 * (in - 1);
+                const int64_t w10 = 1000LL * pos;
+                const int16_t want = (int16_t)((w10 + 512) / 1024);
+                const double exact = 1000.0 * fmin((double)o * num / den, in - 1);
+                const int16_t got = ((const int16_t *)c.out[0]->data)[o];
+                if (got != want || fabs(got - exact) > 2)
+                    fail_msg("%d -> %d (align %d) at %d: got %d, want %d (exact %g)", in, out,
+                             align, o, got, want, exact);
+            }
+            kh_free(&c);
+        }
+}
+
+static void test_resize_bilinear_i16_refusals(void **state)
+{
+    (void)state;
+    static const float s = 1.0f / 4096, s2 = 1.0f / 2048;
+    static const int64_t z = 0;
+    static int32_t size[2] = {4, 4};
+    kh_case c;
+    /* the output on another scale */
+    kh_init(&c, MP_OP_RESIZE_BILINEAR, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_INT16, 4, (int32_t[]){1, 2, 2, 1}, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, size);
+    mp_tensor *out = kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, in, 1, &s, &z, 0);
+    kh_quant(&c, out, 1, &s2, &z, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "must share their quantization");
+    kh_free(&c);
+    /* int16 into int8, int32 */
+    const mp_dtype bad[2][2] = {{MP_DT_INT16, MP_DT_INT8}, {MP_DT_INT32, MP_DT_INT32}};
+    for (int i = 0; i < 2; i++) {
+        kh_init(&c, MP_OP_RESIZE_BILINEAR, NULL);
+        kh_input(&c, bad[i][0], 4, (int32_t[]){1, 2, 2, 1}, NULL);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, size);
+        kh_output(&c, bad[i][1]);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, "only f32, i8, u8 and i16");
+        kh_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_q8_to_i16_hand),
         cmocka_unit_test(test_softmax_q8_to_i16_random),
         cmocka_unit_test(test_softmax_dtype_refusals),
+        cmocka_unit_test(test_resize_bilinear_i16_hand),
+        cmocka_unit_test(test_resize_bilinear_i16_q10),
+        cmocka_unit_test(test_resize_bilinear_i16_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
