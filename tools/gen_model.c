@@ -30,8 +30,12 @@
  *   plus1 N: input 'x' float32 [1, N] -> 'y' = x + 1 (ADD of a constant [1]).
  *   mul N:   inputs 'a' and 'b' float32 [1, N] -> 'p' = a * b (MUL): after plus1 in a
  *            pipeline, b is a chain input (memprof pipeline --fill 2.b=VALUE).
+ *   stablehlo N: input 'x' float32 [N] -> STABLEHLO_COMPOSITE "memprof.affine" whose
+ *            decomposition (subgraph 1) is STABLEHLO_MULTIPLY by 2 and STABLEHLO_ADD of 1 (on
+ *            constants [N]) -> STABLEHLO_PAD with -7, two before and one after -> 'z' [N + 3]
+ *            (a model of the operators ai-edge-torch and JAX conversions carry).
  *
- * Usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul N FILE   (N >= 1; the file is written whole or
+ * Usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul|stablehlo N FILE   (N >= 1; the file is written whole or
  * not at all) */
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,10 +48,48 @@
 #define BRANCHES 16
 #define SKIP_EVERY 8
 
+/* stablehlo N (see the top of the file). */
+static void stablehlo(mp_tfw *w, int32_t n)
+{
+    static mp_shlo_options comp = {.name = "memprof.affine", .version = 1};
+    static mp_shlo_options pad = {.a = {.n = 1, .v = {2}}, .b = {.n = 1, .v = {1}}, .c = {.n = 1, .v = {0}}};
+    static const float minus7 = -7.0f;
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, &n, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 1, &n, 0, NULL);
+    int v = mp_tfw_tensor(w, "minus7", MP_DT_FLOAT32, 0, NULL, mp_tfw_buffer(w, &minus7, sizeof minus7), NULL);
+    int z = mp_tfw_tensor(w, "z", MP_DT_FLOAT32, 1, (int32_t[]){n + 3}, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    o.subgraph_a = 1;
+    o.shlo = &comp;
+    mp_tfw_op(w, MP_OP_STABLEHLO_COMPOSITE, 1, &x, 1, &y, &o);
+    o = mp_tfw_options_default();
+    o.shlo = &pad;
+    mp_tfw_op(w, MP_OP_STABLEHLO_PAD, 2, (int32_t[]){y, v}, 1, &z, &o);
+    mp_tfw_io(w, 1, &x, 1, &z);
+
+    mp_tfw_subgraph(w, "decomposition");
+    float *c = malloc(sizeof(float) * (size_t)n);
+    if (!c)
+        return; /* the writer's finish reports the missing subgraph io */
+    for (int32_t k = 0; k < n; k++)
+        c[k] = 2.0f;
+    int dx = mp_tfw_tensor(w, "dx", MP_DT_FLOAT32, 1, &n, 0, NULL);
+    int two = mp_tfw_tensor(w, "two", MP_DT_FLOAT32, 1, &n, mp_tfw_buffer(w, c, sizeof(float) * (size_t)n), NULL);
+    for (int32_t k = 0; k < n; k++)
+        c[k] = 1.0f;
+    int one = mp_tfw_tensor(w, "one", MP_DT_FLOAT32, 1, &n, mp_tfw_buffer(w, c, sizeof(float) * (size_t)n), NULL);
+    free(c);
+    int p = mp_tfw_tensor(w, "twice", MP_DT_FLOAT32, 1, &n, 0, NULL);
+    int dy = mp_tfw_tensor(w, "dy", MP_DT_FLOAT32, 1, &n, 0, NULL);
+    mp_tfw_op(w, MP_OP_STABLEHLO_MULTIPLY, 2, (int32_t[]){dx, two}, 1, &p, NULL);
+    mp_tfw_op(w, MP_OP_STABLEHLO_ADD, 2, (int32_t[]){p, one}, 1, &dy, NULL);
+    mp_tfw_io(w, 1, &dx, 1, &dy);
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul "
-                    "N FILE\n");
+    fprintf(stderr, "usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul|"
+                    "stablehlo N FILE\n");
     return 2;
 }
 
@@ -325,6 +367,8 @@ int main(int argc, char **argv)
         strings(w, n);
     else if ((strcmp(argv[1], "plus1") == 0 || strcmp(argv[1], "mul") == 0) && n <= 1000000)
         plus1_or_mul(w, n, argv[1][0] == 'm');
+    else if (strcmp(argv[1], "stablehlo") == 0 && n <= 1000000)
+        stablehlo(w, (int32_t)n);
     else
         return usage();
     void *bytes = NULL;

@@ -1,5 +1,6 @@
-/* WHILE and IF: operators that run other subgraphs of the model (TensorFlow Lite's semantics,
- * schema.fbs WhileOptions / IfOptions), through the session's calls (engine/session_call.h).
+/* WHILE, IF and STABLEHLO_COMPOSITE: operators that run other subgraphs of the model
+ * (TensorFlow Lite's semantics, schema.fbs WhileOptions / IfOptions / StableHLOCompositeOptions),
+ * through the session's calls (engine/session_call.h).
  *
  * WHILE: its inputs are the initial values of the loop variables, its outputs their final
  * values (as many, same dtypes). Each iteration runs the cond subgraph on the variables (one
@@ -17,6 +18,9 @@
  * its outputs are the branch's outputs. When both branches give outputs of the same shapes at
  * prepare (or the condition is known then and the branch it picks gives fixed shapes) those are
  * the outputs' shapes; otherwise the operator is deferred and runs the branch while inferred.
+ * STABLEHLO_COMPOSITE runs as an IF whose one branch, its decomposition subgraph, is always
+ * taken, on all its inputs (TensorFlow Lite's stablehlo_composite.cc: the decomposition is the
+ * composite's meaning; its name, version and attributes only name it).
  *
  * The trace shows every iteration: the cond and body operators' marks carry the iteration.
  * TensorFlow Lite has no bound on a loop; memprof stops a run whose loops, all together, would
@@ -252,13 +256,28 @@ static mp_status while_run(mp_node *n)
 
 /* ---- IF --------------------------------------------------------------------------------- */
 
+static bool is_composite(const mp_node *n)
+{
+    return n->opcode == MP_OP_STABLEHLO_COMPOSITE;
+}
+
+/* Inputs before the branch's: IF's condition; none for a COMPOSITE. */
+static int32_t if_skip(const mp_node *n)
+{
+    return is_composite(n) ? 0 : 1;
+}
+
 static int32_t if_pick(const mp_node *n)
 {
+    if (is_composite(n))
+        return n->opt->subgraph_a;
     return *(const uint8_t *)n->in[0]->data ? n->opt->subgraph_a : n->opt->subgraph_b;
 }
 
 static mp_status if_check_cond(mp_node *n)
 {
+    if (is_composite(n))
+        return MP_OK;
     if (n->in[0]->dtype != MP_DT_BOOL || mp_tensor_elements(n->in[0]) != 1)
         return mp_node_fail(n, MP_ERR_SHAPE, "the condition '%s' must be one bool, it has %zu elements",
                             mp_tname(n->in[0]), mp_tensor_elements(n->in[0]));
@@ -294,10 +313,10 @@ static mp_status if_infer(mp_node *n)
     mp_status st = if_check_cond(n);
     if (st != MP_OK)
         return st;
-    int32_t a = n->opt->subgraph_a, b = n->opt->subgraph_b, n_args = n->n_in - 1;
-    mp_tensor *const *args = n->in + 1;
+    int32_t a = n->opt->subgraph_a, b = n->opt->subgraph_b, n_args = n->n_in - if_skip(n);
+    mp_tensor *const *args = n->in + if_skip(n);
     mp_error e;
-    bool cond_known = n->in[0]->value_known && n->in[0]->data;
+    bool cond_known = is_composite(n) || (n->in[0]->value_known && n->in[0]->data);
     if (cond_known) {
         int32_t pick = if_pick(n);
         st = mp_call_prepare(n, pick, n_args, args, &e);
@@ -342,7 +361,7 @@ static mp_status if_run(mp_node *n)
     if (st == MP_OK && !s->ready) {
         mp_error e;
         s->branch = if_pick(n);
-        st = mp_call_run(n, s->branch, n->n_in - 1, n->in + 1, 0, &e);
+        st = mp_call_run(n, s->branch, n->n_in - if_skip(n), n->in + if_skip(n), 0, &e);
         if (st != MP_OK)
             st = call_failed(n, st, &e);
     }
@@ -364,6 +383,8 @@ const mp_kernel mp_kernels_control_flow[] = {
     {.opcode = MP_OP_WHILE, .min_inputs = 1, .max_inputs = INT32_MAX, .n_outputs = -1,
      .infer = while_infer, .run = while_run, .release = cf_release},
     {.opcode = MP_OP_IF, .min_inputs = 1, .max_inputs = INT32_MAX, .n_outputs = -1,
+     .infer = if_infer, .run = if_run, .release = cf_release},
+    {.opcode = MP_OP_STABLEHLO_COMPOSITE, .min_inputs = 0, .max_inputs = INT32_MAX, .n_outputs = -1,
      .infer = if_infer, .run = if_run, .release = cf_release},
     {.opcode = -1},
 };

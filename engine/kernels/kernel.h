@@ -198,7 +198,7 @@ extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENC
 extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess (custom) */
 extern const mp_kernel mp_kernels_audio[];       /* AudioSpectrogram, Mfcc (custom) */
 extern const mp_kernel mp_kernels_numeric_verify[]; /* NumericVerify (custom) */
-extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF */
+extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF, STABLEHLO_COMPOSITE */
 extern const mp_kernel mp_kernels_resource[];    /* VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE,
                                                     CALL_ONCE */
 extern const mp_kernel mp_kernels_transpose_conv[]; /* TRANSPOSE_CONV, Convolution2DTransposeBias */
@@ -221,6 +221,10 @@ extern const mp_kernel mp_kernels_random[];      /* RANDOM_UNIFORM, RANDOM_STAND
 extern const mp_kernel mp_kernels_bitcast[];     /* BITCAST */
 extern const mp_kernel mp_kernels_pool_argmax[]; /* MaxPoolingWithArgmax2D, MaxUnpooling2D
                                                     (MediaPipe, custom) */
+extern const mp_kernel mp_kernels_stablehlo[];   /* STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM,
+                                                    _AND, _SHIFT_LEFT, _PAD, _REDUCE_WINDOW,
+                                                    DILATE, REDUCE_WINDOW */
+extern const mp_kernel mp_kernels_stablehlo_gather[]; /* STABLEHLO_GATHER, STABLEHLO_SCATTER */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif

@@ -1,6 +1,9 @@
 /* Tests of the StableHLO operators (schema codes 162..209): their names, the reader's
  * builtin_options_2 (written by the tflite writer, read back, and every fault refused in one
- * line with its exit status). */
+ * line with its exit status), and the kernels memprof runs (engine/kernels/stablehlo.c,
+ * stablehlo_gather.c, control_flow.c's STABLEHLO_COMPOSITE) against values worked out by hand
+ * from the StableHLO spec's definitions, on nodes of the kernel harness and on whole models
+ * run in the static and dynamic memory modes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +18,7 @@
 #include "engine/model/ops.h"
 #include "engine/model/tflite_writer.h"
 #include "engine/session.h"
+#include "tests/util/kernel_harness.h"
 #include "tests/util/testutil.h"
 
 /* ---- names -------------------------------------------------------------------------------- */
@@ -35,6 +39,17 @@ static void test_names(void **state)
     for (int c = 0; c < MP_OP_CODE_COUNT; c++)
         assert_non_null(mp_op_name(c));
     assert_null(mp_op_name(MP_OP_CODE_COUNT));
+    /* what runs: TensorFlow Lite's BuiltinOpResolver's StableHLO operators but CASE and the
+     * RNG bit generator; the ones without a runtime kernel there are not run either */
+    const int runs[] = {MP_OP_STABLEHLO_ADD, MP_OP_STABLEHLO_MULTIPLY, MP_OP_STABLEHLO_MAXIMUM,
+                        MP_OP_STABLEHLO_MINIMUM, MP_OP_STABLEHLO_AND, MP_OP_STABLEHLO_SHIFT_LEFT,
+                        MP_OP_STABLEHLO_PAD, MP_OP_DILATE, MP_OP_STABLEHLO_REDUCE_WINDOW,
+                        MP_OP_REDUCE_WINDOW, MP_OP_STABLEHLO_GATHER, MP_OP_STABLEHLO_SCATTER,
+                        MP_OP_STABLEHLO_COMPOSITE};
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++)
+        assert_non_null(mp_kernel_find(runs[k]));
+    assert_null(mp_kernel_find(MP_OP_STABLEHLO_LOGISTIC));
+    assert_null(mp_kernel_find(MP_OP_STABLEHLO_CONVOLUTION));
     assert_true(mp_op_calls_subgraphs(MP_OP_STABLEHLO_COMPOSITE));
     assert_false(mp_op_calls_subgraphs(MP_OP_STABLEHLO_SCATTER));
 }
@@ -249,12 +264,413 @@ static void test_reader_refusals(void **state)
     load(composite_model(0, false, &cs), MP_ERR_FORMAT, "calls subgraph 0, which is running already: itself");
 }
 
+/* ---- kernels on harness nodes ------------------------------------------------------------- */
+
+/* A new case for `code` in c, the one before (if any) freed. */
+static void start(kh_case *c, int code)
+{
+    if (c->mem)
+        kh_free(c);
+    kh_init(c, code, NULL);
+}
+
+static void binary_case(kh_case *c, int code, mp_dtype dt, int32_t n, const void *a, const void *b)
+{
+    start(c, code);
+    kh_input(c, dt, 1, &n, a);
+    kh_input(c, dt, 1, &n, b);
+    kh_output(c, dt);
+}
+
+static void test_elementwise(void **state)
+{
+    (void)state;
+    kh_case c = {0};
+    /* int8: 100 + 100 wraps to -56, 100 * 3 = 300 - 256 = 44 */
+    const int8_t a8[4] = {100, -128, 7, -1}, b8[4] = {100, -1, -7, 3};
+    binary_case(&c, MP_OP_STABLEHLO_ADD, MP_DT_INT8, 4, a8, b8);
+    kh_expect_ok(&c, kh_run(&c));
+    const int8_t add8[4] = {-56, 127, 0, 2};
+    assert_memory_equal(c.out[0]->data, add8, sizeof add8);
+    const int8_t m3[4] = {3, 3, 3, 3};
+    binary_case(&c, MP_OP_STABLEHLO_MULTIPLY, MP_DT_INT8, 4, a8, m3);
+    kh_expect_ok(&c, kh_run(&c));
+    const int8_t mul8[4] = {44, -128, 21, -3}; /* -384 + 512 = 128 -> -128 */
+    assert_memory_equal(c.out[0]->data, mul8, sizeof mul8);
+
+    /* float max / min */
+    const float fa[3] = {1.5f, -2.0f, 0.0f}, fb[3] = {-1.0f, 3.0f, -0.5f};
+    binary_case(&c, MP_OP_STABLEHLO_MAXIMUM, MP_DT_FLOAT32, 3, fa, fb);
+    kh_expect_ok(&c, kh_run(&c));
+    const float mx[3] = {1.5f, 3.0f, 0.0f};
+    assert_memory_equal(c.out[0]->data, mx, sizeof mx);
+    binary_case(&c, MP_OP_STABLEHLO_MINIMUM, MP_DT_FLOAT32, 3, fa, fb);
+    kh_expect_ok(&c, kh_run(&c));
+    const float mn[3] = {-1.0f, -2.0f, -0.5f};
+    assert_memory_equal(c.out[0]->data, mn, sizeof mn);
+
+    /* uint16 products wrap at 2^16: 300 * 300 = 90000 - 65536 = 24464 */
+    const uint16_t u1[2] = {300, 65535}, u2[2] = {300, 2};
+    binary_case(&c, MP_OP_STABLEHLO_MULTIPLY, MP_DT_UINT16, 2, u1, u2);
+    kh_expect_ok(&c, kh_run(&c));
+    const uint16_t um[2] = {24464, 65534};
+    assert_memory_equal(c.out[0]->data, um, sizeof um);
+
+    /* AND: bitwise on int32, logical on bool */
+    const int32_t i1[2] = {0x0f0f, -1}, i2[2] = {0x00ff, 6};
+    binary_case(&c, MP_OP_STABLEHLO_AND, MP_DT_INT32, 2, i1, i2);
+    kh_expect_ok(&c, kh_run(&c));
+    const int32_t ia[2] = {0x000f, 6};
+    assert_memory_equal(c.out[0]->data, ia, sizeof ia);
+    const uint8_t b1[4] = {1, 1, 0, 0}, b2[4] = {1, 0, 1, 0};
+    binary_case(&c, MP_OP_STABLEHLO_AND, MP_DT_BOOL, 4, b1, b2);
+    kh_expect_ok(&c, kh_run(&c));
+    const uint8_t ba[4] = {1, 0, 0, 0};
+    assert_memory_equal(c.out[0]->data, ba, sizeof ba);
+
+    /* SHIFT_LEFT: 1 << 3 = 8; int8 64 << 1 = 128 -> -128; a count of 8 or more, or negative
+     * (read unsigned: 2^32 - 1), gives 0 */
+    const int8_t s1[5] = {1, 64, 1, 5, -3}, s2[5] = {3, 1, 8, -1, 2};
+    binary_case(&c, MP_OP_STABLEHLO_SHIFT_LEFT, MP_DT_INT8, 5, s1, s2);
+    kh_expect_ok(&c, kh_run(&c));
+    const int8_t sl[5] = {8, -128, 0, 0, -12};
+    assert_memory_equal(c.out[0]->data, sl, sizeof sl);
+
+    /* refusals: no broadcasting (exit 6), mixed dtypes and float SHIFT_LEFT (exit 5) */
+    start(&c, MP_OP_STABLEHLO_ADD);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){3}, fa);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){1}, fb);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_SHAPE, "differ in shape (StableHLO does not broadcast)");
+    start(&c, MP_OP_STABLEHLO_ADD);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){2}, fa);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, i1);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "they must have one dtype");
+    binary_case(&c, MP_OP_STABLEHLO_SHIFT_LEFT, MP_DT_FLOAT32, 3, fa, fb);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "dtype f32 of");
+    kh_free(&c);
+}
+
+/* operand [[1, 2, 3], [4, 5, 6]] (float) and a padding value */
+static const float k_x23[6] = {1, 2, 3, 4, 5, 6};
+
+static void test_pad_dilate(void **state)
+{
+    (void)state;
+    kh_case c = {0};
+    const float pv = 0.0f;
+    /* the spec's pad example: low [0, 1], high [2, 1], interior [1, 2]: dimension 0 is
+     * 0 + 2 + 2 + 1 * 1 = 5, dimension 1 is 1 + 1 + 3 + 2 * 2 = 9; row i at 2i, column j at
+     * 1 + 3j */
+    mp_shlo_options s = {.a = list(2, (int64_t[]){0, 1}), .b = list(2, (int64_t[]){2, 1}),
+                         .c = list(2, (int64_t[]){1, 2})};
+    start(&c, MP_OP_STABLEHLO_PAD);
+    c.opt.shlo = &s;
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){2, 3}, k_x23);
+    kh_input(&c, MP_DT_FLOAT32, 0, NULL, &pv);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(c.out[0]->dims[0], 5);
+    assert_int_equal(c.out[0]->dims[1], 9);
+    const float want[45] = {0, 1, 0, 0, 2, 0, 0, 3, 0, /**/ 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                            0, 4, 0, 0, 5, 0, 0, 6, 0, /**/ 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                            0, 0, 0, 0, 0, 0, 0, 0, 0};
+    assert_memory_equal(c.out[0]->data, want, sizeof want);
+
+    /* negative edges remove: low [-1, 0], high [0, -2] keeps [[4]] */
+    mp_shlo_options crop = {.a = list(2, (int64_t[]){-1, 0}), .b = list(2, (int64_t[]){0, -2}),
+                            .c = list(2, (int64_t[]){0, 0})};
+    start(&c, MP_OP_STABLEHLO_PAD);
+    c.opt.shlo = &crop;
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){2, 3}, k_x23);
+    kh_input(&c, MP_DT_FLOAT32, 0, NULL, &pv);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(mp_tensor_elements(c.out[0]), 1);
+    assert_float_equal(((float *)c.out[0]->data)[0], 4.0f, 0);
+
+    /* too much cropping (exit 6), lists of another rank (exit 4) */
+    mp_shlo_options neg = {.a = list(2, (int64_t[]){-3, 0}), .b = list(2, (int64_t[]){0, 0}),
+                           .c = list(2, (int64_t[]){0, 0})};
+    start(&c, MP_OP_STABLEHLO_PAD);
+    c.opt.shlo = &neg;
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){2, 3}, k_x23);
+    kh_input(&c, MP_DT_FLOAT32, 0, NULL, &pv);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_SHAPE, "padded by -3, 0 and 0 inside is -1");
+    mp_shlo_options r1 = {.a = list(1, (int64_t[]){0}), .b = list(1, (int64_t[]){0}), .c = list(1, (int64_t[]){0})};
+    start(&c, MP_OP_STABLEHLO_PAD);
+    c.opt.shlo = &r1;
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){2, 3}, k_x23);
+    kh_input(&c, MP_DT_FLOAT32, 0, NULL, &pv);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_FORMAT, "edge_padding_low has 1 values; the input 't0' needs 2");
+
+    /* DILATE, dilate.cc's example: 3x3 by [2, 3] -> 5x7, A(i, j) at (2i, 3j), holes -1 */
+    const int32_t a33[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, dil[2] = {2, 3}, hole = -1;
+    start(&c, MP_OP_DILATE);
+    kh_input(&c, MP_DT_INT32, 2, (int32_t[]){3, 3}, a33);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, dil);
+    kh_input(&c, MP_DT_INT32, 0, NULL, &hole);
+    kh_output(&c, MP_DT_INT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(c.out[0]->dims[0], 5);
+    assert_int_equal(c.out[0]->dims[1], 7);
+    const int32_t *d = c.out[0]->data;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 7; j++)
+            assert_int_equal(d[i * 7 + j], i % 2 == 0 && j % 3 == 0 ? a33[(i / 2) * 3 + j / 3] : -1);
+    const int32_t zero_dil[2] = {1, 0};
+    start(&c, MP_OP_DILATE);
+    kh_input(&c, MP_DT_INT32, 2, (int32_t[]){3, 3}, a33);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, zero_dil);
+    kh_input(&c, MP_DT_INT32, 0, NULL, &hole);
+    kh_output(&c, MP_DT_INT32);
+    kh_expect_error(&c, MP_ERR_ARG, "dilation 0 of dimension 1 is not >= 1");
+    kh_free(&c);
+}
+
+static void test_reduce_window(void **state)
+{
+    (void)state;
+    kh_case c = {0};
+    /* the spec's reduce_window example: input [[1, 2], [3, 4], [5, 6]], init 0, window [2, 1],
+     * strides [4, 1], base dilations [2, 1], window dilations [3, 1], padding [[2, 1], [0, 0]],
+     * ADD. Rows dilated: 1 _ 3 _ 5 (5 rows), padded: 0 0 1 0 3 0 5 0 (8 rows); a window is
+     * rows r and r + 3, r = 0 and 4: (0 + 0) and (3 + 0) per column -> [[0, 0], [3, 4]]. */
+    const int32_t x[6] = {1, 2, 3, 4, 5, 6}, init = 0;
+    mp_shlo_options s = {.a = list(2, (int64_t[]){2, 1}), .b = list(2, (int64_t[]){4, 1}),
+                         .c = list(2, (int64_t[]){2, 1}), .d = list(2, (int64_t[]){3, 1}),
+                         .e = list(4, (int64_t[]){2, 1, 0, 0}), .body_op = MP_OP_ADD};
+    start(&c, MP_OP_STABLEHLO_REDUCE_WINDOW);
+    c.opt.shlo = &s;
+    kh_input(&c, MP_DT_INT32, 2, (int32_t[]){3, 2}, x);
+    kh_input(&c, MP_DT_INT32, 0, NULL, &init);
+    kh_output(&c, MP_DT_INT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(c.out[0]->dims[0], 2);
+    assert_int_equal(c.out[0]->dims[1], 2);
+    const int32_t want[4] = {0, 0, 3, 4};
+    assert_memory_equal(c.out[0]->data, want, sizeof want);
+
+    /* TensorFlow Lite's REDUCE_WINDOW as a 2x2 max pool, stride 2, on 4x4 floats
+     * x[i][j] = 4i + j - 8: each window's maximum is its bottom right element */
+    float f[16];
+    for (int k = 0; k < 16; k++)
+        f[k] = (float)k - 8.0f;
+    const float finit = -1e30f;
+    const int64_t win[2] = {2, 2}, str[2] = {2, 2}, wd[2] = {1, 1};
+    mp_shlo_options rf = {.reduce_function = 4}; /* MAXIMUM */
+    start(&c, MP_OP_REDUCE_WINDOW);
+    c.opt.shlo = &rf;
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){4, 4}, f);
+    kh_input(&c, MP_DT_FLOAT32, 0, NULL, &finit);
+    kh_input(&c, MP_DT_INT64, 1, (int32_t[]){2}, win);
+    kh_input(&c, MP_DT_INT64, 1, (int32_t[]){2}, str);
+    kh_input(&c, MP_DT_INT64, 1, (int32_t[]){2}, wd);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    const float fw[4] = {5 - 8, 7 - 8, 13 - 8, 15 - 8};
+    assert_memory_equal(c.out[0]->data, fw, sizeof fw);
+
+    /* a window of 0 (exit 4), bool ADD (exit 5) */
+    const int64_t win0[2] = {0, 2};
+    start(&c, MP_OP_REDUCE_WINDOW);
+    c.opt.shlo = &rf;
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){4, 4}, f);
+    kh_input(&c, MP_DT_FLOAT32, 0, NULL, &finit);
+    kh_input(&c, MP_DT_INT64, 1, (int32_t[]){2}, win0);
+    kh_input(&c, MP_DT_INT64, 1, (int32_t[]){2}, str);
+    kh_input(&c, MP_DT_INT64, 1, (int32_t[]){2}, wd);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_FORMAT, "dimension 0: window 0");
+    const uint8_t bx[4] = {1, 0, 1, 1}, bi = 0;
+    mp_shlo_options badd = {.a = list(1, (int64_t[]){2}), .body_op = MP_OP_ADD};
+    start(&c, MP_OP_STABLEHLO_REDUCE_WINDOW);
+    c.opt.shlo = &badd;
+    kh_input(&c, MP_DT_BOOL, 1, (int32_t[]){4}, bx);
+    kh_input(&c, MP_DT_BOOL, 0, NULL, &bi);
+    kh_output(&c, MP_DT_BOOL);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "not supported by its reduction ADD");
+    kh_free(&c);
+}
+
+/* operand [3, 4, 2] holding 1..24 (the spec's gather and scatter examples) */
+static void operand_324(float *x)
+{
+    for (int k = 0; k < 24; k++)
+        x[k] = (float)(k + 1);
+}
+
+static void test_gather(void **state)
+{
+    (void)state;
+    kh_case c = {0};
+    float x[24];
+    operand_324(x);
+    /* the spec's gather example: start_indices [2, 3, 2], offset_dims [2, 3],
+     * collapsed_slice_dims [0], start_index_map [1, 0], index_vector_dim 2, slice_sizes
+     * [1, 2, 2]: index (a, b) starts the slice at operand [b, a, 0], a clamped to 0..2;
+     * the last index (3, 0) is clamped to a = 2 */
+    const int32_t idx[12] = {0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 3, 0};
+    mp_shlo_options s = {.a = list(2, (int64_t[]){2, 3}), .b = list(1, (int64_t[]){0}),
+                         .c = list(2, (int64_t[]){1, 0}), .index_vector_dim = 2,
+                         .d = list(3, (int64_t[]){1, 2, 2})};
+    start(&c, MP_OP_STABLEHLO_GATHER);
+    c.opt.shlo = &s;
+    kh_input(&c, MP_DT_FLOAT32, 3, (int32_t[]){3, 4, 2}, x);
+    kh_input(&c, MP_DT_INT32, 3, (int32_t[]){2, 3, 2}, idx);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(c.out[0]->rank, 4);
+    const int32_t want_dims[4] = {2, 3, 2, 2};
+    assert_memory_equal(c.out[0]->dims, want_dims, sizeof want_dims);
+    const float *y = c.out[0]->data;
+    for (int p = 0; p < 6; p++) {
+        int a = idx[2 * p], b = idx[2 * p + 1];
+        if (a > 2)
+            a = 2;
+        for (int r = 0; r < 2; r++)
+            for (int q = 0; q < 2; q++)
+                assert_float_equal(y[p * 4 + r * 2 + q], x[b * 8 + (a + r) * 2 + q], 0);
+    }
+    /* by hand, two of them: (0, 0) -> [[1, 2], [3, 4]]; (1, 1) -> operand[1, 1:3] =
+     * [[11, 12], [13, 14]] */
+    assert_float_equal(y[0], 1, 0);
+    assert_float_equal(y[3], 4, 0);
+    assert_float_equal(y[16], 11, 0);
+    assert_float_equal(y[19], 14, 0);
+
+    /* a collapsed dimension whose slice is not 1 (exit 4) */
+    mp_shlo_options bad = s;
+    bad.d = list(3, (int64_t[]){2, 2, 2});
+    start(&c, MP_OP_STABLEHLO_GATHER);
+    c.opt.shlo = &bad;
+    kh_input(&c, MP_DT_FLOAT32, 3, (int32_t[]){3, 4, 2}, x);
+    kh_input(&c, MP_DT_INT32, 3, (int32_t[]){2, 3, 2}, idx);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_FORMAT, "or is collapsed and not 1");
+    kh_free(&c);
+}
+
+/* The scatter example's result with ADD of updates all 2, worked out by hand: index vector
+ * (a, b) puts the 2x2 window at operand [b, a:a+2, :]; the six vectors are (0, 2), (1, 0),
+ * (2, 1), (0, 1), (1, 0), (0, 9), the last outside the operand (skipped). Plane 0 gets rows 1
+ * and 2 twice (+4), plane 1 rows 2, 3 and 0, 1 once (+2), plane 2 rows 0 and 1 (+2). */
+static const float k_scatter_add2[24] = {1,  2,  7,  8,  9,  10, 7,  8,  11, 12, 13, 14,
+                                         15, 16, 17, 18, 19, 20, 21, 22, 21, 22, 23, 24};
+
+static void test_scatter(void **state)
+{
+    (void)state;
+    kh_case c = {0};
+    float x[24], u[24];
+    operand_324(x);
+    for (int k = 0; k < 24; k++)
+        u[k] = 2.0f;
+    mp_shlo_options s = {.a = list(2, (int64_t[]){2, 3}), .b = list(1, (int64_t[]){0}),
+                         .c = list(2, (int64_t[]){1, 0}), .index_vector_dim = 2, .body_op = MP_OP_ADD};
+    start(&c, MP_OP_STABLEHLO_SCATTER);
+    c.opt.shlo = &s;
+    kh_input(&c, MP_DT_FLOAT32, 3, (int32_t[]){3, 4, 2}, x);
+    kh_input(&c, MP_DT_INT64, 3, (int32_t[]){2, 3, 2}, k_scatter_idx);
+    kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){2, 3, 2, 2}, u);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(c.out[0]->data, k_scatter_add2, sizeof k_scatter_add2);
+
+    /* replacing (no computation): every element a window reaches becomes 2 */
+    s.body_op = -1;
+    start(&c, MP_OP_STABLEHLO_SCATTER);
+    c.opt.shlo = &s;
+    kh_input(&c, MP_DT_FLOAT32, 3, (int32_t[]){3, 4, 2}, x);
+    kh_input(&c, MP_DT_INT64, 3, (int32_t[]){2, 3, 2}, k_scatter_idx);
+    kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){2, 3, 2, 2}, u);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    const float *y = c.out[0]->data;
+    for (int k = 0; k < 24; k++)
+        assert_float_equal(y[k], k_scatter_add2[k] != x[k] ? 2.0f : x[k], 0);
+
+    /* updates whose batch dimensions are not the indices' (exit 6) */
+    start(&c, MP_OP_STABLEHLO_SCATTER);
+    c.opt.shlo = &s;
+    kh_input(&c, MP_DT_FLOAT32, 3, (int32_t[]){3, 4, 2}, x);
+    kh_input(&c, MP_DT_INT64, 3, (int32_t[]){2, 3, 2}, k_scatter_idx);
+    kh_input(&c, MP_DT_FLOAT32, 4, (int32_t[]){3, 2, 2, 2}, u);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_SHAPE, "do not match the batch dimensions");
+    kh_free(&c);
+}
+
+/* ---- whole models in the static and dynamic modes ----------------------------------------- */
+
+static const mp_memory_mode k_modes[] = {MP_MEMORY_AUTO, MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC};
+
+static void test_models_run(void **state)
+{
+    (void)state;
+    mp_shlo_options cs = {.name = "my.affine", .version = 2}, sc;
+    mp_test_model comp = composite_model(1, false, &cs);
+    mp_test_model scat = scatter_model(&sc, 1, MP_OP_STABLEHLO_ADD, 2.0f);
+    for (size_t m = 0; m < sizeof k_modes / sizeof k_modes[0]; m++) {
+        mp_trace *tr = mp_trace_create();
+        mp_session_options o = {.threads = 1, .mode = k_modes[m], .trace = tr};
+        /* COMPOSITE: the decomposition x * 2 + 1 */
+        mp_session *s = mp_test_session(&comp, &o, "composite.tflite");
+        const float x[4] = {1.0f, -2.0f, 0.5f, 10.0f};
+        float y[4];
+        for (int r = 0; r < 2; r++) {
+            mp_test_set_input(s, 0, x, sizeof x);
+            mp_test_run(s);
+            mp_test_get_output(s, 0, y, sizeof y);
+            for (int k = 0; k < 4; k++)
+                assert_float_equal(y[k], x[k] * 2.0f + 1.0f, 0);
+        }
+        mp_session_destroy(s);
+        /* SCATTER whose body subgraph is one STABLEHLO_ADD */
+        s = mp_test_session(&scat, &o, "scatter.tflite");
+        float op[24], out[24];
+        operand_324(op);
+        mp_test_set_input(s, 0, op, sizeof op);
+        mp_test_run(s);
+        mp_test_get_output(s, 0, out, sizeof out);
+        assert_memory_equal(out, k_scatter_add2, sizeof out);
+        mp_session_destroy(s);
+        assert_int_equal(mp_test_trace_live(tr), 0);
+        mp_trace_destroy(tr);
+    }
+    free(comp.bytes);
+    free(scat.bytes);
+
+    /* an operator without a kernel: the session refuses it (exit 5), naming it */
+    mp_test_model lg = one_op_model(MP_OP_STABLEHLO_LOGISTIC, NULL, 2, (int32_t[]){2, 3});
+    mp_session *s = NULL;
+    mp_error err = {0};
+    mp_session_options o = {.threads = 1};
+    assert_int_equal(mp_session_create(&o, &s, &err), MP_OK);
+    mp_status st = mp_session_load_memory(s, lg.bytes, lg.size, "lg.tflite", &err);
+    if (st == MP_OK)
+        st = mp_session_prepare(s, &err);
+    assert_int_equal(st, MP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "STABLEHLO_LOGISTIC"));
+    mp_session_destroy(s);
+    free(lg.bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_reader_options),
         cmocka_unit_test(test_reader_refusals),
+        cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_pad_dilate),
+        cmocka_unit_test(test_reduce_window),
+        cmocka_unit_test(test_gather),
+        cmocka_unit_test(test_scatter),
+        cmocka_unit_test(test_models_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# StableHLO operators (the codes above 161, options in builtin_options_2): a model written by
+# tools/gen_model stablehlo (a STABLEHLO_COMPOSITE whose decomposition subgraph multiplies by 2
+# and adds 1 with STABLEHLO_MULTIPLY and STABLEHLO_ADD, then a STABLEHLO_PAD of -7, two before
+# and one after) runs with the same outputs in the static and dynamic memory modes, nothing
+# left allocated; inspect names the operators and the decomposition; the same model with its
+# PAD's code changed to STABLEHLO_LOGISTIC (no runtime kernel in TensorFlow Lite either) is
+# listed by inspect and refused by run with exit 5, naming it in one line.
+# Usage: test_stablehlo.sh MEMPROF [SHARED_DIR]
+set -u
+mp=$1
+. "$(dirname "$0")/lib.sh"
+gen=$(dirname "$mp")/gen_model
+"$gen" stablehlo 5 "$tmp/shlo.tflite" || { echo "FAIL: gen_model stablehlo"; exit 1; }
+
+expect 0 "$mp" inspect "$tmp/shlo.tflite" --no-tensors
+has out "#0   STABLEHLO_COMPOSITE    (0) -> (1)  decomposition 1"
+has out "#1   STABLEHLO_PAD"
+has out "#0   STABLEHLO_MULTIPLY"
+has out "#1   STABLEHLO_ADD"
+hasnt out "not supported"
+
+# x all 3: 3 * 2 + 1 = 7 in the five middle elements, -7 in the two before and one after
+for mode in static dynamic; do
+  expect 0 "$mp" run "$tmp/shlo.tflite" --memory $mode --fill x=3 --runs 2
+  has out "output 0  z  f32 \[8\]"
+  has out "min -7  max 7  mean 1.75  sum 14"
+  has out "first -7 -7 7 7 7 7 7 -7"
+  has out "every byte allocated has been freed"
+  grep "^  first -" "$tmp/out" >"$tmp/first.$mode"
+done
+cmp -s "$tmp/first.static" "$tmp/first.dynamic" || fail "static and dynamic outputs differ"
+
+# STABLEHLO_PAD's operator code (195, an int32 in the operator code table) made 162
+/usr/bin/python3 - "$tmp/shlo.tflite" "$tmp/logistic.tflite" <<'PY' || fail "cannot patch the operator code"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+old = struct.pack("<i", 195)
+assert b.count(old) == 1, b.count(old)
+open(sys.argv[2], "wb").write(b.replace(old, struct.pack("<i", 162)))
+PY
+expect 0 "$mp" inspect "$tmp/logistic.tflite" --no-tensors
+has out "STABLEHLO_LOGISTIC .*\[not supported by memprof\]"
+expect 5 "$mp" run "$tmp/logistic.tflite"
+has err "STABLEHLO_LOGISTIC"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "the refusal is not one line: $(cat "$tmp/err")"
+exit $((fails > 0))
