@@ -74,9 +74,9 @@ bool mp_i16_checked_log2(float x, int *log2_rounded);
 mp_status mp_i16_binary_infer(mp_node *n);
 mp_status mp_i16_binary_run(mp_node *n);
 
-/* LOGISTIC, TANH, RELU, RELU6 (from unary.c) and LEAKY_RELU, ABS, EXP (from unary_math.c)
- * with an int16 input (int16_activation.c): check the quantization (the node's one input and
- * output present); run. */
+/* LOGISTIC, TANH, RELU, RELU6 (from unary.c) and LEAKY_RELU, ABS, EXP, LOG, RSQRT, SQRT (from
+ * unary_math.c) with an int16 input (int16_activation.c): check the quantization (the node's
+ * one input and output present); run. */
 mp_status mp_i16_unary_check(mp_node *n);
 mp_status mp_i16_unary_run(mp_node *n);
 /* SOFTMAX with an int16 input (int16_activation.c): check, give the output the input's shape

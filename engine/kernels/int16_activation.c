@@ -134,19 +134,24 @@ static bool is_relu(const mp_node *n)
     return n->opcode != MP_OP_LOGISTIC && n->opcode != MP_OP_TANH;
 }
 
-/* ---- ABS, EXP ---------------------------------------------------------------------------------
+/* ---- ABS, EXP, LOG, RSQRT, SQRT -------------------------------------------------------------
  * ABS (elementwise.cc): with quantization (zero points 0) |x|, times input / output scale
  * (QuantizeMultiplier of their float quotient, the int32 MultiplyByQuantizedMultiplier) when
  * the two differ, saturated (|-32768| is 32767); without, |x| as int16 (|-32768| wraps to
  * -32768), as AbsInt16EvalImpl. EXP (exp.cc): zero points 0, a 513-entry table of expf over
  * the input's real range in the output's units (TensorFlow Lite's LUTPopulate<int16_t>, in
- * float, built at each run on the stack) read by lut_lookup below. */
+ * float, built at each run on the stack) read by lut_lookup below. LOG and RSQRT
+ * (elementwise.cc, quantized with zero points 0) use the same table of their function: LOG's
+ * log x, a value <= 0 giving the output's lowest real value -32768 * output scale; RSQRT's
+ * 1 / sqrt x, a value <= 0 giving 32767 * output scale; a negative RSQRT input fails the run.
+ * SQRT (SqrtEvalQuantized<int16_t>): sqrtf(input scale * x) / output scale truncated toward
+ * zero, clamped; a negative input fails the run. */
 
 typedef struct i16_elem {
     bool quantized, rescale;  /* ABS */
     int32_t mult;
     int shift;
-    float si, so;             /* EXP: the scales */
+    float si, so;             /* EXP, LOG, RSQRT, SQRT: the scales */
 } i16_elem;
 
 static mp_status elem_params(mp_node *n, i16_elem *p)
@@ -174,7 +179,8 @@ static mp_status elem_params(mp_node *n, i16_elem *p)
 
 static bool is_elem(const mp_node *n)
 {
-    return n->opcode == MP_OP_ABS || n->opcode == MP_OP_EXP;
+    return n->opcode == MP_OP_ABS || n->opcode == MP_OP_EXP || n->opcode == MP_OP_LOG ||
+           n->opcode == MP_OP_RSQRT || n->opcode == MP_OP_SQRT;
 }
 
 mp_status mp_i16_unary_check(mp_node *n)
@@ -205,10 +211,14 @@ static inline uint32_t table_at(uint64_t a, int bits, uint32_t sat)
     return (ua << bits) + ut * (ub - ua);
 }
 
-static void lut_populate_f32(float si, float so, float (*f)(float), int16_t *lut);
+static void lut_populate_f32(float si, float so, float (*f)(float, float), float param,
+                             int16_t *lut);
 static inline int16_t lut_lookup(int32_t v, const int16_t *lut);
 
-static float lut_expf(float x) { return expf(x); }
+/* The tables' functions; param is what a value <= 0 gives (LOG, RSQRT). */
+static float lut_expf(float x, float param) { (void)param; return expf(x); }
+static float lut_logf(float x, float param) { return x <= 0.0f ? param : logf(x); }
+static float lut_rsqrtf(float x, float param) { return x <= 0.0f ? param : 1.0f / sqrtf(x); }
 
 static mp_status elem_run(mp_node *n, const int16_t *x, int16_t *y, size_t count)
 {
@@ -216,9 +226,29 @@ static mp_status elem_run(mp_node *n, const int16_t *x, int16_t *y, size_t count
     mp_status st = elem_params(n, &p);
     if (st != MP_OK)
         return st;
-    if (n->opcode == MP_OP_EXP) {
+    if (n->opcode == MP_OP_RSQRT || n->opcode == MP_OP_SQRT)
+        for (size_t i = 0; i < count; i++)
+            if (x[i] < 0)
+                return mp_node_fail(n, MP_ERR_ARG,
+                                    "%s is only defined for non-negative values: '%s' element %zu "
+                                    "is %d, below its zero point 0",
+                                    n->opcode == MP_OP_RSQRT ? "RSQRT" : "SQRT",
+                                    mp_tname(n->in[0]), i, x[i]);
+    if (n->opcode == MP_OP_SQRT) {
+        for (size_t i = 0; i < count; i++) {
+            const int32_t v = (int32_t)(sqrtf(p.si * (float)x[i]) / p.so);
+            y[i] = (int16_t)(v > INT16_MAX ? INT16_MAX : v);
+        }
+        return MP_OK;
+    }
+    if (n->opcode != MP_OP_ABS) {
         int16_t lut[513];
-        lut_populate_f32(p.si, p.so, lut_expf, lut);
+        if (n->opcode == MP_OP_EXP)
+            lut_populate_f32(p.si, p.so, lut_expf, 0.0f, lut);
+        else if (n->opcode == MP_OP_LOG)
+            lut_populate_f32(p.si, p.so, lut_logf, -32768.0f * p.so, lut);
+        else
+            lut_populate_f32(p.si, p.so, lut_rsqrtf, 32767.0f * p.so, lut);
         for (size_t i = 0; i < count; i++)
             y[i] = lut_lookup(x[i], lut);
         return MP_OK;
@@ -326,19 +356,21 @@ static void gen_lut(double (*func)(double), double lo, double hi, int16_t *lut)
  * scale si and output of scale so, zero points 0: gen_lut's construction over the input's real
  * range [si * -32768, si * 32767], in float, the values in units of 65536 over the output's
  * real range. */
-static void lut_populate_f32(float si, float so, float (*f)(float), int16_t *lut)
+static void lut_populate_f32(float si, float so, float (*f)(float, float), float param,
+                             int16_t *lut)
 {
     const float in_min = si * -32768.0f, in_max = si * 32767.0f;
     const float step = (in_max - in_min) / LUT_STEPS, half = step / 2;
     const float inv = 65536.0f / (so * 32767.0f - so * -32768.0f);
     for (int i = 0; i < LUT_STEPS; i++) {
         const float x0 = in_min + (float)i * step;
-        const float v = f(x0), mid = f(x0 + half), next = f(in_min + (float)(i + 1) * step);
+        const float v = f(x0, param), mid = f(x0 + half, param),
+                    next = f(in_min + (float)(i + 1) * step, param);
         const float interp = roundf((next * inv + roundf(v * inv)) / 2);
         const float bias = roundf((interp - roundf(mid * inv)) / 2);
         lut[i] = (int16_t)fminf(fmaxf(roundf(v * inv) - bias, -32768.0f), 32767.0f);
     }
-    lut[LUT_STEPS] = (int16_t)fminf(fmaxf(roundf(f(in_max) * inv), -32768.0f), 32767.0f);
+    lut[LUT_STEPS] = (int16_t)fminf(fmaxf(roundf(f(in_max, param) * inv), -32768.0f), 32767.0f);
 }
 
 static void init_luts(void)

@@ -39,7 +39,8 @@
  *     clamped to [zp_out, zp_out + round(1 / out_scale)] within the dtype;
  *   RSQRT and SQRT of an input below its zero point (a negative real value) fail the run,
  *   as TensorFlow Lite's do.
- * int16 (16x8) LEAKY_RELU, ABS, EXP: int16_activation.c (zero points 0). */
+ * int16 (16x8) LEAKY_RELU, ABS, EXP, LOG, RSQRT, SQRT: int16_activation.c (zero points
+ * 0). */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -208,16 +209,16 @@ static enum xnn_status um_create_leaky(const mp_node *n, xnn_operator_t *op)
 
 static const um_op um_ops[] = {
     {MP_OP_ABS, f_abs, xnn_create_abs_nc_f32, xnn_setup_abs_nc_f32, UM_I32 | UM_S8, i_abs, q_abs,
-     "f32, i32, i8"},
+     "f32, i32, i8, i16"},
     {MP_OP_NEG, f_neg, xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32,
      UM_I32 | UM_I64 | UM_S8, i_neg, q_neg, "f32, i32, i64, i8"},
     {MP_OP_SQUARE, f_square, xnn_create_square_nc_f32, xnn_setup_square_nc_f32, 0, NULL, NULL,
      "f32"},
     {MP_OP_SQRT, f_sqrt, xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32, UM_S8, NULL,
-     q_sqrt, "f32, i8"},
-    {MP_OP_RSQRT, f_rsqrt, NULL, NULL, UM_S8, NULL, q_rsqrt, "f32, i8"},
-    {MP_OP_EXP, f_exp, NULL, NULL, UM_S8, NULL, q_exp, "f32, i8"},
-    {MP_OP_LOG, f_log, NULL, NULL, UM_S8, NULL, q_log, "f32, i8"},
+     q_sqrt, "f32, i8, i16"},
+    {MP_OP_RSQRT, f_rsqrt, NULL, NULL, UM_S8, NULL, q_rsqrt, "f32, i8, i16"},
+    {MP_OP_EXP, f_exp, NULL, NULL, UM_S8, NULL, q_exp, "f32, i8, i16"},
+    {MP_OP_LOG, f_log, NULL, NULL, UM_S8, NULL, q_log, "f32, i8, i16"},
     {MP_OP_LEAKY_RELU, f_leaky, NULL, xnn_setup_leaky_relu_nc_f32, UM_S8 | UM_U8, NULL, q_leaky,
      "f32, i8, u8"},
     {MP_OP_GELU, f_gelu, NULL, NULL, UM_S8 | UM_U8, NULL, q_gelu, "f32, i8, u8"},
@@ -307,7 +308,8 @@ static mp_status um_infer(mp_node *n)
     mp_status st = mp_node_check_io(n, 1, 1, 0);
     if (st != MP_OK)
         return st;
-    if ((n->opcode == MP_OP_LEAKY_RELU || n->opcode == MP_OP_ABS || n->opcode == MP_OP_EXP) &&
+    if ((n->opcode == MP_OP_LEAKY_RELU || n->opcode == MP_OP_ABS || n->opcode == MP_OP_EXP ||
+         n->opcode == MP_OP_LOG || n->opcode == MP_OP_RSQRT || n->opcode == MP_OP_SQRT) &&
         n->in[0]->dtype == MP_DT_INT16) { /* 16x8 */
         if ((st = mp_i16_unary_check(n)) != MP_OK)
             return st;

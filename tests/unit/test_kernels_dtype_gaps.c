@@ -14,7 +14,12 @@
  * in the three sampling modes whose outputs are exact by hand, ties rounded half away from
  * zero, ramps resized by scales that are not exact in Q10 against the position restated
  * from the Q10 scale (and within 2 of the exact position); refusals of another output scale,
- * int16 into int8, int32. */
+ * int16 into int8, int32.
+ *
+ * LOG, RSQRT and SQRT on int16 (elementwise.cc, zero points 0): the values TensorFlow Lite
+ * gives well below 0 by hand, LOG and RSQRT through the interpolated table within its chord
+ * error of the function, SQRT's truncation by hand (16 sqrt 2 -> 22) and saturation; negative
+ * RSQRT / SQRT inputs fail the run; no quantization, a zero point, an int8 output refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -286,6 +291,98 @@ static void test_resize_bilinear_i16_refusals(void **state)
     }
 }
 
+/* ---- LOG, RSQRT, SQRT: int16 ------------------------------------------------------------ */
+
+/* A one-input int16 node op of the values x (scales si, so; zero points 0); runs it. */
+static mp_status u16_run(kh_case *c, int32_t op, float si, float so, const int16_t *x,
+                         int32_t count)
+{
+    static float s_si, s_so;
+    static const int64_t z = 0;
+    s_si = si, s_so = so;
+    kh_init(c, op, NULL);
+    mp_tensor *in = kh_input(c, MP_DT_INT16, 1, (int32_t[]){count}, NULL);
+    mp_tensor *out = kh_output(c, MP_DT_INT16);
+    kh_quant(c, in, 1, &s_si, &z, 0);
+    kh_quant(c, out, 1, &s_so, &z, 0);
+    memcpy(in->data, x, (size_t)count * sizeof(int16_t));
+    return kh_run(c);
+}
+
+static int32_t o16(const kh_case *c, int i) { return ((const int16_t *)c->out[0]->data)[i]; }
+
+static void test_log_rsqrt_sqrt_i16(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* LOG, input scale 2^-10, output 2^-12, through TensorFlow Lite's 513-entry table over
+     * the input's range [-32, 32), steps of 1/8 (128 input units): an input at or below
+     * -129 lies between two entries of values <= 0, both the lowest value (-8 in the output's
+     * units, -32768 after clamping); at 0 and 1/8 above the table departs from log to halve
+     * its chord's error; from 1 up within 16 units (1/256) of log x, the chord of log over a
+     * step straying by at most (1/8)^2 / 8 = 2^-9 there */
+    const int16_t xl[8] = {-129, -5000, -32768, 1024, 2048, 5000, 20000, 32767};
+    kh_expect_ok(&c, u16_run(&c, MP_OP_LOG, 1.0f / 1024, 1.0f / 4096, xl, 8));
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(o16(&c, i), -32768);
+    for (int i = 3; i < 8; i++) {
+        const double want = log(xl[i] / 1024.0) * 4096;
+        if (fabs(o16(&c, i) - want) > 16)
+            fail_msg("LOG of %d: got %d, want %g within 16", xl[i], o16(&c, i), want);
+    }
+    kh_free(&c);
+    /* RSQRT, scales 2^-10, through the same table: 1 -> 1 (1024), 4 -> 1/2 (512),
+     * 16 -> 1/4 (256), 9 -> 1/3 (341.3) within 2 (the chord's error at 1 is 1.5 units) */
+    const int16_t xr[5] = {2048, 1024, 4096, 16384, 9216};
+    const double wr[5] = {1024 / 1.4142135623730951, 1024, 512, 256, 1024.0 / 3};
+    kh_expect_ok(&c, u16_run(&c, MP_OP_RSQRT, 1.0f / 1024, 1.0f / 1024, xr, 5));
+    for (int i = 0; i < 5; i++)
+        if (fabs(o16(&c, i) - wr[i]) > 2)
+            fail_msg("RSQRT of %d: got %d, want %g within 2", xr[i], o16(&c, i), wr[i]);
+    kh_free(&c);
+    /* SQRT, scales 2^-8, truncated toward zero: 0 -> 0, 1 -> 256, 4 -> 512, 2/256 ->
+     * 16 sqrt 2 = 22.6 -> 22, 127.996 -> 2896.2 -> 2896 */
+    const int16_t xs[5] = {0, 256, 1024, 2, 32767};
+    const int32_t ws[5] = {0, 256, 512, 22, 2896};
+    kh_expect_ok(&c, u16_run(&c, MP_OP_SQRT, 1.0f / 256, 1.0f / 256, xs, 5));
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(o16(&c, i), ws[i]);
+    kh_free(&c);
+    /* SQRT onto a smaller output scale saturates: sqrt(128) = 11.3 at 2^-12 -> 32767 */
+    kh_expect_ok(&c, u16_run(&c, MP_OP_SQRT, 1.0f / 256, 1.0f / 4096, xs + 4, 1));
+    assert_int_equal(o16(&c, 0), 32767);
+    kh_free(&c);
+}
+
+static void test_log_rsqrt_sqrt_i16_refusals(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* a negative input fails the run of RSQRT and SQRT, as in TensorFlow Lite */
+    const int16_t neg[2] = {4, -1};
+    kh_expect_fail(&c, u16_run(&c, MP_OP_RSQRT, 1.0f / 1024, 1.0f / 1024, neg, 2), MP_ERR_ARG,
+                   "element 1 is -1");
+    kh_free(&c);
+    kh_expect_fail(&c, u16_run(&c, MP_OP_SQRT, 1.0f / 1024, 1.0f / 1024, neg, 2), MP_ERR_ARG,
+                   "only defined for non-negative");
+    kh_free(&c);
+    /* int16 without quantization, a non-zero zero point, an int8 output */
+    static const float s = 1.0f / 1024;
+    static const int64_t z = 0, z3 = 3;
+    const int ops[3] = {MP_OP_LOG, MP_OP_RSQRT, MP_OP_SQRT};
+    for (int k = 0; k < 3; k++)
+        for (int f = 0; f < 3; f++) {
+            kh_init(&c, ops[k], NULL);
+            mp_tensor *in = kh_input(&c, MP_DT_INT16, 1, (int32_t[]){2}, NULL);
+            mp_tensor *out = kh_output(&c, f == 2 ? MP_DT_INT8 : MP_DT_INT16);
+            if (f != 0)
+                kh_quant(&c, in, 1, &s, f == 1 ? &z3 : &z, 0);
+            kh_quant(&c, out, 1, &s, &z, 0);
+            kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 1 ? "zero point 3" : NULL);
+            kh_free(&c);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +392,8 @@ int main(void)
         cmocka_unit_test(test_resize_bilinear_i16_hand),
         cmocka_unit_test(test_resize_bilinear_i16_q10),
         cmocka_unit_test(test_resize_bilinear_i16_refusals),
+        cmocka_unit_test(test_log_rsqrt_sqrt_i16),
+        cmocka_unit_test(test_log_rsqrt_sqrt_i16_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
