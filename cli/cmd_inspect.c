@@ -78,7 +78,8 @@ static bool describe(const mp_model *m, mp_model_report *r, described *d)
     for (int32_t i = 0; i < m->n_tensors; i++) {
         const mp_tensor_info *t = &m->tensors[i];
         mp_model_report_tensor *x = &d->tensors[i];
-        *x = (mp_model_report_tensor){.name = t->name, .dtype = mp_dtype_name(t->dtype),
+        *x = (mp_model_report_tensor){.name = t->name,
+                                      .dtype = t->packed_int4 ? "i4" : mp_dtype_name(t->dtype),
                                       .rank = t->rank, .has_signature = t->has_signature,
                                       .bytes = info_bytes(t), .is_const = t->data != NULL,
                                       .q_count = t->quant.count,
@@ -103,6 +104,7 @@ static bool describe(const mp_model *m, mp_model_report *r, described *d)
     *r = (mp_model_report){.path = m->path, .description = m->description,
                            .file_bytes = m->file_bytes, .const_bytes = m->const_bytes,
                            .dense_bytes = m->dense_bytes,
+                           .unpacked_bytes = m->unpacked_bytes,
                            .version = m->version, .n_tensors = m->n_tensors,
                            .n_inputs = m->n_inputs, .n_outputs = m->n_outputs,
                            .n_ops = m->n_ops, .tensors = d->tensors, .inputs = m->inputs,

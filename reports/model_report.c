@@ -109,6 +109,8 @@ void mp_report_model_text(FILE *f, const mp_model_report *m, bool with_tensors)
             m->const_bytes);
     if (m->dense_bytes > 0)
         fprintf(f, ", %zu bytes densified from sparse tensors on the heap", m->dense_bytes);
+    if (m->unpacked_bytes > 0)
+        fprintf(f, ", %zu bytes unpacked from int4 to int8 on the heap", m->unpacked_bytes);
     fprintf(f, "; %zu bytes of non-constant tensors)\n", act);
     fprintf(f, "\ninputs\n");
     for (int32_t i = 0; i < m->n_inputs; i++)
@@ -198,6 +200,7 @@ bool mp_report_model_json(FILE *f, const mp_model_report *m, bool with_tensors)
     json_object_set_new(root, "file_bytes", json_integer((json_int_t)m->file_bytes));
     json_object_set_new(root, "const_bytes", json_integer((json_int_t)m->const_bytes));
     json_object_set_new(root, "dense_bytes", json_integer((json_int_t)m->dense_bytes));
+    json_object_set_new(root, "unpacked_bytes", json_integer((json_int_t)m->unpacked_bytes));
     json_object_set_new(root, "n_tensors", json_integer(m->n_tensors));
     json_object_set_new(root, "n_const_tensors", json_integer(n_const));
     for (int32_t i = 0; i < m->n_inputs; i++)

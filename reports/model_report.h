@@ -47,6 +47,7 @@ typedef struct mp_model_report {
     const char *path, *description;
     size_t file_bytes, const_bytes;
     size_t dense_bytes;        /* dense copies of sparse constants, held on the heap */
+    size_t unpacked_bytes;     /* int4 constants unpacked to int8, held on the heap */
     unsigned version;          /* schema version */
     int32_t n_tensors, n_inputs, n_outputs, n_ops;
     const mp_model_report_tensor *tensors;

@@ -77,6 +77,8 @@ typedef struct mp_tensor_info {
     const void *data;          /* constant data in the mapped file (or its dense copy in
                                   model memory, for a sparse tensor), or NULL */
     size_t data_bytes;         /* size of that data */
+    bool packed_int4;          /* the file stores it as int4, two values to a byte: dtype is
+                                  int8 and data its unpacking into model memory */
     bool is_variable;
     mp_quant quant;
 } mp_tensor_info;
@@ -277,6 +279,7 @@ typedef struct mp_model {
     size_t const_bytes;        /* sum of constant tensor data used in place */
     size_t heap_bytes;         /* heap the model's own tables and names hold */
     size_t dense_bytes;        /* of heap_bytes: the dense copies of sparse constants */
+    size_t unpacked_bytes;     /* of heap_bytes: the int8 unpacking of int4 constants */
     void *impl;                /* reader-private: mapping and owned arrays */
     /* A model of several subgraphs (WHILE, IF and CALL_ONCE call them by index): the
      * fields above are subgraph 0's, the one that runs; n_subgraphs counts it too, and

@@ -21,7 +21,8 @@
  * read: custom operators other than those of ops.c's custom table, unknown operators, sparse
  * tensors of dtypes without a fixed size, rank above MP_MAX_RANK...).
  * A sparse constant (Tensor.sparsity) is verified and expanded to its dense form in model
- * memory at load (tflite_sparsity.c), counted in heap_bytes and dense_bytes.
+ * memory at load (tflite_sparsity.c), counted in heap_bytes and dense_bytes; an int4 constant
+ * is unpacked to int8 model memory (tflite_tensors.c), counted in heap_bytes and unpacked_bytes.
  *
  * All bookkeeping (tensor and operator tables, names, index arrays) lives in a small
  * arena owned by the model, so every error path just frees the whole model.
@@ -722,6 +723,7 @@ static mp_status parse(rd *r)
         views[k - 1].file_bytes = m->file_bytes;
         views[k - 1].const_bytes = m->const_bytes;
         views[k - 1].dense_bytes = m->dense_bytes;
+        views[k - 1].unpacked_bytes = m->unpacked_bytes;
     }
     return MP_OK;
 }

@@ -330,8 +330,35 @@ static mp_status locate_data(rd *r, int32_t i, const char *nm, uint32_t buf, mp_
     return buf == 0 ? MP_OK : read_buffer(r, buf, data, bytes);
 }
 
+/* An int4 constant of `elements` values packed two to a byte, the first in the low nibble
+ * (TensorFlow Lite's layout; an odd count leaves the last high nibble unused), unpacked into
+ * int8 model memory: every kernel then reads int8 weights with the same quantization, as
+ * TensorFlow Lite's kernels unpack them before computing. The copy counts in heap_bytes and
+ * unpacked_bytes, not in const_bytes. */
+static mp_status unpack_int4(rd *r, const uint8_t *data, size_t elements, mp_tensor_info *ti)
+{
+    size_t need;
+    if (__builtin_add_overflow(elements, (size_t)MP_MODEL_TAIL_SLACK + RD_ALIGN, &need))
+        return mp_tfl_nomem(r);
+    rd_impl *im = r->im;
+    im->budget = im->budget > SIZE_MAX - need ? SIZE_MAX : im->budget + need;
+    int8_t *out = mp_tfl_array(im, elements + MP_MODEL_TAIL_SLACK, 1);
+    if (!out)
+        return mp_tfl_nomem(r);
+    for (size_t k = 0; k < elements; k++) {
+        unsigned nib = (k % 2 == 0 ? data[k / 2] : data[k / 2] >> 4) & 15u;
+        out[k] = (int8_t)((int)nib - (nib >= 8 ? 16 : 0));
+    }
+    ti->data = out;
+    ti->data_bytes = elements;
+    ti->dtype = MP_DT_INT8;
+    ti->packed_int4 = true;
+    r->m->unpacked_bytes += elements;
+    return MP_OK;
+}
+
 /* Tensor i's constant data, from buffer buf: checked against its dtype and shape, used in
- * place when aligned (and counted once in const_bytes), else copied. */
+ * place when aligned (and counted once in const_bytes), else copied (int4: unpacked). */
 static mp_status read_tensor_data(rd *r, int32_t i, const char *nm, uint32_t buf, bool counted,
                                   size_t elements, mp_tensor_info *ti)
 {
@@ -340,12 +367,18 @@ static mp_status read_tensor_data(rd *r, int32_t i, const char *nm, uint32_t buf
     const uint8_t *data;
     size_t bytes;
     mp_status st = locate_data(r, i, nm, buf, ti, &data, &bytes);
+    if (st == MP_OK && bytes == 0 && ti->dtype == MP_DT_INT4)
+        return mp_tfl_fail(r, MP_ERR_UNSUPPORTED,
+                           "tensor %d '%s' is i4 without constant data: memprof runs int4 only "
+                           "as constant weights (as TensorFlow Lite does)", i, nm);
     if (st != MP_OK || bytes == 0)
         return st;
 
     st = check_const_size(r, i, nm, ti, data, bytes, counted, elements);
     if (st != MP_OK)
         return st;
+    if (ti->dtype == MP_DT_INT4)
+        return unpack_int4(r, data, elements, ti);
     /* Kernels read constants in place through typed pointers, so the data must have its
      * element's natural alignment. Converters only guarantee 4 bytes in practice (the
      * schema's force_align 16 is often not honoured), so an 8-byte type can land on a
