@@ -6,6 +6,13 @@
  * range, NaN) we saturate (NaN -> 0) instead of reading garbage: float -> int32/int64
  * saturates to that type; float -> 8/16-bit goes through int32 and keeps the low bits, as
  * TFLite compiled for x86 does for values within int32.
+ * float16, float64, uint16, uint32 and complex64 (cast.cc's other dtypes) go through one
+ * element loop (cast_generic): an integer is read as int64, a float16 / float32 / float64 as
+ * the double holding it exactly, a complex64 as its real part (as cast.cc's copyCast), and
+ * written as C converts it: to float32 directly from the int64 or double (one rounding), to
+ * float16 through float32 as cast.cc (fp16_ieee_from_fp32_value, rounding to nearest even,
+ * overflow to infinity), to complex64 as (value, 0) (a complex64 input copied whole), to an
+ * integer as above (truncation, saturated where C leaves it undefined), to bool as x != 0.
  *
  * DEQUANTIZE turns int8 / uint8 / int16 (per-tensor or per-channel scale and zero point) and
  * float16 into float32: real = scale * (q - zero_point). float16 and per-tensor 8-bit
@@ -60,6 +67,7 @@ static mp_status same_count(mp_node *n, size_t *count)
 
 /* ---- CAST ------------------------------------------------------------------------------- */
 
+/* The dtypes of the loops below (cast_convert). */
 static bool cast_dtype_ok(mp_dtype dt)
 {
     switch (dt) {
@@ -71,6 +79,13 @@ static bool cast_dtype_ok(mp_dtype dt)
     }
 }
 
+/* The further dtypes of cast.cc, through cast_generic. */
+static bool cast_dtype_generic(mp_dtype dt)
+{
+    return dt == MP_DT_FLOAT16 || dt == MP_DT_FLOAT64 || dt == MP_DT_UINT16 ||
+           dt == MP_DT_UINT32 || dt == MP_DT_COMPLEX64;
+}
+
 static mp_status cast_infer(mp_node *n)
 {
     mp_status st = check_io(n);
@@ -78,34 +93,35 @@ static mp_status cast_infer(mp_node *n)
         return st;
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    if (!cast_dtype_ok(in->dtype) || !cast_dtype_ok(out->dtype))
+    if ((!cast_dtype_ok(in->dtype) && !cast_dtype_generic(in->dtype)) ||
+        (!cast_dtype_ok(out->dtype) && !cast_dtype_generic(out->dtype)))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "cannot cast '%s' %s to '%s' %s (supported: f32, i32, i64, u8, i8, "
-                            "i16, bool)", mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
-                            mp_dtype_name(out->dtype));
+                            "cannot cast '%s' %s to '%s' %s (supported: f32, f16, f64, i32, i64, "
+                            "u8, i8, i16, u16, u32, bool, c64)", mp_tname(in),
+                            mp_dtype_name(in->dtype), mp_tname(out), mp_dtype_name(out->dtype));
     return same_shape(n);
 }
 
-/* float -> int32 / int64 with saturation; NaN -> 0. The bounds are powers of two, exact in
- * float, so the comparisons are exact. */
-static inline int32_t f2i32(float x)
+/* float or double -> int32 / int64 with saturation; NaN -> 0. The bounds are powers of two,
+ * exact in both, so the comparisons are exact (a float argument is widened exactly). */
+static inline int32_t f2i32(double x)
 {
     if (x != x)
         return 0;
-    if (x >= 2147483648.0f)
+    if (x >= 2147483648.0)
         return INT32_MAX;
-    if (x <= -2147483648.0f)
+    if (x <= -2147483648.0)
         return INT32_MIN;
     return (int32_t)x;
 }
 
-static inline int64_t f2i64(float x)
+static inline int64_t f2i64(double x)
 {
     if (x != x)
         return 0;
-    if (x >= 9223372036854775808.0f)
+    if (x >= 9223372036854775808.0)
         return INT64_MAX;
-    if (x <= -9223372036854775808.0f)
+    if (x <= -9223372036854775808.0)
         return INT64_MIN;
     return (int64_t)x;
 }
@@ -158,6 +174,89 @@ static void cast_convert(mp_dtype from, mp_dtype to, const void *src, void *dst,
     }
 }
 
+/* An IEEE half's bits for f, rounded to nearest even (the FP16 library's
+ * fp16_ieee_from_fp32_value): overflow to infinity, a NaN to the quiet NaN 0x7E00. */
+static uint16_t f32_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    const uint32_t ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u)
+        return sign | 0x7e00u;
+    if (ax >= 0x477ff000u) /* 65520 and above (a tie to the odd 65504 goes up) */
+        return sign | 0x7c00u;
+    if (ax < 0x38800000u) { /* below 2^-14: a subnormal half, in units of 2^-24 */
+        float a;
+        memcpy(&a, &ax, sizeof a);
+        return sign | (uint16_t)nearbyintf(a * 16777216.0f);
+    }
+    uint32_t h = ((((ax >> 23) - 127u + 15u)) << 10) | ((ax & 0x7fffffu) >> 13);
+    const uint32_t rem = ax & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+        h++; /* a carry into the exponent is the right result */
+    return sign | (uint16_t)h;
+}
+
+/* One element read for cast_generic: an integer (int64) or a float value (double, exact). */
+typedef struct cast_val {
+    bool is_float;
+    int64_t i;
+    double d;
+} cast_val;
+
+static cast_val cast_read(mp_dtype dt, const void *src, size_t i)
+{
+    cast_val v = {false, 0, 0.0};
+    switch (dt) {
+    case MP_DT_FLOAT32: v.is_float = true, v.d = ((const float *)src)[i]; break;
+    case MP_DT_FLOAT16: v.is_float = true, v.d = mp_half_to_float(((const uint16_t *)src)[i]); break;
+    case MP_DT_FLOAT64: v.is_float = true, v.d = ((const double *)src)[i]; break;
+    case MP_DT_COMPLEX64: v.is_float = true, v.d = ((const float *)src)[2 * i]; break;
+    case MP_DT_INT32: v.i = ((const int32_t *)src)[i]; break;
+    case MP_DT_INT64: v.i = ((const int64_t *)src)[i]; break;
+    case MP_DT_UINT8: v.i = ((const uint8_t *)src)[i]; break;
+    case MP_DT_INT8: v.i = ((const int8_t *)src)[i]; break;
+    case MP_DT_INT16: v.i = ((const int16_t *)src)[i]; break;
+    case MP_DT_UINT16: v.i = ((const uint16_t *)src)[i]; break;
+    case MP_DT_UINT32: v.i = ((const uint32_t *)src)[i]; break;
+    case MP_DT_BOOL: v.i = ((const uint8_t *)src)[i] != 0; break;
+    default: break;
+    }
+    return v;
+}
+
+/* The conversions with float16, float64, uint16, uint32 or complex64 on either side. */
+static void cast_generic(mp_dtype from, mp_dtype to, const void *src, void *dst, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const cast_val v = cast_read(from, src, i);
+        const float f = v.is_float ? (float)v.d : (float)v.i; /* one rounding either way */
+        const int32_t i32 = v.is_float ? f2i32(v.d) : (int32_t)v.i;
+        switch (to) {
+        case MP_DT_FLOAT32: ((float *)dst)[i] = f; break;
+        case MP_DT_FLOAT16: ((uint16_t *)dst)[i] = f32_to_half(f); break;
+        case MP_DT_FLOAT64: ((double *)dst)[i] = v.is_float ? v.d : (double)v.i; break;
+        case MP_DT_COMPLEX64:
+            ((float *)dst)[2 * i] = f;
+            ((float *)dst)[2 * i + 1] =
+                from == MP_DT_COMPLEX64 ? ((const float *)src)[2 * i + 1] : 0.0f;
+            break;
+        case MP_DT_INT64: ((int64_t *)dst)[i] = v.is_float ? f2i64(v.d) : v.i; break;
+        case MP_DT_UINT32:
+            ((uint32_t *)dst)[i] = (uint32_t)(v.is_float ? f2i64(v.d) : v.i);
+            break;
+        case MP_DT_INT32: ((int32_t *)dst)[i] = i32; break;
+        case MP_DT_INT16: ((int16_t *)dst)[i] = (int16_t)i32; break;
+        case MP_DT_UINT16: ((uint16_t *)dst)[i] = (uint16_t)i32; break;
+        case MP_DT_INT8: ((int8_t *)dst)[i] = (int8_t)i32; break;
+        case MP_DT_UINT8: ((uint8_t *)dst)[i] = (uint8_t)i32; break;
+        case MP_DT_BOOL: ((uint8_t *)dst)[i] = v.is_float ? v.d != 0.0 : v.i != 0; break;
+        default: break;
+        }
+    }
+}
+
 static mp_status cast_run(mp_node *n)
 {
     const mp_tensor *in = n->in[0];
@@ -173,7 +272,10 @@ static mp_status cast_run(mp_node *n)
             memcpy(out->data, in->data, in->bytes);
         return MP_OK;
     }
-    cast_convert(in->dtype, out->dtype, in->data, out->data, count);
+    if (cast_dtype_ok(in->dtype) && cast_dtype_ok(out->dtype))
+        cast_convert(in->dtype, out->dtype, in->data, out->data, count);
+    else
+        cast_generic(in->dtype, out->dtype, in->data, out->data, count);
     return MP_OK;
 }
 

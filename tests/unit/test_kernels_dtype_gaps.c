@@ -19,7 +19,11 @@
  * LOG, RSQRT and SQRT on int16 (elementwise.cc, zero points 0): the values TensorFlow Lite
  * gives well below 0 by hand, LOG and RSQRT through the interpolated table within its chord
  * error of the function, SQRT's truncation by hand (16 sqrt 2 -> 22) and saturation; negative
- * RSQRT / SQRT inputs fail the run; no quantization, a zero point, an int8 output refused. */
+ * RSQRT / SQRT inputs fail the run; no quantization, a zero point, an int8 output refused.
+ *
+ * CAST from and to float16, float64, uint16, uint32 and complex64 (cast.cc): float16's
+ * rounding to nearest even worked out by hand at its edges (largest, overflow, subnormals,
+ * ties), one rounding from int64, unsigned wrapping, complex64's real part; uint64 refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -383,6 +387,140 @@ static void test_log_rsqrt_sqrt_i16_refusals(void **state)
         }
 }
 
+/* ---- CAST: float16, float64, uint16, uint32, complex64 ----------------------------------- */
+
+/* A CAST of count elements at x from dtype a to dtype b; runs it, the output's bytes in *out. */
+static void cast_case(kh_case *c, mp_dtype a, mp_dtype b, const void *x, int32_t count)
+{
+    kh_init(c, MP_OP_CAST, NULL);
+    mp_tensor *in = kh_input(c, a, 1, (int32_t[]){count}, NULL);
+    kh_output(c, b);
+    memcpy(in->data, x, (size_t)count * mp_dtype_size(a));
+    kh_expect_ok(c, kh_run(c));
+}
+
+static void test_cast_more_dtypes(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* float32 -> float16, rounded to nearest even (IEEE 754 binary16 worked out by hand):
+     * 1 = 0x3C00, -2 = 0xC000, 65504 (the largest) = 0x7BFF, 65519 -> 65504, 65520 (a tie
+     * with an odd last bit) -> infinity 0x7C00, 1/3 -> 0x3555 (0.333251953125),
+     * 2^-24 (the smallest subnormal) = 0x0001, 2^-25 (a tie with 0) -> 0, 3 * 2^-25 (a tie
+     * between 1 and 2 units) -> 2, 2^-14 - 2^-25 (a tie into the first normal) -> 0x0400,
+     * 1 + 2^-11 (a tie, even 0x3C00) -> 0x3C00, 1 + 3 * 2^-11 -> 0x3C02, NaN -> 0x7E00 */
+    const float f[13] = {1.0f, -2.0f, 65504.0f, 65519.0f, 65520.0f, 1.0f / 3,
+                         0x1p-24f, 0x1p-25f, 0x3p-25f, 0x1p-14f - 0x1p-25f, 1.0f + 0x1p-11f,
+                         1.0f + 0x3p-11f, NAN};
+    const uint16_t h[13] = {0x3C00, 0xC000, 0x7BFF, 0x7BFF, 0x7C00, 0x3555, 0x0001,
+                            0x0000, 0x0002, 0x0400, 0x3C00, 0x3C02, 0x7E00};
+    cast_case(&c, MP_DT_FLOAT32, MP_DT_FLOAT16, f, 13);
+    for (int i = 0; i < 13; i++)
+        if (((const uint16_t *)c.out[0]->data)[i] != h[i])
+            fail_msg("f32 %a -> f16: got 0x%04x, want 0x%04x", (double)f[i],
+                     ((const uint16_t *)c.out[0]->data)[i], h[i]);
+    kh_free(&c);
+    /* float16 -> float32 (exact), int8 (truncated), float64, bool */
+    const uint16_t hs[4] = {0x3555, 0xC500 /* -5 */, 0xC170 /* -2.71875 */, 0x0000};
+    const float hf[4] = {0.333251953125f, -5.0f, -2.71875f, 0.0f};
+    const int8_t hi[4] = {0, -5, -2, 0};
+    cast_case(&c, MP_DT_FLOAT16, MP_DT_FLOAT32, hs, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(((const float *)c.out[0]->data)[i] == hf[i]);
+    kh_free(&c);
+    cast_case(&c, MP_DT_FLOAT16, MP_DT_INT8, hs, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(((const int8_t *)c.out[0]->data)[i], hi[i]);
+    kh_free(&c);
+    cast_case(&c, MP_DT_FLOAT16, MP_DT_FLOAT64, hs, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(((const double *)c.out[0]->data)[i] == (double)hf[i]);
+    kh_free(&c);
+    cast_case(&c, MP_DT_FLOAT16, MP_DT_BOOL, hs, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(((const uint8_t *)c.out[0]->data)[i], i < 3);
+    kh_free(&c);
+    /* float64 -> float32 (0.1 to the nearest float, 1e300 to infinity), int32 (toward zero),
+     * bool (-0.5 is true, 0 false) */
+    const double d[4] = {0.1, 1e300, -3.9, -0.5};
+    cast_case(&c, MP_DT_FLOAT64, MP_DT_FLOAT32, d, 4);
+    assert_true(((const float *)c.out[0]->data)[0] == 0.1f);
+    assert_true(isinf(((const float *)c.out[0]->data)[1]));
+    assert_true(((const float *)c.out[0]->data)[2] == -3.9f);
+    kh_free(&c);
+    cast_case(&c, MP_DT_FLOAT64, MP_DT_INT32, d + 2, 2);
+    assert_int_equal(((const int32_t *)c.out[0]->data)[0], -3);
+    assert_int_equal(((const int32_t *)c.out[0]->data)[1], 0);
+    kh_free(&c);
+    const double zd[2] = {0.0, -0.5};
+    cast_case(&c, MP_DT_FLOAT64, MP_DT_BOOL, zd, 2);
+    assert_int_equal(((const uint8_t *)c.out[0]->data)[0], 0);
+    assert_int_equal(((const uint8_t *)c.out[0]->data)[1], 1);
+    kh_free(&c);
+    /* int64 -> float64 and float32: 2^53 + 1 is not a double, 2^24 + 1 not a float (each to
+     * the even neighbour below); 2^60 + 2^36 + 1 to float32 in one rounding is 2^60 + 2^37
+     * (floats are 2^37 apart there, and it lies 1 above the half), where going through a
+     * double would give 2^60 (the double drops the 1, leaving a tie to even) */
+    const int64_t big[3] = {(INT64_C(1) << 53) + 1, (INT64_C(1) << 24) + 1,
+                            (INT64_C(1) << 60) + (INT64_C(1) << 36) + 1};
+    cast_case(&c, MP_DT_INT64, MP_DT_FLOAT64, big, 3);
+    assert_true(((const double *)c.out[0]->data)[0] == 9007199254740992.0);
+    kh_free(&c);
+    cast_case(&c, MP_DT_INT64, MP_DT_FLOAT32, big, 3);
+    assert_true(((const float *)c.out[0]->data)[1] == 16777216.0f);
+    assert_true(((const float *)c.out[0]->data)[2] == 0x1p60f + 0x1p37f);
+    kh_free(&c);
+    cast_case(&c, MP_DT_INT64, MP_DT_FLOAT16, big + 1, 1); /* 2^24 + 1 -> infinity */
+    assert_int_equal(((const uint16_t *)c.out[0]->data)[0], 0x7C00);
+    kh_free(&c);
+    /* unsigned: uint32 4294967295 -> int32 -1 and float32 2^32; int32 -1 -> uint16 65535,
+     * uint32 4294967295; uint16 65535 -> float32 65535, int8 -1 */
+    const uint32_t u32 = 4294967295u;
+    cast_case(&c, MP_DT_UINT32, MP_DT_INT32, &u32, 1);
+    assert_int_equal(((const int32_t *)c.out[0]->data)[0], -1);
+    kh_free(&c);
+    cast_case(&c, MP_DT_UINT32, MP_DT_FLOAT32, &u32, 1);
+    assert_true(((const float *)c.out[0]->data)[0] == 4294967296.0f);
+    kh_free(&c);
+    const int32_t m1 = -1;
+    cast_case(&c, MP_DT_INT32, MP_DT_UINT16, &m1, 1);
+    assert_int_equal(((const uint16_t *)c.out[0]->data)[0], 65535);
+    kh_free(&c);
+    cast_case(&c, MP_DT_INT32, MP_DT_UINT32, &m1, 1);
+    assert_true(((const uint32_t *)c.out[0]->data)[0] == 4294967295u);
+    kh_free(&c);
+    const uint16_t u16 = 65535;
+    cast_case(&c, MP_DT_UINT16, MP_DT_FLOAT32, &u16, 1);
+    assert_true(((const float *)c.out[0]->data)[0] == 65535.0f);
+    kh_free(&c);
+    cast_case(&c, MP_DT_UINT16, MP_DT_INT8, &u16, 1);
+    assert_int_equal(((const int8_t *)c.out[0]->data)[0], -1);
+    kh_free(&c);
+    /* complex64: its real part to int32 (2.5 + 7i -> 2) and float32; int32 5 -> 5 + 0i; a
+     * complex64 copied whole */
+    const float cx[2] = {2.5f, 7.0f};
+    cast_case(&c, MP_DT_COMPLEX64, MP_DT_INT32, cx, 1);
+    assert_int_equal(((const int32_t *)c.out[0]->data)[0], 2);
+    kh_free(&c);
+    cast_case(&c, MP_DT_COMPLEX64, MP_DT_FLOAT32, cx, 1);
+    assert_true(((const float *)c.out[0]->data)[0] == 2.5f);
+    kh_free(&c);
+    const int32_t five = 5;
+    cast_case(&c, MP_DT_INT32, MP_DT_COMPLEX64, &five, 1);
+    assert_true(((const float *)c.out[0]->data)[0] == 5.0f);
+    assert_true(((const float *)c.out[0]->data)[1] == 0.0f);
+    kh_free(&c);
+    cast_case(&c, MP_DT_COMPLEX64, MP_DT_COMPLEX64, cx, 1);
+    assert_true(((const float *)c.out[0]->data)[1] == 7.0f);
+    kh_free(&c);
+    /* still refused: string, uint64 */
+    kh_init(&c, MP_OP_CAST, NULL);
+    kh_input(&c, MP_DT_UINT64, 1, (int32_t[]){1}, NULL);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "cannot cast 't0' u64");
+    kh_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_resize_bilinear_i16_refusals),
         cmocka_unit_test(test_log_rsqrt_sqrt_i16),
         cmocka_unit_test(test_log_rsqrt_sqrt_i16_refusals),
+        cmocka_unit_test(test_cast_more_dtypes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
