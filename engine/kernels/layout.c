@@ -550,24 +550,47 @@ static mp_status pad_check_out(mp_node *n, const int64_t *pre, const int64_t *po
     return MP_OK;
 }
 
+/* The same padding over fewer, longer dimensions: a dimension whose inner block is not
+ * padded is merged with that block (an NHWC image padded in H and W only is padded as rows of
+ * W x C values, pre and post scaled by C), so XNNPACK copies whole rows instead of one call per
+ * pixel: on MediaPipe's pose landmark model, padding its 256x256x3 input by one pixel took
+ * 730 us as 66,564 rows of 3 floats. Returns the new rank (at least 1). */
+static size_t pad_merge(int32_t rank, const int32_t *dims, const int64_t *pre,
+                        const int64_t *post, size_t *shape, size_t *a, size_t *b)
+{
+    size_t n = 0, cur = (size_t)dims[rank - 1];
+    size_t cur_a = (size_t)pre[rank - 1], cur_b = (size_t)post[rank - 1];
+    size_t rs[MP_MAX_RANK], ra[MP_MAX_RANK], rb[MP_MAX_RANK]; /* innermost first */
+    for (int32_t d = rank - 2; d >= 0; d--) {
+        if (cur_a == 0 && cur_b == 0) {
+            cur_a = (size_t)pre[d] * cur;
+            cur_b = (size_t)post[d] * cur;
+            cur *= (size_t)dims[d];
+            continue;
+        }
+        rs[n] = cur, ra[n] = cur_a, rb[n] = cur_b, n++;
+        cur = (size_t)dims[d], cur_a = (size_t)pre[d], cur_b = (size_t)post[d];
+    }
+    rs[n] = cur, ra[n] = cur_a, rb[n] = cur_b, n++;
+    for (size_t k = 0; k < n; k++)
+        shape[k] = rs[n - 1 - k], a[k] = ra[n - 1 - k], b[k] = rb[n - 1 - k];
+    return n;
+}
+
 static mp_status pad_bind(mp_node *n, pad_state *s, const int64_t *pre, const int64_t *post)
 {
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    size_t shape[XNN_MAX_TENSOR_DIMS], a[XNN_MAX_TENSOR_DIMS], b[XNN_MAX_TENSOR_DIMS];
-    for (int32_t d = 0; d < in->rank; d++) {
-        shape[d] = (size_t)in->dims[d];
-        a[d] = (size_t)pre[d];
-        b[d] = (size_t)post[d];
-    }
+    size_t shape[MP_MAX_RANK], a[MP_MAX_RANK], b[MP_MAX_RANK];
+    size_t r = pad_merge(in->rank, in->dims, pre, post, shape, a, b);
     enum xnn_status xs;
     switch (s->op_es) {
-    case 1: xs = xnn_setup_constant_pad_nd_x8(s->op, (size_t)in->rank, shape, a, b, in->data,
-                                              out->data, n->pool); break;
-    case 2: xs = xnn_setup_constant_pad_nd_x16(s->op, (size_t)in->rank, shape, a, b, in->data,
-                                               out->data, n->pool); break;
-    default: xs = xnn_setup_constant_pad_nd_x32(s->op, (size_t)in->rank, shape, a, b, in->data,
-                                                out->data, n->pool); break;
+    case 1: xs = xnn_setup_constant_pad_nd_x8(s->op, r, shape, a, b, in->data, out->data,
+                                              n->pool); break;
+    case 2: xs = xnn_setup_constant_pad_nd_x16(s->op, r, shape, a, b, in->data, out->data,
+                                               n->pool); break;
+    default: xs = xnn_setup_constant_pad_nd_x32(s->op, r, shape, a, b, in->data, out->data,
+                                                n->pool); break;
     }
     if (xs != xnn_status_success)
         return mp_node_xnn_fail(n, xs, "constant pad setup");

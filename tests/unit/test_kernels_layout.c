@@ -524,6 +524,17 @@ static void test_pad(void **state)
     int64_t cvl = -77;
     check_pad(MP_OP_PADV2, MP_DT_INT64, 2, (int32_t[]){2, 3}, (int64_t[]){1, 1, 2, 0}, false,
               &cvl, NULL, &cvl);
+    /* dimensions whose inner block is unpadded merge before XNNPACK pads (pad_merge): all
+     * four into one; N, H, W into rows of 4x5 with C padded apart; H, W into a 3x8 row of an
+     * image padded in them only (the pose model's input, one pixel around) in 8 bits */
+    check_pad(MP_OP_PAD, MP_DT_FLOAT32, 4, (int32_t[]){2, 3, 4, 5},
+              (int64_t[]){1, 0, 0, 0, 0, 0, 0, 0}, false, NULL, NULL, zero);
+    check_pad(MP_OP_PAD, MP_DT_FLOAT32, 4, (int32_t[]){2, 3, 4, 5},
+              (int64_t[]){1, 1, 0, 0, 0, 0, 0, 2}, false, NULL, NULL, zero);
+    check_pad(MP_OP_PAD, MP_DT_FLOAT32, 4, (int32_t[]){2, 3, 4, 5},
+              (int64_t[]){0, 0, 2, 1, 0, 0, 0, 0}, false, NULL, NULL, zero);
+    check_pad(MP_OP_PAD, MP_DT_INT8, 4, (int32_t[]){1, 6, 8, 3},
+              (int64_t[]){0, 0, 1, 1, 1, 1, 0, 0}, false, NULL, NULL, zero);
     /* two threads, a bigger tensor */
     pthreadpool_t pool = pthreadpool_create(2);
     check_pad(MP_OP_PAD, MP_DT_FLOAT32, 4, (int32_t[]){2, 17, 13, 24},
