@@ -154,6 +154,11 @@ int64_t mp_tensor_index_at(const mp_tensor *t, size_t i)
         memcpy(&v, (const char *)t->data + i * 8, 8);
         return v;
     }
+    if (t->dtype == MP_DT_INT16) {
+        int16_t v;
+        memcpy(&v, (const char *)t->data + i * 2, 2);
+        return v;
+    }
     int32_t v;
     memcpy(&v, (const char *)t->data + i * 4, 4);
     return v;

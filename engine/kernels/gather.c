@@ -1,7 +1,8 @@
 /* Kernels: GATHER and GATHER_ND, as TensorFlow Lite's reference kernels (gather.cc,
  * gather_nd.cc). Both only move elements, so any dtype with a fixed element size works
  * (float32, int8, uint8, int16, int32, int64, bool); quantized params and output must have
- * the same scale and zero point, as TensorFlow Lite requires. Indices are int32 or int64.
+ * the same scale and zero point, as TensorFlow Lite requires. Indices are int32 or int64, or
+ * int16 (gather.cc and gather_nd.cc take them since versions 6 and 4).
  *
  * GATHER (params, indices; options axis, batch_dims): negative axis counts from the end of
  * params, negative batch_dims from the end of indices; batch_dims <= axis, and the first
@@ -23,7 +24,7 @@
 #define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
 
 /* The checks both gathers share: two inputs, one output of the params' dtype and quantization,
- * int32 / int64 indices. */
+ * int32 / int64 indices, or int16 (TensorFlow Lite's GATHER version 6, GATHER_ND version 4). */
 static mp_status gather_check_io(mp_node *n)
 {
     mp_status st = mp_node_check_io(n, 2, 2, 0);
@@ -33,8 +34,8 @@ static mp_status gather_check_io(mp_node *n)
     if ((st = mp_node_check_same_dtype(n, p, n->out[0])) != MP_OK ||
         (st = mp_node_check_same_qparams(n, p, n->out[0])) != MP_OK)
         return st;
-    if (!mp_dtype_is_index(ix->dtype))
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "indices '%s' are %s (supported: i32, i64)",
+    if (!mp_dtype_is_index(ix->dtype) && ix->dtype != MP_DT_INT16)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "indices '%s' are %s (supported: i16, i32, i64)",
                             mp_tname(ix), mp_dtype_name(ix->dtype));
     return MP_OK;
 }

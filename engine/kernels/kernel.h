@@ -107,7 +107,8 @@ mp_status mp_node_check_f32_io(mp_node *n);
 mp_status mp_node_check_f32_weighted(mp_node *n, const char *weights_word);
 /* int32 or int64: the dtypes of shape, axis and index tensors. */
 bool mp_dtype_is_index(mp_dtype dt);
-/* Element i of an int32 / int64 tensor (memcpy: constants may sit unaligned in the file). */
+/* Element i of an int32 / int64 tensor, or of an int16 one (GATHER's, GATHER_ND's and
+ * TOPK_V2's int16 indices) (memcpy: constants may sit unaligned in the file). */
 int64_t mp_tensor_index_at(const mp_tensor *t, size_t i);
 
 /* Output range [lo, hi] of a fused activation; false for ones we cannot fuse (TANH,

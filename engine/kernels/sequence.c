@@ -10,8 +10,9 @@
  * the output is the indices' shape with a new dimension of extent depth at `axis` (-1: last),
  * on_value where the index equals the position along it, off_value elsewhere (an index
  * outside [0, depth) gives a row of off_value). depth not known before running: deferred.
- * TOPK_V2: the k (one int32, 0..last dimension) largest values of each row of the last axis,
- * sorted descending, and their int32 positions; equal values keep the lower position first
+ * TOPK_V2: the k (one int32 or int16, 0..last dimension) largest values of each row of the
+ * last axis, sorted descending, and their int32 (or int16) positions; equal values keep the
+ * lower position first
  * (TensorFlow Lite's order). Values of float32, uint8, int8, int16, int32 or int64, compared
  * as stored. k not known before running: deferred. The sort is a merge sort of positions in
  * the operator's scratch (two int32 per element of a row).
@@ -32,9 +33,10 @@
 static mp_status seq_scalar_i32(mp_node *n, int32_t i, const char *what, bool *known)
 {
     const mp_tensor *t = n->in[i];
-    if (t->dtype != MP_DT_INT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "%s '%s' is %s; expected i32", what,
-                            mp_tname(t), mp_dtype_name(t->dtype));
+    const bool i16_ok = n->opcode == MP_OP_TOPK_V2; /* its k may be int16 too */
+    if (t->dtype != MP_DT_INT32 && !(i16_ok && t->dtype == MP_DT_INT16))
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "%s '%s' is %s; expected i32%s", what,
+                            mp_tname(t), mp_dtype_name(t->dtype), i16_ok ? " or i16" : "");
     if (mp_tensor_elements(t) != 1)
         return mp_node_fail(n, MP_ERR_SHAPE, "%s '%s' must hold one value, has %zu", what,
                             mp_tname(t), mp_tensor_elements(t));
@@ -233,9 +235,9 @@ static mp_status topk_infer(mp_node *n)
     mp_status st = mp_node_check_same_dtype(n, in, vals);
     if (st != MP_OK)
         return st;
-    if (idx->dtype != MP_DT_INT32)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "indices output '%s' is %s; expected i32",
-                            mp_tname(idx), mp_dtype_name(idx->dtype));
+    if (idx->dtype != MP_DT_INT32 && idx->dtype != MP_DT_INT16)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "indices output '%s' is %s; expected i32 "
+                            "or i16", mp_tname(idx), mp_dtype_name(idx->dtype));
     if (in->rank < 1)
         return mp_node_fail(n, MP_ERR_SHAPE, "input '%s' is a scalar; needs rank >= 1",
                             mp_tname(in));
@@ -303,6 +305,9 @@ static mp_status topk_run(mp_node *n)
     const uint8_t *x = in->data;
     uint8_t *yv = n->out[0]->data;
     int32_t *yi = n->out[1]->data;
+    int16_t *yi16 = n->out[1]->data; /* an int16 indices output (wrapping past 32767, as
+                                        TensorFlow Lite's copy into int16_t) */
+    const bool i16 = n->out[1]->dtype == MP_DT_INT16;
     for (size_t r = 0; r < rows; r++, x += (size_t)last * es) {
         for (int32_t i = 0; i < last; i++)
             a[i] = i;
@@ -310,7 +315,10 @@ static mp_status topk_run(mp_node *n)
         mp_sort_positions(a, b, (size_t)last, topk_before, &row);
         for (int32_t i = 0; i < k; i++, yv += es) {
             memcpy(yv, x + (size_t)a[i] * es, es);
-            *yi++ = a[i];
+            if (i16)
+                *yi16++ = (int16_t)a[i];
+            else
+                *yi++ = a[i];
         }
     }
     return MP_OK;

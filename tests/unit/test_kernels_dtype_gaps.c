@@ -23,7 +23,11 @@
  *
  * CAST from and to float16, float64, uint16, uint32 and complex64 (cast.cc): float16's
  * rounding to nearest even worked out by hand at its edges (largest, overflow, subnormals,
- * ties), one rounding from int64, unsigned wrapping, complex64's real part; uint64 refused. */
+ * ties), one rounding from int64, unsigned wrapping, complex64's real part; uint64 refused.
+ *
+ * int16 indices (gather.cc, gather_nd.cc, topk_v2.cc): GATHER, GATHER_ND and TOPK_V2's k and
+ * indices output by hand, an index past the end failing the run; int8 indices and int64
+ * TOPK_V2 k / indices refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -521,6 +525,81 @@ static void test_cast_more_dtypes(void **state)
     kh_free(&c);
 }
 
+/* ---- GATHER, GATHER_ND, TOPK_V2: int16 indices ------------------------------------------ */
+
+static void test_int16_indices(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* GATHER rows 2, 0, 2 of a 3x2 float matrix along axis 0 */
+    const float p[6] = {1, 2, 3, 4, 5, 6};
+    static const int16_t rows[3] = {2, 0, 2};
+    kh_init(&c, MP_OP_GATHER, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 2}, NULL);
+    kh_input(&c, MP_DT_INT16, 1, (int32_t[]){3}, rows);
+    kh_output(&c, MP_DT_FLOAT32);
+    memcpy(in->data, p, sizeof p);
+    kh_expect_ok(&c, kh_run(&c));
+    const float want[6] = {5, 6, 1, 2, 5, 6};
+    assert_memory_equal(c.out[0]->data, want, sizeof want);
+    kh_free(&c);
+    /* an int16 index past the end fails the run, as an int32 one does */
+    static const int16_t bad[1] = {3};
+    kh_init(&c, MP_OP_GATHER, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 2}, p);
+    mp_tensor *bi = kh_input(&c, MP_DT_INT16, 1, (int32_t[]){1}, NULL);
+    memcpy(bi->data, bad, sizeof bad);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_SHAPE, "index 3 (element 0 of indices 't1') is out of range");
+    kh_free(&c);
+    /* GATHER_ND: elements (1, 0) and (0, 1) of the matrix: 3 and 2 */
+    static const int16_t coords[4] = {1, 0, 0, 1};
+    kh_init(&c, MP_OP_GATHER_ND, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 2}, p);
+    kh_input(&c, MP_DT_INT16, 2, (int32_t[]){2, 2}, coords);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_true(((const float *)c.out[0]->data)[0] == 3.0f);
+    assert_true(((const float *)c.out[0]->data)[1] == 2.0f);
+    kh_free(&c);
+    /* TOPK_V2 with an int16 k (2) and int16 indices: [3, 9, 1, 9] -> 9 at 1, 9 at 3 (the
+     * lower position first on a tie) */
+    const int32_t row[4] = {3, 9, 1, 9};
+    static const int16_t k2 = 2;
+    kh_init(&c, MP_OP_TOPK_V2, NULL);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){4}, row);
+    kh_input(&c, MP_DT_INT16, 0, NULL, &k2);
+    kh_output(&c, MP_DT_INT32);
+    kh_output(&c, MP_DT_INT16);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(((const int32_t *)c.out[0]->data)[0], 9);
+    assert_int_equal(((const int32_t *)c.out[0]->data)[1], 9);
+    assert_int_equal(((const int16_t *)c.out[1]->data)[0], 1);
+    assert_int_equal(((const int16_t *)c.out[1]->data)[1], 3);
+    kh_free(&c);
+    /* refused, as by TensorFlow Lite: int8 indices, int64 TOPK indices or k */
+    static const int8_t i8[1] = {0};
+    kh_init(&c, MP_OP_GATHER, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 2, (int32_t[]){3, 2}, p);
+    kh_input(&c, MP_DT_INT8, 1, (int32_t[]){1}, i8);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "(supported: i16, i32, i64)");
+    kh_free(&c);
+    static const int64_t k64 = 2;
+    for (int f = 0; f < 2; f++) {
+        kh_init(&c, MP_OP_TOPK_V2, NULL);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){4}, row);
+        if (f == 0)
+            kh_input(&c, MP_DT_INT16, 0, NULL, &k2);
+        else
+            kh_input(&c, MP_DT_INT64, 0, NULL, &k64);
+        kh_output(&c, MP_DT_INT32);
+        kh_output(&c, f == 0 ? MP_DT_INT64 : MP_DT_INT32);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 0 ? "expected i32 or i16" : "i64; expected i32 or i16");
+        kh_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_log_rsqrt_sqrt_i16),
         cmocka_unit_test(test_log_rsqrt_sqrt_i16_refusals),
         cmocka_unit_test(test_cast_more_dtypes),
+        cmocka_unit_test(test_int16_indices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
