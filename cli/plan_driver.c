@@ -136,10 +136,9 @@ static void callers(mp_plan_ctx *c)
             const mp_op_info *op = &sg->ops[i];
             if (!mp_op_calls_subgraphs(op->opcode))
                 continue;
-            const int32_t to[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
-            for (int q = 0; q < 2; q++) {
-                int32_t k = to[q];
-                if (k <= 0 || k >= c->n_sets || (q == 1 && k == to[0]))
+            for (int32_t q = 0; q < mp_op_n_callees(op); q++) {
+                int32_t k = mp_op_callee(op, q);
+                if (k <= 0 || k >= c->n_sets || (q == 1 && k == mp_op_callee(op, 0)))
                     continue; /* CALL_ONCE, COMPOSITE keep their one callee in both */
                 if (count[k]++ == 0)
                     snprintf(c->sets[k].called_by, sizeof c->sets[k].called_by,

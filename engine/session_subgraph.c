@@ -78,15 +78,15 @@ static mp_status child_create(mp_session *root, int32_t k, mp_error *err)
     return st;
 }
 
-/* The subgraph operator i of subgraph g calls as its q-th callee (q 0 or 1), or -1: a WHILE's
- * cond and body, an IF's branches, a CALL_ONCE's or STABLEHLO_COMPOSITE's one (kept in both:
- * counted once). The reader checked every index. */
-static int32_t callee_of(const mp_op_info *op, int q)
+/* The subgraph operator op calls as its q-th callee (model.h's mp_op_callee), or -1 when it
+ * called it already as an earlier one (counted once). The reader checked every index. */
+static int32_t callee_of(const mp_op_info *op, int32_t q)
 {
-    if (!mp_op_calls_subgraphs(op->opcode))
-        return -1;
-    return q == 0 ? op->opt.subgraph_a
-                  : op->opt.subgraph_b != op->opt.subgraph_a ? op->opt.subgraph_b : -1;
+    int32_t k = mp_op_callee(op, q);
+    for (int32_t e = 0; e < q; e++)
+        if (mp_op_callee(op, e) == k)
+            return -1;
+    return k;
 }
 
 /* caller_at and callers: every calling operator by the subgraph it calls (two passes). */
@@ -98,7 +98,7 @@ static mp_status callers_index(mp_session *s, mp_error *err)
         for (int32_t g = 0; g < n; g++) {
             const mp_model *sg = mp_model_subgraph(m, g);
             for (int32_t i = 0; i < sg->n_ops; i++)
-                for (int q = 0; q < 2; q++) {
+                for (int32_t q = 0; q < mp_op_n_callees(&sg->ops[i]); q++) {
                     int32_t k = callee_of(&sg->ops[i], q);
                     if (k <= 0 || k >= n)
                         continue;

@@ -1,5 +1,6 @@
-/* WHILE, IF and STABLEHLO_COMPOSITE: operators that run other subgraphs of the model
- * (TensorFlow Lite's semantics, schema.fbs WhileOptions / IfOptions / StableHLOCompositeOptions),
+/* WHILE, IF, STABLEHLO_COMPOSITE and STABLEHLO_CASE: operators that run other subgraphs of the
+ * model (TensorFlow Lite's semantics, schema.fbs WhileOptions / IfOptions /
+ * StableHLOCompositeOptions / StablehloCaseOptions),
  * through the session's calls (engine/session_call.h).
  *
  * WHILE: its inputs are the initial values of the loop variables, its outputs their final
@@ -21,6 +22,9 @@
  * STABLEHLO_COMPOSITE runs as an IF whose one branch, its decomposition subgraph, is always
  * taken, on all its inputs (TensorFlow Lite's stablehlo_composite.cc: the decomposition is the
  * composite's meaning; its name, version and attributes only name it).
+ * STABLEHLO_CASE runs as an IF of N branches: input 0 the branch's index (one int32; outside
+ * 0..N-1 the last branch, as the StableHLO spec says), the others the branch's inputs
+ * (TensorFlow Lite's stablehlo_case.cc).
  *
  * The trace shows every iteration: the cond and body operators' marks carry the iteration.
  * TensorFlow Lite has no bound on a loop; memprof stops a run whose loops, all together, would
@@ -267,10 +271,36 @@ static int32_t if_skip(const mp_node *n)
     return is_composite(n) ? 0 : 1;
 }
 
+static bool is_case(const mp_node *n)
+{
+    return n->opcode == MP_OP_STABLEHLO_CASE;
+}
+
+/* The subgraphs the operator may run: IF's then and else, COMPOSITE's decomposition, CASE's
+ * branches (the reader checked there is at least one). */
+static int32_t n_branches(const mp_node *n)
+{
+    if (is_case(n))
+        return n->opt->shlo ? n->opt->shlo->n_branches : 0;
+    return is_composite(n) ? 1 : 2;
+}
+
+static int32_t branch_at(const mp_node *n, int32_t q)
+{
+    if (is_case(n))
+        return n->opt->shlo->branches[q];
+    return q ? n->opt->subgraph_b : n->opt->subgraph_a;
+}
+
 static int32_t if_pick(const mp_node *n)
 {
     if (is_composite(n))
         return n->opt->subgraph_a;
+    if (is_case(n)) { /* the spec's: an index outside 0..N-1 takes the last branch */
+        int32_t k, last = n_branches(n) - 1;
+        memcpy(&k, n->in[0]->data, sizeof k);
+        return branch_at(n, k < 0 || k > last ? last : k);
+    }
     return *(const uint8_t *)n->in[0]->data ? n->opt->subgraph_a : n->opt->subgraph_b;
 }
 
@@ -278,6 +308,14 @@ static mp_status if_check_cond(mp_node *n)
 {
     if (is_composite(n))
         return MP_OK;
+    if (is_case(n)) {
+        if (n_branches(n) < 1)
+            return mp_node_fail(n, MP_ERR_FORMAT, "it has no branches");
+        if (n->in[0]->dtype != MP_DT_INT32 || mp_tensor_elements(n->in[0]) != 1)
+            return mp_node_fail(n, MP_ERR_SHAPE, "the branch index '%s' must be one int32, it is %s with %zu elements",
+                                mp_tname(n->in[0]), mp_dtype_name(n->in[0]->dtype), mp_tensor_elements(n->in[0]));
+        return MP_OK;
+    }
     if (n->in[0]->dtype != MP_DT_BOOL || mp_tensor_elements(n->in[0]) != 1)
         return mp_node_fail(n, MP_ERR_SHAPE, "the condition '%s' must be one bool, it has %zu elements",
                             mp_tname(n->in[0]), mp_tensor_elements(n->in[0]));
@@ -313,7 +351,7 @@ static mp_status if_infer(mp_node *n)
     mp_status st = if_check_cond(n);
     if (st != MP_OK)
         return st;
-    int32_t a = n->opt->subgraph_a, b = n->opt->subgraph_b, n_args = n->n_in - if_skip(n);
+    int32_t n_args = n->n_in - if_skip(n);
     mp_tensor *const *args = n->in + if_skip(n);
     mp_error e;
     bool cond_known = is_composite(n) || (n->in[0]->value_known && n->in[0]->data);
@@ -326,18 +364,21 @@ static mp_status if_infer(mp_node *n)
             s->fixed = true;
             return set_outputs_from(n, pick);
         }
-    } else {
-        st = mp_call_prepare(n, a, n_args, args, &e);
-        if (st == MP_OK)
-            st = mp_call_prepare(n, b, n_args, args, &e);
+    } else { /* every branch prepared: planned when they all give the same fixed shapes */
+        const int32_t nb = n_branches(n), first = branch_at(n, 0);
+        for (int32_t q = 0; q < nb && st == MP_OK; q++)
+            st = mp_call_prepare(n, branch_at(n, q), n_args, args, &e);
         if (st != MP_OK)
             return call_failed(n, st, &e);
-        bool same = branch_fixed(n, a) && branch_fixed(n, b);
-        for (int32_t k = 0; k < n->n_out && same; k++)
-            same = same_shape(mp_call_output(n, a, k), mp_call_output(n, b, k));
+        bool same = true;
+        for (int32_t q = 0; q < nb && same; q++) {
+            same = branch_fixed(n, branch_at(n, q));
+            for (int32_t k = 0; k < n->n_out && same; k++)
+                same = same_shape(mp_call_output(n, first, k), mp_call_output(n, branch_at(n, q), k));
+        }
         if (same) {
             s->fixed = true;
-            return set_outputs_from(n, a);
+            return set_outputs_from(n, first);
         }
     }
     s->fixed = false;
@@ -385,6 +426,8 @@ const mp_kernel mp_kernels_control_flow[] = {
     {.opcode = MP_OP_IF, .min_inputs = 1, .max_inputs = INT32_MAX, .n_outputs = -1,
      .infer = if_infer, .run = if_run, .release = cf_release},
     {.opcode = MP_OP_STABLEHLO_COMPOSITE, .min_inputs = 0, .max_inputs = INT32_MAX, .n_outputs = -1,
+     .infer = if_infer, .run = if_run, .release = cf_release},
+    {.opcode = MP_OP_STABLEHLO_CASE, .min_inputs = 1, .max_inputs = INT32_MAX, .n_outputs = -1,
      .infer = if_infer, .run = if_run, .release = cf_release},
     {.opcode = -1},
 };

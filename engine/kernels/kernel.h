@@ -199,7 +199,7 @@ extern const mp_kernel mp_kernels_lstm[];        /* LSTM, UNIDIRECTIONAL_SEQUENC
 extern const mp_kernel mp_kernels_detection[];   /* TFLite_Detection_PostProcess (custom) */
 extern const mp_kernel mp_kernels_audio[];       /* AudioSpectrogram, Mfcc (custom) */
 extern const mp_kernel mp_kernels_numeric_verify[]; /* NumericVerify (custom) */
-extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF, STABLEHLO_COMPOSITE */
+extern const mp_kernel mp_kernels_control_flow[]; /* WHILE, IF, STABLEHLO_COMPOSITE, _CASE */
 extern const mp_kernel mp_kernels_resource[];    /* VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE,
                                                     CALL_ONCE */
 extern const mp_kernel mp_kernels_transpose_conv[]; /* TRANSPOSE_CONV, Convolution2DTransposeBias */

@@ -130,6 +130,8 @@ typedef struct mp_detection_options {
  * MP_OP_MINIMUM, MP_OP_LOGICAL_AND, MP_OP_LOGICAL_OR (or their STABLEHLO_ codes, mapped
  * to those), or -1 for a body that gives its second input (SCATTER's replacement). */
 #define MP_SHLO_LIST (2 * MP_MAX_RANK)
+/* Most branches of a STABLEHLO_CASE memprof reads. */
+#define MP_MAX_CASE_BRANCHES 1024
 typedef struct mp_shlo_list {
     int32_t n;
     int64_t v[MP_SHLO_LIST];
@@ -297,6 +299,12 @@ typedef struct mp_model {
 
 /* Subgraph k of m (0 = m itself), or NULL when out of range. */
 const mp_model *mp_model_subgraph(const mp_model *m, int32_t k);
+
+/* The subgraphs operator op calls (model_calls.c): how many (WHILE, IF 2; CALL_ONCE,
+ * STABLEHLO_COMPOSITE 1; STABLEHLO_CASE its branches; others 0), and the q-th (-1 when q is
+ * not one of them). The same subgraph may come twice (an IF whose branches are one). */
+int32_t mp_op_n_callees(const mp_op_info *op);
+int32_t mp_op_callee(const mp_op_info *op, int32_t q);
 
 /* Load and verify a .tflite file (mapped read-only; constants stay in the mapping).
  * Errors: MP_ERR_IO (cannot open/map), MP_ERR_FORMAT (malformed, truncated, empty model,

@@ -278,5 +278,5 @@ bool mp_op_state_input(int code, int input)
 bool mp_op_calls_subgraphs(int code)
 {
     return code == MP_OP_WHILE || code == MP_OP_IF || code == MP_OP_CALL_ONCE ||
-           code == MP_OP_STABLEHLO_COMPOSITE;
+           code == MP_OP_STABLEHLO_COMPOSITE || code == MP_OP_STABLEHLO_CASE;
 }

@@ -242,9 +242,10 @@ const char *mp_op_custom_name(int code);
  * (exactly, no NUL needed), or -1 when memprof does not run it. */
 int mp_op_from_custom(const char *name, size_t len);
 
-/* Whether a `code` operator calls subgraphs, named by its options' subgraph_a and subgraph_b
- * (the same one in both when it calls one): WHILE (cond, body), IF (then, else), CALL_ONCE
- * (init) and STABLEHLO_COMPOSITE (decomposition). */
+/* Whether a `code` operator calls subgraphs: WHILE (cond, body), IF (then, else), CALL_ONCE
+ * (init) and STABLEHLO_COMPOSITE (decomposition), named by its options' subgraph_a and
+ * subgraph_b (the same one in both when it calls one), and STABLEHLO_CASE (its branches, in
+ * its StableHLO options); model.h's mp_op_callee lists them. */
 bool mp_op_calls_subgraphs(int code);
 
 /* Whether input `input` of a `code` operator is state the operator keeps across runs (an

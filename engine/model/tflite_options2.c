@@ -1,10 +1,10 @@
 /* The StableHLO operators' options (part of the reader, see tflite_reader.c): the Operator
  * table's builtin_options_2, a BuiltinOptions2 union, read into an mp_shlo_options in model
  * memory, every list bounded and every value checked; and, once every subgraph is read, the
- * subgraphs those options name but do not call (a REDUCE_WINDOW's or SCATTER's body, whose
- * one operator tells the kernel what to compute, as TensorFlow Lite's kernels find it, and a
- * CASE's branches). STABLEHLO_COMPOSITE's decomposition is a call, checked with WHILE's and
- * IF's in tflite_reader.c. */
+ * subgraph those options name but do not call (a REDUCE_WINDOW's or SCATTER's body, whose one
+ * operator tells the kernel what to compute, as TensorFlow Lite's kernels find it). The
+ * subgraphs called (STABLEHLO_COMPOSITE's decomposition, STABLEHLO_CASE's branches) are
+ * checked with WHILE's and IF's in tflite_reader.c. */
 #include "engine/model/tflite_reader_internal.h"
 
 #include <stdbool.h>
@@ -156,6 +156,9 @@ static mp_status read_fields(rd *r, int32_t i, int code, const opt2_kind *k, con
         TRY_FB(mp_fb_vector(fb, t, 0, 4, "branch_subgraph_indices", &v));
         if (v.n == 0)
             return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no branches", i, mp_tfl_op_label(code));
+        if (v.n > MP_MAX_CASE_BRANCHES)
+            return mp_tfl_fail(r, MP_ERR_UNSUPPORTED, "operator %d (%s) has %u branches, more than memprof's limit of %d",
+                               i, mp_tfl_op_label(code), v.n, MP_MAX_CASE_BRANCHES);
         int32_t *b = mp_tfl_array(r->im, v.n, sizeof(int32_t));
         if (!b)
             return mp_tfl_nomem(r);
@@ -254,13 +257,6 @@ mp_status mp_tfl_check_shlo_calls(rd *r, const mp_model *caller, int32_t i)
     const char *nm = mp_tfl_op_label(op->opcode);
     if (!s)
         return MP_OK;
-    if (op->opcode == MP_OP_STABLEHLO_CASE) {
-        for (int32_t q = 0; q < s->n_branches; q++)
-            if (s->branches[q] >= m->n_subgraphs)
-                return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): branch %d's subgraph %d is out of range (%d subgraphs)",
-                                   i, nm, (int)q, s->branches[q], m->n_subgraphs);
-        return MP_OK;
-    }
     if (op->opcode != MP_OP_STABLEHLO_REDUCE_WINDOW && op->opcode != MP_OP_STABLEHLO_SCATTER)
         return MP_OK;
     if (s->body >= m->n_subgraphs)

@@ -476,11 +476,6 @@ static mp_status check_call_dtypes(rd *r, int32_t i, int code, const mp_model *c
     return MP_OK;
 }
 
-/* Operators that call subgraphs (the indices in subgraph_a and subgraph_b). */
-static bool calls_subgraphs(int code)
-{
-    return mp_op_calls_subgraphs(code);
-}
 
 /* CALL_ONCE (operator i of `caller`): no inputs or outputs, and an initialization subgraph in
  * range that takes and gives nothing (TensorFlow Lite's call_once.cc Prepare). */
@@ -501,7 +496,8 @@ static mp_status check_call_once(rd *r, const mp_model *caller, int32_t i)
     return MP_OK;
 }
 
-/* Operator i of subgraph `caller` (a WHILE or an IF) against the subgraphs it calls. */
+/* Operator i of subgraph `caller` (a WHILE, IF, STABLEHLO_COMPOSITE or STABLEHLO_CASE) against
+ * the subgraphs it calls. */
 static mp_status check_call(rd *r, const mp_model *caller, int32_t i)
 {
     const mp_model *m = r->m;
@@ -510,21 +506,34 @@ static mp_status check_call(rd *r, const mp_model *caller, int32_t i)
     const char *nm = mp_tfl_op_label(code);
     int32_t idx[2] = {op->opt.subgraph_a, op->opt.subgraph_b};
     bool composite = code == MP_OP_STABLEHLO_COMPOSITE; /* one callee, in both slots */
+    bool cases = code == MP_OP_STABLEHLO_CASE;          /* its branches */
+    int32_t n_callees = mp_op_n_callees(op);
     if (code == MP_OP_CALL_ONCE)
         return check_call_once(r, caller, i);
-    for (int q = 0; q < 2; q++)
-        if (idx[q] < 0 || idx[q] >= m->n_subgraphs)
-            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d is out of range (%d subgraphs)",
-                               i, nm, composite ? "decomposition"
-                                      : code == MP_OP_WHILE ? (q ? "body" : "cond") : (q ? "else" : "then"),
-                               idx[q], m->n_subgraphs);
-    for (int q = 0; q < 2; q++) { /* a call writes the callee's inputs */
-        const mp_model *g = mp_model_subgraph(m, idx[q]);
+    if (cases && n_callees == 0)
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s) has no branches", i, nm);
+    for (int32_t q = 0; q < n_callees; q++) {
+        int32_t k = mp_op_callee(op, q);
+        if (k >= 0 && k < m->n_subgraphs)
+            continue;
+        if (cases)
+            return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): branch %d's subgraph %d is out of range (%d subgraphs)",
+                               i, nm, (int)q, (int)k, m->n_subgraphs);
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d is out of range (%d subgraphs)",
+                           i, nm, composite ? "decomposition"
+                                  : code == MP_OP_WHILE ? (q ? "body" : "cond") : (q ? "else" : "then"),
+                           (int)k, m->n_subgraphs);
+    }
+    for (int32_t q = 0; q < n_callees; q++) { /* a call writes the callee's inputs */
+        idx[q % 2] = mp_op_callee(op, q);
+        const mp_model *g = mp_model_subgraph(m, idx[q % 2]);
         for (int32_t j = 0; j < g->n_inputs; j++)
             if (g->tensors[g->inputs[j]].data)
                 return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s) calls subgraph %d, whose input %d is a constant",
-                                   i, nm, (int)idx[q], (int)j);
+                                   i, nm, (int)idx[q % 2], (int)j);
     }
+    idx[0] = op->opt.subgraph_a;
+    idx[1] = op->opt.subgraph_b;
     if (code == MP_OP_WHILE) {
         const mp_model *cond = mp_model_subgraph(m, idx[0]), *body = mp_model_subgraph(m, idx[1]);
         int32_t n = op->n_inputs;
@@ -550,21 +559,29 @@ static mp_status check_call(rd *r, const mp_model *caller, int32_t i)
         return MP_OK;
     }
     /* IF: input 0 the condition, the rest the branch's inputs; outputs the branch's.
+     * STABLEHLO_CASE: the same with input 0 the branch's index (int32).
      * STABLEHLO_COMPOSITE: every input the decomposition's, outputs the decomposition's. */
     int32_t skip = composite ? 0 : 1;
-    if (!composite && (op->n_inputs < 1 || op->inputs[0] < 0 || sg_dtype(caller, op->inputs[0]) != MP_DT_BOOL))
+    if (!composite && !cases && (op->n_inputs < 1 || op->inputs[0] < 0 || sg_dtype(caller, op->inputs[0]) != MP_DT_BOOL))
         return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): input 0 (the condition) must be a bool tensor",
                            i, nm);
-    for (int q = 0; q < (composite ? 1 : 2); q++) {
-        const mp_model *g = mp_model_subgraph(m, idx[q]);
+    if (cases && (op->n_inputs < 1 || op->inputs[0] < 0 || sg_dtype(caller, op->inputs[0]) != MP_DT_INT32))
+        return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): input 0 (the branch index) must be an int32 tensor",
+                           i, nm);
+    for (int32_t q = 0; q < n_callees; q++) {
+        int32_t k = mp_op_callee(op, q);
+        const mp_model *g = mp_model_subgraph(m, k);
+        char what[32];
+        snprintf(what, sizeof what, "%s", composite ? "decomposition" : cases ? "branch" : q ? "else" : "then");
+        if (cases)
+            snprintf(what, sizeof what, "branch %d's", (int)q);
         if (g->n_inputs != op->n_inputs - skip || g->n_outputs != op->n_outputs)
             return mp_tfl_fail(r, MP_ERR_FORMAT, "operator %d (%s): %s subgraph %d takes %d inputs and gives %d outputs; "
                                "the operator passes %d and takes %d",
-                               i, nm, composite ? "decomposition" : q ? "else" : "then", (int)idx[q],
-                               g->n_inputs, g->n_outputs, op->n_inputs - skip, op->n_outputs);
-        TRY(check_call_dtypes(r, i, code, caller, op->inputs + skip, idx[q], g, g->inputs, g->n_inputs,
+                               i, nm, what, (int)k, g->n_inputs, g->n_outputs, op->n_inputs - skip, op->n_outputs);
+        TRY(check_call_dtypes(r, i, code, caller, op->inputs + skip, k, g, g->inputs, g->n_inputs,
                               composite ? "input" : "branch input"));
-        TRY(check_call_dtypes(r, i, code, caller, op->outputs, idx[q], g, g->outputs, g->n_outputs, "output"));
+        TRY(check_call_dtypes(r, i, code, caller, op->outputs, k, g, g->outputs, g->n_outputs, "output"));
     }
     return MP_OK;
 }
@@ -581,7 +598,7 @@ static mp_status check_calls(rd *r)
         const mp_model *g = mp_model_subgraph(m, k);
         r->sg = k;
         for (int32_t i = 0; i < g->n_ops; i++) {
-            if (calls_subgraphs(g->ops[i].opcode))
+            if (mp_op_calls_subgraphs(g->ops[i].opcode))
                 TRY(check_call(r, g, i));
             TRY(mp_tfl_check_shlo_calls(r, g, i));
         }
@@ -593,29 +610,32 @@ static mp_status check_calls(rd *r)
      * calls from it (done ones) */
     uint8_t *state = mp_tfl_array(r->im, (size_t)n, 1);
     int32_t *depth = mp_tfl_array(r->im, (size_t)n, sizeof(int32_t));
-    /* the path: subgraph, next operator to look at, next of its two callees */
+    /* the path: subgraph, next operator to look at, next of its callees */
     int32_t *path_sg = mp_tfl_array(r->im, (size_t)n, sizeof(int32_t));
     int32_t *path_op = mp_tfl_array(r->im, (size_t)n, sizeof(int32_t));
-    if (!state || !depth || !path_sg || !path_op)
+    int32_t *path_q = mp_tfl_array(r->im, (size_t)n, sizeof(int32_t));
+    if (!state || !depth || !path_sg || !path_op || !path_q)
         return mp_tfl_nomem(r);
     for (int32_t root = 0; root < n; root++) {
         if (state[root])
             continue;
         int32_t top = 0;
         path_sg[0] = root;
-        path_op[0] = 0;
+        path_op[0] = path_q[0] = 0;
         state[root] = 1;
         while (top >= 0) {
             int32_t v = path_sg[top];
             const mp_model *g = mp_model_subgraph(m, v);
-            /* path_op counts callees: operator path_op / 2, callee path_op % 2 */
+            /* the next callee: callee path_q of operator path_op */
             int32_t callee = -1, at = -1;
-            while (path_op[top] < 2 * g->n_ops && callee < 0) {
-                int32_t c = path_op[top]++;
-                const mp_op_info *op = &g->ops[c / 2];
-                if (calls_subgraphs(op->opcode)) {
-                    callee = c % 2 ? op->opt.subgraph_b : op->opt.subgraph_a;
-                    at = c / 2;
+            while (path_op[top] < g->n_ops && callee < 0) {
+                const mp_op_info *op = &g->ops[path_op[top]];
+                if (path_q[top] < mp_op_n_callees(op)) {
+                    callee = mp_op_callee(op, path_q[top]++);
+                    at = path_op[top];
+                } else {
+                    path_op[top]++;
+                    path_q[top] = 0;
                 }
             }
             if (callee < 0) { /* every callee done */
@@ -639,7 +659,7 @@ static mp_status check_calls(rd *r)
             } else {
                 state[callee] = 1;
                 path_sg[++top] = callee;
-                path_op[top] = 0;
+                path_op[top] = path_q[top] = 0;
             }
             if (depth[v] > MP_MAX_SUBGRAPH_DEPTH || top > MP_MAX_SUBGRAPH_DEPTH) {
                 r->sg = v;

@@ -160,9 +160,9 @@ mp_status mp_tfl_read_options(rd *r, int32_t i, int code, uint8_t type, const mp
  * range and what a body computes: mp_tfl_check_shlo_calls). */
 mp_status mp_tfl_read_options2(rd *r, int32_t i, int code, uint8_t type, const mp_fb_table *t,
                                mp_op_options *o);
-/* Operator i of subgraph `caller`, a StableHLO operator naming subgraphs that are looked at,
- * not called (a REDUCE_WINDOW's or SCATTER's body, a CASE's branches): indices in range, and a
- * body's computation into shlo->body_op (tflite_options2.c). */
+/* Operator i of subgraph `caller`, a StableHLO operator naming a subgraph that is looked at,
+ * not called (a REDUCE_WINDOW's or SCATTER's body): index in range, and the body's computation
+ * into shlo->body_op (tflite_options2.c). */
 mp_status mp_tfl_check_shlo_calls(rd *r, const mp_model *caller, int32_t i);
 /* The custom options of operator i, a custom operator memprof runs (op->opcode), read into
  * op->opt and checked (tflite_custom.c). */

@@ -39,18 +39,19 @@ static void test_names(void **state)
     for (int c = 0; c < MP_OP_CODE_COUNT; c++)
         assert_non_null(mp_op_name(c));
     assert_null(mp_op_name(MP_OP_CODE_COUNT));
-    /* what runs: TensorFlow Lite's BuiltinOpResolver's StableHLO operators but CASE and the
-     * RNG bit generator; the ones without a runtime kernel there are not run either */
+    /* what runs: TensorFlow Lite's BuiltinOpResolver's StableHLO operators but the RNG bit
+     * generator; the ones without a runtime kernel there are not run either */
     const int runs[] = {MP_OP_STABLEHLO_ADD, MP_OP_STABLEHLO_MULTIPLY, MP_OP_STABLEHLO_MAXIMUM,
                         MP_OP_STABLEHLO_MINIMUM, MP_OP_STABLEHLO_AND, MP_OP_STABLEHLO_SHIFT_LEFT,
                         MP_OP_STABLEHLO_PAD, MP_OP_DILATE, MP_OP_STABLEHLO_REDUCE_WINDOW,
                         MP_OP_REDUCE_WINDOW, MP_OP_STABLEHLO_GATHER, MP_OP_STABLEHLO_SCATTER,
-                        MP_OP_STABLEHLO_COMPOSITE};
+                        MP_OP_STABLEHLO_COMPOSITE, MP_OP_STABLEHLO_CASE};
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++)
         assert_non_null(mp_kernel_find(runs[k]));
     assert_null(mp_kernel_find(MP_OP_STABLEHLO_LOGISTIC));
     assert_null(mp_kernel_find(MP_OP_STABLEHLO_CONVOLUTION));
     assert_true(mp_op_calls_subgraphs(MP_OP_STABLEHLO_COMPOSITE));
+    assert_true(mp_op_calls_subgraphs(MP_OP_STABLEHLO_CASE));
     assert_false(mp_op_calls_subgraphs(MP_OP_STABLEHLO_SCATTER));
 }
 
@@ -157,6 +158,34 @@ static mp_test_model composite_model(int decomp, bool extra_in, const mp_shlo_op
     return mp_test_tfw_finish(w);
 }
 
+/* CASE of index i (int32 [1], or float with bad_index) over x float [4] with the n_br
+ * branches `br`, from subgraphs 1: x * 2, 2: x + 10, 3: max(x, 0) (each on constants [4]). */
+static mp_test_model case_model(int n_br, const int32_t *br, bool bad_index, mp_shlo_options *s)
+{
+    mp_tfw *w = mp_tfw_create();
+    int i = mp_tfw_tensor(w, "i", bad_index ? MP_DT_FLOAT32 : MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){4}, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 1, (int32_t[]){4}, 0, NULL);
+    *s = (mp_shlo_options){.n_branches = n_br, .branches = br};
+    mp_op_options o = mp_tfw_options_default();
+    o.shlo = s;
+    mp_tfw_op(w, MP_OP_STABLEHLO_CASE, 2, (int32_t[]){i, x}, 1, &y, &o);
+    mp_tfw_io(w, 2, (int32_t[]){i, x}, 1, &y);
+    static const float two[4] = {2, 2, 2, 2}, ten[4] = {10, 10, 10, 10}, zero[4] = {0, 0, 0, 0};
+    const struct { const char *name; int code; const float *c; } b[3] = {
+        {"times2", MP_OP_STABLEHLO_MULTIPLY, two}, {"plus10", MP_OP_STABLEHLO_ADD, ten},
+        {"relu", MP_OP_STABLEHLO_MAXIMUM, zero}};
+    for (int k = 0; k < 3; k++) {
+        mp_tfw_subgraph(w, b[k].name);
+        int bx = mp_tfw_tensor(w, "bx", MP_DT_FLOAT32, 1, (int32_t[]){4}, 0, NULL);
+        int bc = mp_tfw_tensor(w, "bc", MP_DT_FLOAT32, 1, (int32_t[]){4}, mp_tfw_buffer(w, b[k].c, sizeof two), NULL);
+        int by = mp_tfw_tensor(w, "by", MP_DT_FLOAT32, 1, (int32_t[]){4}, 0, NULL);
+        mp_tfw_op(w, b[k].code, 2, (int32_t[]){bx, bc}, 1, &by, NULL);
+        mp_tfw_io(w, 1, &bx, 1, &by);
+    }
+    return mp_test_tfw_finish(w);
+}
+
 /* One operator `code` on x float [2, 3] with options s (and a padding value constant when
  * `pad_value`), output y of `out_dims`. */
 static mp_test_model one_op_model(int code, const mp_shlo_options *s, int n_out_dims, const int32_t *out_dims)
@@ -242,6 +271,12 @@ static void test_reader_refusals(void **state)
     mp_shlo_options cases = {.n_branches = 2, .branches = (int32_t[]){0, 5}};
     load(one_op_model(MP_OP_STABLEHLO_CASE, &cases, 2, (int32_t[]){2, 3}), MP_ERR_FORMAT,
          "branch 1's subgraph 5 is out of range (1 subgraphs)");
+    /* CASE: an index that is not int32, a branch calling the CASE's own subgraph */
+    mp_shlo_options cs2;
+    load(case_model(3, (int32_t[]){1, 2, 3}, true, &cs2), MP_ERR_FORMAT,
+         "operator 0 (STABLEHLO_CASE): input 0 (the branch index) must be an int32 tensor");
+    load(case_model(2, (int32_t[]){1, 0}, false, &cs2), MP_ERR_FORMAT,
+         "branch 1's subgraph 0 takes 2 inputs and gives 1 outputs; the operator passes 1 and takes 1");
 
     /* the subgraphs named: out of range, negative, a body that is not one arithmetic
      * operator (exit 5: a computation memprof and TensorFlow Lite do not run) */
@@ -643,6 +678,35 @@ static void test_models_run(void **state)
     }
     free(comp.bytes);
     free(scat.bytes);
+
+    /* CASE of four branches, subgraphs 1, 2, 3, 2 (x * 2, x + 10, max(x, 0), x + 10): each
+     * index picks its own, one outside 0..3 the last (the spec's) */
+    mp_shlo_options cso;
+    const int32_t br[4] = {1, 2, 3, 2};
+    mp_test_model cm = case_model(4, br, false, &cso);
+    for (size_t m = 0; m < sizeof k_modes / sizeof k_modes[0]; m++) {
+        mp_trace *tr = mp_trace_create();
+        mp_session_options o = {.threads = 1, .mode = k_modes[m], .trace = tr};
+        mp_session *s = mp_test_session(&cm, &o, "case.tflite");
+        const float x[4] = {1.0f, -2.0f, 0.5f, -10.0f};
+        const int32_t picks[6] = {0, 1, 2, 3, 7, -1};
+        for (int p = 0; p < 6; p++) {
+            float y[4];
+            mp_test_set_input(s, 0, &picks[p], sizeof picks[p]);
+            mp_test_set_input(s, 1, x, sizeof x);
+            mp_test_run(s);
+            mp_test_get_output(s, 0, y, sizeof y);
+            int b = br[picks[p] < 0 || picks[p] > 3 ? 3 : picks[p]] - 1; /* 0 *2, 1 +10, 2 max */
+            for (int k = 0; k < 4; k++) {
+                float want = b == 0 ? x[k] * 2 : b == 1 ? x[k] + 10 : x[k] > 0 ? x[k] : 0;
+                assert_float_equal(y[k], want, 0);
+            }
+        }
+        mp_session_destroy(s);
+        assert_int_equal(mp_test_trace_live(tr), 0);
+        mp_trace_destroy(tr);
+    }
+    free(cm.bytes);
 
     /* an operator without a kernel: the session refuses it (exit 5), naming it */
     mp_test_model lg = one_op_model(MP_OP_STABLEHLO_LOGISTIC, NULL, 2, (int32_t[]){2, 3});
