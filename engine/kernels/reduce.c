@@ -34,6 +34,11 @@
  * (2^14 or more) is refused; an empty input gives zeros. int8 / int16 without quantization
  * multiply as integers (wrapping), as its EvalGeneric.
  *
+ * MEAN of int32 / int64 (reduce.cc EvalMean -> reference_ops::Mean<T, int64_t>): the sum of
+ * the reduced elements in int64 (int32: in the node's scratch; int64: wrapping, in the output
+ * itself), divided by their count with C's division (toward zero); an empty input gives
+ * zeros (reduce.cc's InitializeMeanOutput: an integer's quiet_NaN is 0).
+ *
  * REDUCE_ANY / REDUCE_ALL (reduce.cc, bool to bool): the logical or / and of the reduced
  * elements (any nonzero byte is true); an empty reduction gives false / true, their
  * identities.
@@ -83,16 +88,27 @@ static bool mean_q_params(mp_node *n, float *in_scale, int32_t *in_zp, int32_t *
     return mp_quantize_multiplier((double)*in_scale / (double)out_scale, mult, shift);
 }
 
-/* float32 -> float32, or int8 / uint8 / int16 -> the same with usable parameters. */
+/* MEAN on int32 / int64 (reference_ops::Mean: an int64 sum, divided toward zero). */
+static bool mean_is_int(const mp_node *n)
+{
+    return n->opcode == MP_OP_MEAN &&
+           (n->in[0]->dtype == MP_DT_INT32 || n->in[0]->dtype == MP_DT_INT64);
+}
+
+/* float32 -> float32, int32 / int64 (MEAN) -> the same, or int8 / uint8 / int16 -> the same
+ * with usable parameters. */
 static mp_status mean_check_dtypes(mp_node *n)
 {
     const mp_tensor *in = n->in[0], *out = n->out[0];
     if (in->dtype == MP_DT_FLOAT32)
         return mp_node_check_f32_io(n);
+    if (mean_is_int(n))
+        return mp_node_check_same_dtype(n, in, out);
     if (!mp_dtype_is_q8(in->dtype) && in->dtype != MP_DT_INT16)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input '%s' has dtype %s (supported: f32, i8, u8, i16)",
-                            mp_tname(in), mp_dtype_name(in->dtype));
+                            "input '%s' has dtype %s (supported: f32, %si8, u8, i16)",
+                            mp_tname(in), mp_dtype_name(in->dtype),
+                            n->opcode == MP_OP_MEAN ? "i32, i64, " : "");
     if (out->dtype != in->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
                             mp_tname(out), mp_dtype_name(out->dtype), mp_tname(in),
@@ -243,9 +259,12 @@ static mp_status mean_infer(mp_node *n)
         if ((st = prod_q_params(n, &m, &sh)) != MP_OK)
             return st;
     }
-    /* quantized: one int32 accumulator per output */
-    n->scratch_bytes = in->dtype == MP_DT_FLOAT32 || (n->opcode != MP_OP_MEAN && !q_sum)
-                           ? 0 : mp_tensor_elements(out) * sizeof(int32_t);
+    /* quantized: one int32 accumulator per output; int32 MEAN: one int64 */
+    n->scratch_bytes = in->dtype == MP_DT_FLOAT32 || in->dtype == MP_DT_INT64 ||
+                               (n->opcode != MP_OP_MEAN && !q_sum)
+                           ? 0
+                           : mp_tensor_elements(out) *
+                                 (in->dtype == MP_DT_INT32 ? sizeof(int64_t) : sizeof(int32_t));
     return MP_OK;
 }
 
@@ -516,6 +535,37 @@ static mp_status reduce_run_op(mp_node *n, const mean_plan *p)
     return MP_OK;
 }
 
+/* int32 / int64 MEAN: the int64 sums (int32: in the scratch; int64: in the output, unsigned,
+ * wrapping), each divided by the count toward zero. */
+static mp_status mean_run_int(mp_node *n, const mean_plan *p)
+{
+    const mp_tensor *in = n->in[0];
+    mp_tensor *out = n->out[0];
+    if (p->outputs == 0)
+        return MP_OK;
+    if (p->count == 0) { /* empty input: zeros */
+        memset(out->data, 0, out->bytes);
+        return MP_OK;
+    }
+    const int64_t count = (int64_t)p->count;
+    if (in->dtype == MP_DT_INT64) {
+        uint64_t *y = out->data;
+        memset(y, 0, p->outputs * sizeof *y);
+        REDUCE_WALK(int64_t, uint64_t, REDUCE_ADD, in->data, y, p);
+        for (size_t i = 0; i < p->outputs; i++)
+            ((int64_t *)y)[i] = (int64_t)y[i] / count;
+        return MP_OK;
+    }
+    if (!n->scratch || n->scratch_bytes < p->outputs * sizeof(int64_t))
+        return mp_node_fail(n, MP_ERR_BACKEND, "no scratch for %zu accumulators", p->outputs);
+    int64_t *sum = n->scratch;
+    memset(sum, 0, p->outputs * sizeof *sum);
+    REDUCE_WALK(int32_t, int64_t, REDUCE_ADD, in->data, sum, p);
+    for (size_t i = 0; i < p->outputs; i++)
+        ((int32_t *)out->data)[i] = (int32_t)(sum[i] / count);
+    return MP_OK;
+}
+
 static mp_status mean_run(mp_node *n)
 {
     const mp_tensor *in = n->in[0], *axes = n->in[1];
@@ -531,6 +581,8 @@ static mp_status mean_run(mp_node *n)
         return prod_run_q(n, &p);
     if (n->opcode != MP_OP_MEAN)
         return reduce_run_op(n, &p);
+    if (mean_is_int(n))
+        return mean_run_int(n, &p);
     if (in->dtype != MP_DT_FLOAT32)
         return mean_run_q(n, &p, false);
     float *y = n->out[0]->data;

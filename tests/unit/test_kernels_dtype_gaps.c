@@ -27,7 +27,11 @@
  *
  * int16 indices (gather.cc, gather_nd.cc, topk_v2.cc): GATHER, GATHER_ND and TOPK_V2's k and
  * indices output by hand, an index past the end failing the run; int8 indices and int64
- * TOPK_V2 k / indices refused. */
+ * TOPK_V2 k / indices refused.
+ *
+ * MEAN of int32 / int64 (reduce.cc EvalMean -> reference_ops::Mean, an int64 sum divided
+ * toward zero): rows and columns by hand, -7 / 2 -> -3, a sum past INT32_MAX, an empty input's
+ * zeros; int32 into float32 and bool refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -600,6 +604,65 @@ static void test_int16_indices(void **state)
     }
 }
 
+/* ---- MEAN: int32, int64 ------------------------------------------------------------------ */
+
+/* MEAN of a rows x cols int32 or int64 matrix x over axis `axis` (keep_dims off); runs it. */
+static void mean_int_case(kh_case *c, mp_dtype dt, int32_t rows, int32_t cols, const void *x,
+                          int32_t axis)
+{
+    static int32_t ax;
+    ax = axis;
+    kh_init(c, MP_OP_MEAN, NULL);
+    mp_tensor *in = kh_input(c, dt, 2, (int32_t[]){rows, cols}, NULL);
+    kh_input(c, MP_DT_INT32, 1, (int32_t[]){1}, &ax);
+    kh_output(c, dt);
+    if (in->bytes)
+        memcpy(in->data, x, in->bytes);
+    kh_expect_ok(c, kh_run(c));
+}
+
+static void test_mean_int(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* int32 rows: 3 / 2 -> 1, -7 / 2 -> -3 (toward zero, not -4), and two INT32_MAX whose
+     * sum needs the int64 accumulator: (2^32 - 2) / 2 = INT32_MAX; columns over axis 0 */
+    const int32_t x[6] = {1, 2, -3, -4, INT32_MAX, INT32_MAX};
+    mean_int_case(&c, MP_DT_INT32, 3, 2, x, 1);
+    const int32_t want_rows[3] = {1, -3, INT32_MAX};
+    assert_memory_equal(c.out[0]->data, want_rows, sizeof want_rows);
+    kh_free(&c);
+    /* columns of the first two rows: (1 - 3) / 2 = -1, (2 - 4) / 2 = -1 */
+    mean_int_case(&c, MP_DT_INT32, 2, 2, x, 0);
+    const int32_t want_cols[2] = {-1, -1};
+    assert_memory_equal(c.out[0]->data, want_cols, sizeof want_cols);
+    kh_free(&c);
+    /* int64: 9 / 3 = 3, -5 / 3 -> -1, 2^40 * 3 / 3 */
+    const int64_t y[9] = {10, -3, 2, -5, 0, 0, INT64_C(1) << 40, INT64_C(1) << 40,
+                          INT64_C(1) << 40};
+    mean_int_case(&c, MP_DT_INT64, 3, 3, y, 1);
+    const int64_t want64[3] = {3, -1, INT64_C(1) << 40};
+    assert_memory_equal(c.out[0]->data, want64, sizeof want64);
+    kh_free(&c);
+    /* an empty input gives zeros: [0, 3] over axis 0 -> three zeros */
+    mean_int_case(&c, MP_DT_INT32, 0, 3, NULL, 0);
+    const int32_t zeros[3] = {0, 0, 0};
+    assert_memory_equal(c.out[0]->data, zeros, sizeof zeros);
+    kh_free(&c);
+    /* refused: int32 into float32, bool */
+    static const int32_t ax1 = 1;
+    const mp_dtype bad[2][2] = {{MP_DT_INT32, MP_DT_FLOAT32}, {MP_DT_BOOL, MP_DT_BOOL}};
+    for (int i = 0; i < 2; i++) {
+        kh_init(&c, MP_OP_MEAN, NULL);
+        kh_input(&c, bad[i][0], 2, (int32_t[]){2, 2}, NULL);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, &ax1);
+        kh_output(&c, bad[i][1]);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                        i == 0 ? "is f32 but input" : "(supported: f32, i32, i64, i8, u8, i16)");
+        kh_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -613,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_log_rsqrt_sqrt_i16_refusals),
         cmocka_unit_test(test_cast_more_dtypes),
         cmocka_unit_test(test_int16_indices),
+        cmocka_unit_test(test_mean_int),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
