@@ -13,8 +13,9 @@
  * x < w ? x : w as TensorFlow Lite (XNNPACK's max / min instructions may pick the other
  * operand of a NaN); POW is powf; PRELU is x >= 0 ? x : x * alpha; FLOOR_DIV is
  * floor(x / w) with the quotient in double, as TensorFlow Lite (plain C); ATAN2 is
- * atan2f(y, x) of input 0 (y) and input 1 (x), float32 (TensorFlow Lite asks equal ranks and
- * reads the elements pairwise; broadcasting is its generalization).
+ * atan2f(y, x) of input 0 (y) and input 1 (x), float32, or atan2 on float64 (atan2.cc's two
+ * dtypes; TensorFlow Lite asks equal ranks and reads the elements pairwise; broadcasting is
+ * its generalization).
  *
  * BITWISE_XOR and RIGHT_SHIFT take int8, int16, int32, uint8, uint16 and uint32. RIGHT_SHIFT
  * shifts by the second input clamped to [0, bits - 1] (right_shift.cc), arithmetically for
@@ -120,6 +121,7 @@ typedef void (*bm_fn)(const mp_bc_plan *p, const void *a, const void *b, void *y
         MP_BC_LOOP2(T, T, EXPR);                                                          \
     }
 
+BM_KERNEL(atan2_f64, double, atan2(x, w))
 BM_KERNEL(max_f32, float, x > w ? x : w)
 BM_KERNEL(max_i32, int32_t, x > w ? x : w)
 BM_KERNEL(max_i64, int64_t, x > w ? x : w)
@@ -158,7 +160,7 @@ BM_KERNEL(rshift_u16, uint16_t, (uint16_t)(x >> (w > 15 ? 15 : w)))
 BM_KERNEL(rshift_u32, uint32_t, x >> (w > 31 ? 31 : w))
 
 /* Column of bm_op.fn per dtype. */
-enum { BM_F32, BM_I32, BM_I64, BM_I16, BM_S8, BM_U8, BM_U16, BM_U32, BM_NDT };
+enum { BM_F32, BM_I32, BM_I64, BM_I16, BM_S8, BM_U8, BM_U16, BM_U32, BM_F64, BM_NDT };
 
 static int bm_dtype_index(mp_dtype dt)
 {
@@ -171,6 +173,7 @@ static int bm_dtype_index(mp_dtype dt)
     case MP_DT_UINT8: return BM_U8;
     case MP_DT_UINT16: return BM_U16;
     case MP_DT_UINT32: return BM_U32;
+    case MP_DT_FLOAT64: return BM_F64;
     default: return -1;
     }
 }
@@ -192,7 +195,7 @@ static const bm_op bm_ops[] = {
     {MP_OP_PRELU, {[BM_F32] = prelu_f32, [BM_S8] = prelu_s8, [BM_U8] = prelu_u8},
      "f32, i8, u8"},
     {MP_OP_FLOOR_DIV, {[BM_F32] = floordiv_f32, [BM_I32] = floordiv_i32}, "f32, i32"},
-    {MP_OP_ATAN2, {[BM_F32] = atan2_f32}, "f32"},
+    {MP_OP_ATAN2, {[BM_F32] = atan2_f32, [BM_F64] = atan2_f64}, "f32, f64"},
     {MP_OP_BITWISE_XOR,
      {[BM_I32] = xor_i32, [BM_I16] = xor_i16, [BM_S8] = xor_i8, [BM_U8] = xor_u8,
       [BM_U16] = xor_u16, [BM_U32] = xor_u32},

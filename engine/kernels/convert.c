@@ -210,7 +210,9 @@ static cast_val cast_read(mp_dtype dt, const void *src, size_t i)
     cast_val v = {false, 0, 0.0};
     switch (dt) {
     case MP_DT_FLOAT32: v.is_float = true, v.d = ((const float *)src)[i]; break;
-    case MP_DT_FLOAT16: v.is_float = true, v.d = mp_half_to_float(((const uint16_t *)src)[i]); break;
+    case MP_DT_FLOAT16:
+        v.is_float = true, v.d = mp_half_to_float(((const uint16_t *)src)[i]);
+        break;
     case MP_DT_FLOAT64: v.is_float = true, v.d = ((const double *)src)[i]; break;
     case MP_DT_COMPLEX64: v.is_float = true, v.d = ((const float *)src)[2 * i]; break;
     case MP_DT_INT32: v.i = ((const int32_t *)src)[i]; break;

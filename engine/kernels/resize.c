@@ -60,8 +60,8 @@ static mp_status resize_infer(mp_node *n)
     const bool q = mp_dtype_is_q8(in->dtype) || in->dtype == MP_DT_INT16;
     if ((in->dtype != MP_DT_FLOAT32 && !q) || out->dtype != in->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "only f32, i8, u8 and i16 are supported, output as input ('%s' is %s, "
-                            "'%s' %s)",
+                            "only f32, i8, u8 and i16 are supported, output as input ('%s' is "
+                            "%s, '%s' %s)",
                             mp_tname(in), mp_dtype_name(in->dtype), mp_tname(out),
                             mp_dtype_name(out->dtype));
     if (q) {
@@ -207,15 +207,16 @@ static void resize_bilinear_i16(const mp_node *n)
                 int32_t px, x0, x1;
                 resize_q10_pos(ox, ws, half, iw, &px, &x0, &x1);
                 const int64_t dx = px - one * x0;
-                const int16_t *r0 = x + ((size_t)b * (size_t)ih + (size_t)y0) * (size_t)iw * (size_t)ch;
-                const int16_t *r1 = x + ((size_t)b * (size_t)ih + (size_t)y1) * (size_t)iw * (size_t)ch;
+                const size_t row = (size_t)iw * (size_t)ch;
+                const int16_t *r0 = x + ((size_t)b * (size_t)ih + (size_t)y0) * row;
+                const int16_t *r1 = x + ((size_t)b * (size_t)ih + (size_t)y1) * row;
+                const size_t c0 = (size_t)x0 * (size_t)ch, c1 = (size_t)x1 * (size_t)ch;
+                const int16_t *p00 = r0 + c0, *p01 = r0 + c1, *p10 = r1 + c0, *p11 = r1 + c1;
                 int16_t *o = y + (((size_t)b * (size_t)oh + (size_t)oy) * (size_t)ow + (size_t)ox) *
                                      (size_t)ch;
                 for (int32_t c = 0; c < ch; c++) {
-                    const int64_t v = r0[(size_t)x0 * (size_t)ch + (size_t)c] * (one - dy) * (one - dx) +
-                                      r1[(size_t)x0 * (size_t)ch + (size_t)c] * dy * (one - dx) +
-                                      r0[(size_t)x1 * (size_t)ch + (size_t)c] * (one - dy) * dx +
-                                      r1[(size_t)x1 * (size_t)ch + (size_t)c] * dy * dx;
+                    const int64_t v = p00[c] * (one - dy) * (one - dx) + p10[c] * dy * (one - dx) +
+                                      p01[c] * (one - dy) * dx + p11[c] * dy * dx;
                     const int64_t round = v > 0 ? (1 << 19) : -(1 << 19);
                     o[c] = (int16_t)((v + round) / (1 << 20));
                 }

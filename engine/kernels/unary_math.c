@@ -15,7 +15,7 @@
  * does not promise); plain C runs everything else.
  *
  * int32 / int64 (ABS: int32; NEG: both) wrap as two's complement: ABS and NEG of the most
- * negative value give it back. SIGN on int32 is 1, -1 or 0.
+ * negative value give it back. SIGN on int32 and on float64 (sign.cc) is 1, -1 or 0.
  * int8 / uint8, bit-exact with TensorFlow Lite's reference integer kernels, through a
  * 256-entry table filled once at prepare (one lookup per element when running):
  *   ABS (int8): |q - zp_in|, rescaled by in_scale / out_scale (MultiplyByQuantizedMultiplier)
@@ -71,6 +71,7 @@ typedef enum xnn_status (*um_xnn_setup)(xnn_operator_t, size_t, const float *, f
 #define UM_I64 2u
 #define UM_S8 4u
 #define UM_U8 8u
+#define UM_F64 16u
 
 typedef struct um_op {
     int32_t opcode;
@@ -81,6 +82,7 @@ typedef struct um_op {
     int64_t (*i64)(int64_t x); /* integer dtypes: the result, wrapped to the dtype */
     int32_t (*q8)(const um_q8 *q, int32_t v); /* 8-bit: unclamped output for input v */
     const char *dtype_list;    /* for messages */
+    double (*f64)(double x);   /* float64 (SIGN, as sign.cc); NULL: not taken */
 } um_op;
 
 static float f_abs(float x, const mp_op_options *o) { (void)o; return fabsf(x); }
@@ -124,6 +126,7 @@ static float f_gelu(float x, const mp_op_options *o)
 static int64_t i_abs(int64_t x) { return x < 0 ? (int64_t)(0u - (uint64_t)x) : x; }
 static int64_t i_neg(int64_t x) { return (int64_t)(0u - (uint64_t)x); }
 static int64_t i_sign(int64_t x) { return x > 0 ? 1 : (x < 0 ? -1 : 0); }
+static double d_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 
 static int32_t q_abs(const um_q8 *q, int32_t v)
 {
@@ -209,29 +212,31 @@ static enum xnn_status um_create_leaky(const mp_node *n, xnn_operator_t *op)
 
 static const um_op um_ops[] = {
     {MP_OP_ABS, f_abs, xnn_create_abs_nc_f32, xnn_setup_abs_nc_f32, UM_I32 | UM_S8, i_abs, q_abs,
-     "f32, i32, i8, i16"},
+     "f32, i32, i8, i16", NULL},
     {MP_OP_NEG, f_neg, xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32,
-     UM_I32 | UM_I64 | UM_S8, i_neg, q_neg, "f32, i32, i64, i8"},
+     UM_I32 | UM_I64 | UM_S8, i_neg, q_neg, "f32, i32, i64, i8", NULL},
     {MP_OP_SQUARE, f_square, xnn_create_square_nc_f32, xnn_setup_square_nc_f32, 0, NULL, NULL,
-     "f32"},
+     "f32", NULL},
     {MP_OP_SQRT, f_sqrt, xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32, UM_S8, NULL,
-     q_sqrt, "f32, i8, i16"},
-    {MP_OP_RSQRT, f_rsqrt, NULL, NULL, UM_S8, NULL, q_rsqrt, "f32, i8, i16"},
-    {MP_OP_EXP, f_exp, NULL, NULL, UM_S8, NULL, q_exp, "f32, i8, i16"},
-    {MP_OP_LOG, f_log, NULL, NULL, UM_S8, NULL, q_log, "f32, i8, i16"},
+     q_sqrt, "f32, i8, i16", NULL},
+    {MP_OP_RSQRT, f_rsqrt, NULL, NULL, UM_S8, NULL, q_rsqrt, "f32, i8, i16", NULL},
+    {MP_OP_EXP, f_exp, NULL, NULL, UM_S8, NULL, q_exp, "f32, i8, i16", NULL},
+    {MP_OP_LOG, f_log, NULL, NULL, UM_S8, NULL, q_log, "f32, i8, i16", NULL},
     {MP_OP_LEAKY_RELU, f_leaky, NULL, xnn_setup_leaky_relu_nc_f32, UM_S8 | UM_U8, NULL, q_leaky,
-     "f32, i8, u8"},
-    {MP_OP_GELU, f_gelu, NULL, NULL, UM_S8 | UM_U8, NULL, q_gelu, "f32, i8, u8"},
-    {MP_OP_FLOOR, f_floor, xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32, 0, NULL, NULL, "f32"},
+     "f32, i8, u8", NULL},
+    {MP_OP_GELU, f_gelu, NULL, NULL, UM_S8 | UM_U8, NULL, q_gelu, "f32, i8, u8", NULL},
+    {MP_OP_FLOOR, f_floor, xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32, 0, NULL, NULL, "f32",
+     NULL},
     {MP_OP_CEIL, f_ceil, xnn_create_ceiling_nc_f32, xnn_setup_ceiling_nc_f32, 0, NULL, NULL,
-     "f32"},
+     "f32", NULL},
     {MP_OP_ROUND, f_round, xnn_create_bankers_rounding_nc_f32, xnn_setup_bankers_rounding_nc_f32,
-     0, NULL, NULL, "f32"},
-    {MP_OP_SIN, f_sin, NULL, NULL, 0, NULL, NULL, "f32"},
-    {MP_OP_COS, f_cos, NULL, NULL, 0, NULL, NULL, "f32"},
-    {MP_OP_ELU, f_elu, NULL, NULL, UM_S8, NULL, q_elu, "f32, i8"},
-    {MP_OP_SIGN, f_sign, NULL, NULL, UM_I32, i_sign, NULL, "f32, i32"},
-    {MP_OP_RELU_0_TO_1, f_relu01, NULL, NULL, UM_S8 | UM_U8, NULL, q_relu01, "f32, i8, u8"},
+     0, NULL, NULL, "f32", NULL},
+    {MP_OP_SIN, f_sin, NULL, NULL, 0, NULL, NULL, "f32", NULL},
+    {MP_OP_COS, f_cos, NULL, NULL, 0, NULL, NULL, "f32", NULL},
+    {MP_OP_ELU, f_elu, NULL, NULL, UM_S8, NULL, q_elu, "f32, i8", NULL},
+    {MP_OP_SIGN, f_sign, NULL, NULL, UM_I32 | UM_F64, i_sign, NULL, "f32, f64, i32", d_sign},
+    {MP_OP_RELU_0_TO_1, f_relu01, NULL, NULL, UM_S8 | UM_U8, NULL, q_relu01, "f32, i8, u8",
+     NULL},
 };
 
 static const um_op *um_find(int32_t opcode)
@@ -249,6 +254,7 @@ static uint32_t um_dtype_bit(mp_dtype dt)
     case MP_DT_INT64: return UM_I64;
     case MP_DT_INT8: return UM_S8;
     case MP_DT_UINT8: return UM_U8;
+    case MP_DT_FLOAT64: return UM_F64;
     default: return 0;
     }
 }
@@ -415,6 +421,13 @@ static mp_status um_run(mp_node *n)
         int64_t *y = n->out[0]->data;
         for (size_t i = 0; i < count; i++)
             y[i] = u->i64(x[i]);
+        break;
+    }
+    case MP_DT_FLOAT64: {
+        const double *x = in->data;
+        double *y = n->out[0]->data;
+        for (size_t i = 0; i < count; i++)
+            y[i] = u->f64(x[i]);
         break;
     }
     default: { /* int8 / uint8 */

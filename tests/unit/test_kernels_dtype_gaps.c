@@ -31,7 +31,10 @@
  *
  * MEAN of int32 / int64 (reduce.cc EvalMean -> reference_ops::Mean, an int64 sum divided
  * toward zero): rows and columns by hand, -7 / 2 -> -3, a sum past INT32_MAX, an empty input's
- * zeros; int32 into float32 and bool refused. */
+ * zeros; int32 into float32 and bool refused.
+ *
+ * SIGN and ATAN2 on float64 (sign.cc, atan2.cc): values a float32 path would lose (1e-300,
+ * 1e-20) and the signed edges by hand; float64 into float32 and float16 refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -599,7 +602,8 @@ static void test_int16_indices(void **state)
             kh_input(&c, MP_DT_INT64, 0, NULL, &k64);
         kh_output(&c, MP_DT_INT32);
         kh_output(&c, f == 0 ? MP_DT_INT64 : MP_DT_INT32);
-        kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 0 ? "expected i32 or i16" : "i64; expected i32 or i16");
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                        f == 0 ? "expected i32 or i16" : "i64; expected i32 or i16");
         kh_free(&c);
     }
 }
@@ -663,6 +667,54 @@ static void test_mean_int(void **state)
     }
 }
 
+/* ---- SIGN, ATAN2: float64 ---------------------------------------------------------------- */
+
+static void test_float64_sign_atan2(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* SIGN: 1e-300 (0 in float32, still positive in float64) -> 1, -2.5 -> -1, 0 and -0 -> 0,
+     * NaN -> 0 (neither x > 0 nor x < 0, as sign.cc) */
+    const double x[5] = {1e-300, -2.5, 0.0, -0.0, NAN};
+    const double want[5] = {1, -1, 0, 0, 0};
+    kh_init(&c, MP_OP_SIGN, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_FLOAT64, 1, (int32_t[]){5}, NULL);
+    kh_output(&c, MP_DT_FLOAT64);
+    memcpy(in->data, x, sizeof x);
+    kh_expect_ok(&c, kh_run(&c));
+    for (int i = 0; i < 5; i++)
+        assert_true(((const double *)c.out[0]->data)[i] == want[i]);
+    kh_free(&c);
+    /* ATAN2(y, x): (0, -1) -> pi, (-0, -1) -> -pi, (1, 0) -> pi / 2, (1e-20, 1) -> 1e-20
+     * (atan of y / x for x > 0; a float32 result would be 1e-20f), all in double */
+    const double y2[4] = {0.0, -0.0, 1.0, 1e-20}, x2[4] = {-1.0, -1.0, 0.0, 1.0};
+    const double w2[4] = {3.14159265358979323846, -3.14159265358979323846,
+                          1.57079632679489661923, 1e-20};
+    kh_init(&c, MP_OP_ATAN2, NULL);
+    mp_tensor *ty = kh_input(&c, MP_DT_FLOAT64, 1, (int32_t[]){4}, NULL);
+    mp_tensor *tx = kh_input(&c, MP_DT_FLOAT64, 1, (int32_t[]){4}, NULL);
+    kh_output(&c, MP_DT_FLOAT64);
+    memcpy(ty->data, y2, sizeof y2);
+    memcpy(tx->data, x2, sizeof x2);
+    kh_expect_ok(&c, kh_run(&c));
+    for (int i = 0; i < 4; i++) {
+        const double got = ((const double *)c.out[0]->data)[i];
+        if (fabs(got - w2[i]) > 1e-15 * fabs(w2[i]))
+            fail_msg("ATAN2 %d: got %.17g, want %.17g", i, got, w2[i]);
+    }
+    kh_free(&c);
+    /* still refused: float64 into float32, float16 */
+    const mp_dtype bad[2][2] = {{MP_DT_FLOAT64, MP_DT_FLOAT32}, {MP_DT_FLOAT16, MP_DT_FLOAT16}};
+    for (int i = 0; i < 2; i++) {
+        kh_init(&c, MP_OP_SIGN, NULL);
+        kh_input(&c, bad[i][0], 1, (int32_t[]){2}, NULL);
+        kh_output(&c, bad[i][1]);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED,
+                        i == 0 ? "is f32 but input" : "(supported: f32, f64, i32)");
+        kh_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -677,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_cast_more_dtypes),
         cmocka_unit_test(test_int16_indices),
         cmocka_unit_test(test_mean_int),
+        cmocka_unit_test(test_float64_sign_atan2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
