@@ -16,8 +16,16 @@
  *                      an input flattened by TFLite uses XNN_FLAG_TENSORFLOW_RESHAPE_2D.
  * SAME padding is passed as TFLite's explicit padding (the shapes are concrete), which also
  * avoids XNNPACK's SAME mode where the stride exceeds the kernel (engine/kernels/conv.c).
+ *   TRANSPOSE_CONV     weights [O,KH,KW,I] = xnn_define_deconvolution_2d's filter (one group);
+ *                      MediaPipe's Convolution2DTransposeBias alike. The padding before is
+ *                      TensorFlow Lite's (or MediaPipe's), the padding after and XNNPACK's
+ *                      adjustment are what make its output size the model's.
  * Biases that are omitted get zeros (this XNNPACK's runtime reads a bias value for every
  * convolution and fully connected node).
+ * Float32 only, one node each: HARD_SWISH, ABS, NEG, FLOOR, CEIL, ROUND (banker's), SQUARE,
+ * SQRT, ELU, LEAKY_RELU, DEPTH_TO_SPACE, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU (constant
+ * slopes, one per channel), TRANSPOSE_CONV (constant weights). This XNNPACK has no
+ * concatenation, slicing, transposition or TANH node: models with them are refused.
  *
  * Quantized graphs (what this XNNPACK's subgraph API takes, probed on Debian's 2022 build):
  * int8 / uint8 activations with one scale and zero point are qint8 / quint8 values; filters
@@ -661,6 +669,168 @@ static mp_status build_unary(builder *b, const mp_op_info *o)
     return MP_OK;
 }
 
+/* Float32 activations of one input this XNNPACK has a node for: HARD_SWISH, ABS, NEG, FLOOR,
+ * CEIL, ROUND (banker's rounding, as TensorFlow Lite's), SQUARE, SQRT, ELU (alpha 1, as
+ * TensorFlow Lite's), LEAKY_RELU (its alpha); DEPTH_TO_SPACE (TensorFlow's DCR order, as
+ * TensorFlow Lite's). */
+static mp_status build_float_unary(builder *b, const mp_op_info *o)
+{
+    int32_t ti = input_at(o, 0), to = o->outputs[0];
+    xtype a, z;
+    TRY(type_at(b, ti, "input", &a));
+    TRY(type_at(b, to, "output", &z));
+    if (is_quantized(&a) || is_quantized(&z))
+        return no_equiv(b, "quantized %s (this XNNPACK has it in float32 only)",
+                        mp_op_name(o->opcode));
+    uint32_t x, y;
+    TRY(value_of(b, ti, "input", &x));
+    TRY(value_of(b, to, "output", &y));
+    enum xnn_status xs;
+    switch (o->opcode) {
+    case MP_OP_HARD_SWISH: xs = xnn_define_hardswish(b->sg, x, y, 0); break;
+    case MP_OP_ABS: xs = xnn_define_abs(b->sg, x, y, 0); break;
+    case MP_OP_NEG: xs = xnn_define_negate(b->sg, x, y, 0); break;
+    case MP_OP_FLOOR: xs = xnn_define_floor(b->sg, x, y, 0); break;
+    case MP_OP_CEIL: xs = xnn_define_ceiling(b->sg, x, y, 0); break;
+    case MP_OP_ROUND: xs = xnn_define_bankers_rounding(b->sg, x, y, 0); break;
+    case MP_OP_SQUARE: xs = xnn_define_square(b->sg, x, y, 0); break;
+    case MP_OP_SQRT: xs = xnn_define_square_root(b->sg, x, y, 0); break;
+    case MP_OP_ELU: xs = xnn_define_elu(b->sg, 1.0f, x, y, 0); break;
+    case MP_OP_LEAKY_RELU: xs = xnn_define_leaky_relu(b->sg, o->opt.alpha, x, y, 0); break;
+    default: /* DEPTH_TO_SPACE */
+        if (T(b, ti)->rank != 4 || o->opt.block_size < 2)
+            return no_equiv(b, "input of rank %d, block size %d (XNNPACK takes NHWC and a block "
+                            "of 2 or more)", T(b, ti)->rank, o->opt.block_size);
+        xs = xnn_define_depth_to_space(b->sg, x, y, (uint32_t)o->opt.block_size, 0);
+        break;
+    }
+    XNN(xs, mp_op_name(o->opcode));
+    return MP_OK;
+}
+
+/* MAXIMUM, MINIMUM and SQUARED_DIFFERENCE of two float32 inputs (broadcasting as ADD's). */
+static mp_status build_float_binary(builder *b, const mp_op_info *o)
+{
+    if (o->n_inputs != 2)
+        return op_fail(b, MP_ERR_FORMAT, "expects 2 inputs");
+    xtype a1, a2, z;
+    TRY(type_at(b, o->inputs[0], "input", &a1));
+    TRY(type_at(b, o->inputs[1], "input", &a2));
+    TRY(type_at(b, o->outputs[0], "output", &z));
+    if (is_quantized(&a1) || is_quantized(&a2) || is_quantized(&z))
+        return no_equiv(b, "quantized %s (this XNNPACK has it in float32 only)",
+                        mp_op_name(o->opcode));
+    uint32_t x1, x2, y;
+    TRY(value_of(b, o->inputs[0], "input", &x1));
+    TRY(value_of(b, o->inputs[1], "input", &x2));
+    TRY(value_of(b, o->outputs[0], "output", &y));
+    enum xnn_status xs = o->opcode == MP_OP_MAXIMUM   ? xnn_define_maximum2(b->sg, x1, x2, y, 0)
+                         : o->opcode == MP_OP_MINIMUM ? xnn_define_minimum2(b->sg, x1, x2, y, 0)
+                                                      : xnn_define_squared_difference(b->sg, x1,
+                                                                                      x2, y, 0);
+    XNN(xs, mp_op_name(o->opcode));
+    return MP_OK;
+}
+
+/* PRELU with a constant float32 alpha of one slope per channel ([C], [1,1,C], [1,1,1,C]) on
+ * an NHWC input: XNNPACK's prelu takes the slopes as a static [C] value. */
+static mp_status build_prelu(builder *b, const mp_op_info *o)
+{
+    if (o->n_inputs != 2)
+        return op_fail(b, MP_ERR_FORMAT, "expects 2 inputs");
+    int32_t ti = o->inputs[0], ta = o->inputs[1], to = o->outputs[0];
+    xtype a, z;
+    TRY(type_at(b, ti, "input", &a));
+    TRY(type_at(b, to, "output", &z));
+    const mp_tensor *in = T(b, ti), *al = ta >= 0 ? T(b, ta) : NULL;
+    if (is_quantized(&a) || is_quantized(&z) || !al || al->dtype != MP_DT_FLOAT32)
+        return no_equiv(b, "PRELU other than float32 (this XNNPACK's is float32 only)");
+    if (in->rank != 4 || !b->known[ta] || !al->data || al->rank < 1 ||
+        al->dims[al->rank - 1] != in->dims[3] || mp_tensor_elements(al) != (size_t)in->dims[3])
+        return no_equiv(b, "alpha '%s' is not a constant of one slope per channel of an NHWC "
+                        "input (XNNPACK's prelu takes [channels] slopes)", tname(b, ta));
+    uint32_t x, slope, y;
+    TRY(value_of(b, ti, "input", &x));
+    size_t c = (size_t)in->dims[3];
+    xtype f = {.dt = xnn_datatype_fp32};
+    const void *data = al->data;
+    if (!al->is_const) { /* folded by the engine: copied once */
+        void *cp = keep_copy(b, c * sizeof(float));
+        if (!cp)
+            return op_fail(b, MP_ERR_NOMEM, "out of memory copying '%s'", tname(b, ta));
+        memcpy(cp, al->data, c * sizeof(float));
+        data = cp;
+    }
+    enum xnn_status xs = define_typed(b, &f, 1, &c, data, XNN_INVALID_VALUE_ID, 0, &slope);
+    if (xs != xnn_status_success)
+        return xnn_refused(b, "defining the slopes", xs);
+    TRY(value_of(b, to, "output", &y));
+    XNN(xnn_define_prelu(b->sg, x, slope, y, 0), "xnn_define_prelu");
+    return MP_OK;
+}
+
+/* TRANSPOSE_CONV (inputs output_shape, weights, input, bias) and MediaPipe's
+ * Convolution2DTransposeBias (input, weights, bias), float32 with constant weights: XNNPACK's
+ * deconvolution, weights OHWI as TensorFlow Lite's. The padding before is TensorFlow Lite's
+ * (transpose_conv.cc: that of the convolution it transposes, from the output size) or
+ * MediaPipe's (half the total SAME padding); after it, the padding and adjustment that make
+ * XNNPACK's output size stride * (in - 1) + adjustment + k - before - after the output's. */
+static mp_status build_transpose_conv(builder *b, const mp_op_info *o)
+{
+    bool mp = o->opcode == MP_OP_TRANSPOSE_CONV_BIAS;
+    int32_t ti = mp ? input_at(o, 0) : input_at(o, 2), tw = input_at(o, 1);
+    int32_t tb = mp ? input_at(o, 2) : input_at(o, 3), to = o->outputs[0];
+    if (ti < 0 || tw < 0)
+        return op_fail(b, MP_ERR_FORMAT, "input or weights omitted");
+    xtype tin;
+    TRY(type_at(b, ti, "input", &tin));
+    if (is_quantized(&tin))
+        return no_equiv(b, "a quantized transposed convolution (XNNPACK's takes one weight "
+                        "scale and requantizes in float; memprof follows TensorFlow Lite's "
+                        "integer kernel)");
+    const mp_tensor *in = T(b, ti), *w = T(b, tw), *out = T(b, to);
+    if (in->rank != 4 || w->rank != 4 || out->rank != 4)
+        return no_equiv(b, "input, weights or output not of rank 4");
+    int32_t kh = w->dims[1], kw = w->dims[2], sh = o->opt.stride_h, sw = o->opt.stride_w;
+    int32_t ih = in->dims[1], iw = in->dims[2], oh = out->dims[1], ow = out->dims[2];
+    uint32_t top, left, bottom, right, adj_h, adj_w;
+    int32_t k[2] = {kh, kw}, st[2] = {sh, sw}, is[2] = {ih, iw}, os[2] = {oh, ow};
+    uint32_t *before[2] = {&top, &left}, *after[2] = {&bottom, &right}, *adj[2] = {&adj_h, &adj_w};
+    for (int a = 0; a < 2; a++) {
+        int64_t pre;
+        if (mp) {
+            int64_t total = o->opt.padding == MP_PAD_SAME ? k[a] - (is[a] - 1) % st[a] - 1 : 0;
+            pre = (total > 0 ? total : 0) / 2;
+        } else {
+            int64_t conv = o->opt.padding == MP_PAD_SAME ? ((int64_t)os[a] + st[a] - 1) / st[a]
+                                                         : ((int64_t)os[a] - k[a] + st[a]) / st[a];
+            int64_t total = (conv - 1) * st[a] + k[a] - os[a];
+            pre = (total > 0 ? total : 0) / 2;
+        }
+        int64_t x = (int64_t)st[a] * (is[a] - 1) + k[a] - pre - os[a];
+        *before[a] = (uint32_t)pre;
+        *after[a] = x >= 0 ? (uint32_t)x : 0;
+        *adj[a] = x >= 0 ? 0 : (uint32_t)-x;
+        if (x < 0 && -x >= st[a])
+            return no_equiv(b, "an output %d larger than the deconvolution gives (adjustment "
+                            "%lld, XNNPACK takes less than the stride %d)", os[a],
+                            (long long)-x, st[a]);
+    }
+    float lo = -INFINITY, hi = INFINITY;
+    TRY(fused(b, o, &lo, &hi));
+    uint32_t x, wid, bias, y;
+    TRY(value_of(b, ti, "input", &x));
+    TRY(weight_of(b, tw, "weights", &tin, NULL, 0, &wid));
+    TRY(weight_of(b, tb, "bias", &tin, NULL, (size_t)w->dims[0], &bias));
+    TRY(value_of(b, to, "output", &y));
+    XNN(xnn_define_deconvolution_2d(b->sg, top, right, bottom, left, adj_h, adj_w, (uint32_t)kh,
+                                    (uint32_t)kw, (uint32_t)sh, (uint32_t)sw, 1, 1, 1,
+                                    (size_t)w->dims[3], (size_t)w->dims[0], lo, hi, x, wid, bias,
+                                    y, 0),
+        "xnn_define_deconvolution_2d");
+    return MP_OK;
+}
+
 static mp_status build_softmax(builder *b, const mp_op_info *o)
 {
     if (o->opt.beta != 1.0f)
@@ -854,6 +1024,14 @@ static mp_status build_op(builder *b, const mp_op_info *o)
     case MP_OP_MEAN: return build_mean(b, o);
     case MP_OP_RESIZE_BILINEAR: return build_resize(b, o);
     case MP_OP_QUANTIZE: case MP_OP_DEQUANTIZE: return build_convert(b, o);
+    case MP_OP_HARD_SWISH: case MP_OP_ABS: case MP_OP_NEG: case MP_OP_FLOOR: case MP_OP_CEIL:
+    case MP_OP_ROUND: case MP_OP_SQUARE: case MP_OP_SQRT: case MP_OP_ELU: case MP_OP_LEAKY_RELU:
+    case MP_OP_DEPTH_TO_SPACE:
+        return build_float_unary(b, o);
+    case MP_OP_MAXIMUM: case MP_OP_MINIMUM: case MP_OP_SQUARED_DIFFERENCE:
+        return build_float_binary(b, o);
+    case MP_OP_PRELU: return build_prelu(b, o);
+    case MP_OP_TRANSPOSE_CONV: case MP_OP_TRANSPOSE_CONV_BIAS: return build_transpose_conv(b, o);
     default: return no_equiv(b, NULL);
     }
 }

@@ -14,7 +14,10 @@
  * Covered: the zoo, a hand-written graph exercising every operator mapping (SAME padding with
  * stride above the kernel, depth multiplier, pooling, PAD, RESIZE_BILINEAR, broadcasting,
  * standalone activations, MEAN without keep_dims, FULLY_CONNECTED over a 4D input, RESHAPE,
- * an output read by another operator), refusals built here (TANH, fused TANH), a quantized
+ * an output read by another operator), a graph of the float32 operators mapped to this
+ * XNNPACK's other nodes (HARD_SWISH, TRANSPOSE_CONV with and without XNNPACK's adjustment,
+ * MediaPipe's Convolution2DTransposeBias, PRELU, DEPTH_TO_SPACE, the elementwise ones),
+ * refusals built here (TANH, fused TANH), a quantized
  * graph (QUANTIZE, per-channel int8 convolutions, max pooling, ADD, whole-map average
  * pooling, RESHAPE, FULLY_CONNECTED, SOFTMAX, DEQUANTIZE) and its refusals (per-channel
  * FULLY_CONNECTED weights, a partial quantized average pool), and every model in
@@ -549,6 +552,105 @@ static void test_all_ops(void **state)
     free(bytes);
 }
 
+/* The float32 operators mapped to this XNNPACK's other nodes (shapes in the comments):
+ * HARD_SWISH, TRANSPOSE_CONV (SAME, and VALID with an adjustment), MediaPipe's
+ * Convolution2DTransposeBias, LEAKY_RELU, PRELU, DEPTH_TO_SPACE, MAXIMUM, MINIMUM,
+ * SQUARED_DIFFERENCE, ABS, SQRT, NEG, FLOOR, CEIL, ROUND, SQUARE, ELU: 18 operators. */
+static void *graph_float_ops(size_t *size)
+{
+    mp_tfw *w = mp_tfw_create();
+    assert_non_null(w);
+    mp_op_options o;
+    int x = act_tensor(w, "x", 4, (int32_t[]){1, 6, 6, 4});
+    int h = act_tensor(w, "h", 4, (int32_t[]){1, 6, 6, 4});
+    mp_tfw_op(w, MP_OP_HARD_SWISH, 1, &x, 1, &h, NULL);
+    /* TRANSPOSE_CONV 3x3 stride 2 SAME to [1,12,12,3] (padding 0 before, 1 after) */
+    int os1 = const_i32(w, "os1", 1, (int32_t[]){4}, (int32_t[]){1, 12, 12, 3}, 4);
+    int w1 = const_f32(w, "w1", 4, (int32_t[]){3, 3, 3, 4}, 0.8f);
+    int b1 = const_f32(w, "b1", 1, (int32_t[]){3}, 0.3f);
+    int t1 = act_tensor(w, "t1", 4, (int32_t[]){1, 12, 12, 3});
+    o = mp_tfw_options_default();
+    o.padding = MP_PAD_SAME;
+    o.stride_h = o.stride_w = 2;
+    mp_tfw_op(w, MP_OP_TRANSPOSE_CONV, 4, (int32_t[]){os1, w1, h, b1}, 1, &t1, &o);
+    /* TRANSPOSE_CONV 2x2 stride 2 VALID to [1,13,13,2]: 2 * 5 + 2 = 12, one more row and
+     * column by XNNPACK's adjustment; no bias */
+    int os2 = const_i32(w, "os2", 1, (int32_t[]){4}, (int32_t[]){1, 13, 13, 2}, 4);
+    int w2 = const_f32(w, "w2", 4, (int32_t[]){2, 2, 2, 4}, 0.8f);
+    int t2 = act_tensor(w, "t2", 4, (int32_t[]){1, 13, 13, 2});
+    o.padding = MP_PAD_VALID;
+    mp_tfw_op(w, MP_OP_TRANSPOSE_CONV, 3, (int32_t[]){os2, w2, h}, 1, &t2, &o);
+    /* MediaPipe's Convolution2DTransposeBias, SAME stride 2 (TfLiteTransposeConvParams),
+     * 3x3: total padding 3 - 5 % 2 - 1 = 1, so [1,12,12,2] */
+    static const int32_t mp_opts[3] = {1, 2, 2};
+    int w3 = const_f32(w, "w3", 4, (int32_t[]){2, 3, 3, 4}, 0.8f);
+    int b3 = const_f32(w, "b3", 1, (int32_t[]){2}, 0.3f);
+    int y1 = act_tensor(w, "y1", 4, (int32_t[]){1, 12, 12, 2});
+    mp_tfw_custom_op(w, "Convolution2DTransposeBias", mp_opts, sizeof mp_opts, 3,
+                     (int32_t[]){h, w3, b3}, 1, &y1);
+    /* LEAKY_RELU (alpha 0.2), PRELU with [1,1,3] slopes */
+    int t4 = act_tensor(w, "t4", 4, (int32_t[]){1, 12, 12, 3});
+    o = mp_tfw_options_default();
+    o.alpha = 0.2f;
+    mp_tfw_op(w, MP_OP_LEAKY_RELU, 1, &t1, 1, &t4, &o);
+    int al = const_f32(w, "alpha", 3, (int32_t[]){1, 1, 3}, 1.0f);
+    int t5 = act_tensor(w, "t5", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_PRELU, 2, (int32_t[]){t4, al}, 1, &t5, NULL);
+    /* DEPTH_TO_SPACE block 2: [1,6,6,4] -> [1,12,12,1] */
+    int y2 = act_tensor(w, "y2", 4, (int32_t[]){1, 12, 12, 1});
+    o = mp_tfw_options_default();
+    o.block_size = 2;
+    mp_tfw_op(w, MP_OP_DEPTH_TO_SPACE, 1, &x, 1, &y2, &o);
+    /* MAXIMUM with [3] (broadcast), MINIMUM with a scalar, SQUARED_DIFFERENCE with t1 */
+    int cmax = const_f32(w, "cmax", 1, (int32_t[]){3}, 0.5f);
+    int t6 = act_tensor(w, "t6", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_MAXIMUM, 2, (int32_t[]){t5, cmax}, 1, &t6, NULL);
+    const float lim = 0.7f;
+    int cmin = mp_tfw_tensor(w, "cmin", MP_DT_FLOAT32, 0, NULL, mp_tfw_buffer(w, &lim, sizeof lim),
+                             NULL);
+    int t7 = act_tensor(w, "t7", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_MINIMUM, 2, (int32_t[]){t6, cmin}, 1, &t7, NULL);
+    int t8 = act_tensor(w, "t8", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_SQUARED_DIFFERENCE, 2, (int32_t[]){t7, t1}, 1, &t8, NULL);
+    /* ABS of t1 - (its own square difference is >= 0 already), SQRT, NEG, FLOOR */
+    int t9 = act_tensor(w, "t9", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_ABS, 1, &t1, 1, &t9, NULL);
+    int t10 = act_tensor(w, "t10", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_SQRT, 1, &t9, 1, &t10, NULL);
+    int t11 = act_tensor(w, "t11", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_NEG, 1, &t10, 1, &t11, NULL);
+    int y3 = act_tensor(w, "y3", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_FLOOR, 1, &t11, 1, &y3, NULL);
+    /* CEIL, ROUND, SQUARE, ELU of earlier values */
+    int y4 = act_tensor(w, "y4", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_CEIL, 1, &t8, 1, &y4, NULL);
+    int y5 = act_tensor(w, "y5", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_ROUND, 1, &t1, 1, &y5, NULL);
+    int y6 = act_tensor(w, "y6", 4, (int32_t[]){1, 13, 13, 2});
+    mp_tfw_op(w, MP_OP_SQUARE, 1, &t2, 1, &y6, NULL);
+    int y7 = act_tensor(w, "y7", 4, (int32_t[]){1, 12, 12, 3});
+    mp_tfw_op(w, MP_OP_ELU, 1, &t7, 1, &y7, NULL);
+    mp_tfw_io(w, 1, &x, 7, (int32_t[]){y1, y2, y3, y4, y5, y6, y7});
+    return finish(w, size);
+}
+
+static void test_float_ops(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    void *bytes = graph_float_ops(&size);
+    outcome r = check_model("float_ops", "float_ops", bytes, size, 1);
+    if (!r.peer_ok)
+        print_message("  %s\n", r.msg);
+    assert_true(r.engine_ok);
+    assert_true(r.peer_ok);
+    print_message("  float_ops: max error %.3f of tolerance, %llu XNNPACK nodes\n", r.err,
+                  (unsigned long long)r.mem.xnn_nodes);
+    assert_true(r.err <= 1.0);
+    assert_int_equal(r.mem.xnn_nodes, 18); /* one node per operator */
+    free(bytes);
+}
+
 /* x [1,4] -> FULLY_CONNECTED (fused activation `act`) -> TANH when `tanh_op`. */
 static void *graph_refused(bool tanh_op, int act, size_t *size)
 {
@@ -906,7 +1008,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zoo),          cmocka_unit_test(test_zoo_threads),
-        cmocka_unit_test(test_all_ops),      cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_all_ops),      cmocka_unit_test(test_float_ops),
+        cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_quantized),
         cmocka_unit_test(test_attribution),  cmocka_unit_test(test_shared_models),
         cmocka_unit_test(test_out_of_memory),
