@@ -17,10 +17,18 @@
  * half away from zero, saturated (TensorFlow Lite refuses int8 inputs whose parameters differ
  * from the output's; memprof applies the uint8 formula to them); int16 inputs (zero points 0,
  * the reader checks) are copied whatever their scales, as TensorFlow Lite's concatenation.cc
- * does (it checks only the zero points). */
+ * does (it checks only the zero points).
+ *
+ * RESHAPE, SQUEEZE and EXPAND_DIMS also take string tensors, as reshape.cc (and squeeze.cc,
+ * expand_dims.cc) do: TensorFlow Lite's string buffer (strings.h) holds one string per element
+ * whatever the shape, so the output is the input's bytes copied; the output's size being
+ * known only from the input's contents, the node is deferred to the run (mp_node_in_run),
+ * its input's buffer checked there. */
 #include "engine/kernels/kernel.h"
 #include "engine/kernels/quant_layout.h"
 #include "engine/kernels/quant_math.h"
+#include "engine/kernels/strings.h"
+#include "engine/session_resources.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -54,6 +62,34 @@ static mp_status run_copy(mp_node *n)
     if (in->data != out->data && in->bytes)
         memcpy(out->data, in->data, in->bytes);
     return MP_OK;
+}
+
+/* RESHAPE, SQUEEZE, EXPAND_DIMS: the output has the input's dtype, a fixed-size one or string
+ * (then deferred to the run, see the top of the file). */
+static mp_status copy_check_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out)
+{
+    if (in->dtype != MP_DT_STRING)
+        return mp_node_check_same_dtype(n, in, out);
+    if (out->dtype != MP_DT_STRING)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
+                            mp_tname(out), mp_dtype_name(out->dtype), mp_tname(in),
+                            mp_dtype_name(in->dtype));
+    return MP_OK;
+}
+
+/* The end of their infer, the output's shape set: a string output gets the input's bytes,
+ * known while running, once the input's buffer is checked. */
+static mp_status copy_string_bytes(mp_node *n)
+{
+    const mp_tensor *in = n->in[0];
+    if (in->dtype != MP_DT_STRING)
+        return MP_OK;
+    if (!mp_node_in_run(n) || !in->data)
+        return MP_ERR_DEFERRED;
+    mp_status st = mp_str_check(n, in);
+    if (st == MP_OK)
+        n->out[0]->bytes = in->bytes;
+    return st;
 }
 
 /* The byte pattern of the padding value: zero, or the zero point of a quantized integer
@@ -120,7 +156,7 @@ static mp_status reshape_infer(mp_node *n)
     const mp_tensor *in = n->in[0];
     const mp_tensor *shp = n->n_in > 1 ? n->in[1] : NULL;
     mp_tensor *out = n->out[0];
-    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
+    if ((st = copy_check_dtype(n, in, out)) != MP_OK)
         return st;
 
     size_t in_count = mp_tensor_elements(in);
@@ -198,7 +234,7 @@ static mp_status reshape_infer(mp_node *n)
                             mp_tname(in), SHAPE_STR(in, b1), in_count, b2, out_count);
     if (!mp_tensor_set_shape(out, rank, dims))
         return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
-    return MP_OK;
+    return copy_string_bytes(n);
 }
 
 /* ---- SQUEEZE ---------------------------------------------------------------------------- */
@@ -210,7 +246,7 @@ static mp_status squeeze_infer(mp_node *n)
         return st;
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
+    if ((st = copy_check_dtype(n, in, out)) != MP_OK)
         return st;
     bool drop[MP_MAX_RANK] = {false};
     char b[96];
@@ -240,7 +276,7 @@ static mp_status squeeze_infer(mp_node *n)
             dims[rank++] = in->dims[i];
     if (!mp_tensor_set_shape(out, rank, dims))
         return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
-    return MP_OK;
+    return copy_string_bytes(n);
 }
 
 /* ---- EXPAND_DIMS ------------------------------------------------------------------------ */
@@ -252,7 +288,7 @@ static mp_status expand_dims_infer(mp_node *n)
         return st;
     const mp_tensor *in = n->in[0], *ax = n->in[1];
     mp_tensor *out = n->out[0];
-    if ((st = mp_node_check_same_dtype(n, in, out)) != MP_OK)
+    if ((st = copy_check_dtype(n, in, out)) != MP_OK)
         return st;
     char b[96];
     if (!mp_dtype_is_index(ax->dtype) || mp_tensor_elements(ax) != 1)
@@ -278,7 +314,7 @@ static mp_status expand_dims_infer(mp_node *n)
     }
     if (!mp_tensor_set_shape(out, rank, dims))
         return mp_node_fail(n, MP_ERR_SHAPE, "invalid output shape for '%s'", mp_tname(out));
-    return MP_OK;
+    return copy_string_bytes(n);
 }
 
 /* ---- CONCATENATION ---------------------------------------------------------------------- */

@@ -34,13 +34,20 @@
  * zeros; int32 into float32 and bool refused.
  *
  * SIGN and ATAN2 on float64 (sign.cc, atan2.cc): values a float32 path would lose (1e-300,
- * 1e-20) and the signed edges by hand; float64 into float32 and float16 refused. */
+ * 1e-20) and the signed edges by hand; float64 into float32 and float16 refused.
+ *
+ * RESHAPE, SQUEEZE and EXPAND_DIMS on strings (reshape.cc: the output needs exactly the
+ * input's bytes): a writer-built chain of the three on a string input, run twice with other
+ * strings in each memory mode, every output holding the input's strings in its shape; a
+ * string into int32 and back refused, a buffer of another count refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/model/tflite_writer.h"
+#include "engine/session.h"
 #include "tests/util/kernel_harness.h"
 
 /* ---- SOFTMAX: 8-bit into int16 ------------------------------------------------------------ */
@@ -715,6 +722,96 @@ static void test_float64_sign_atan2(void **state)
     }
 }
 
+/* ---- RESHAPE, SQUEEZE, EXPAND_DIMS: strings ---------------------------------------------- */
+
+/* text (string input [2]) -> RESHAPE [1, 2] -> r -> EXPAND_DIMS (axis 0) -> e [1, 1, 2] ->
+ * SQUEEZE (every unit dimension) -> q [2]; outputs r, e and q. */
+static void *string_layout_model(size_t *size)
+{
+    mp_tfw *w = mp_tfw_create();
+    const int32_t d2 = 2, d12[2] = {1, 2}, d112[3] = {1, 1, 2};
+    const int32_t shape[2] = {1, 2}, axis = 0;
+    int x = mp_tfw_tensor(w, "text", MP_DT_STRING, 1, &d2, 0, NULL);
+    int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, &d2, mp_tfw_buffer(w, shape, sizeof shape),
+                           NULL);
+    int ax = mp_tfw_tensor(w, "axis", MP_DT_INT32, 0, NULL, mp_tfw_buffer(w, &axis, sizeof axis),
+                           NULL);
+    int r = mp_tfw_tensor(w, "r", MP_DT_STRING, 2, d12, 0, NULL);
+    int e = mp_tfw_tensor(w, "e", MP_DT_STRING, 3, d112, 0, NULL);
+    int q = mp_tfw_tensor(w, "q", MP_DT_STRING, 1, &d2, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){x, sh}, 1, &r, &o);
+    mp_tfw_op(w, MP_OP_EXPAND_DIMS, 2, (int32_t[]){r, ax}, 1, &e, &o);
+    mp_tfw_op(w, MP_OP_SQUEEZE, 1, &e, 1, &q, &o);
+    mp_tfw_io(w, 1, &x, 3, (int32_t[]){r, e, q});
+    mp_test_model m = mp_test_tfw_finish(w);
+    *size = m.size;
+    return m.bytes;
+}
+
+/* In each memory mode, two runs of different strings: each output holds the input's strings
+ * in its own shape (TensorFlow Lite's string layout is one string per element whatever the
+ * shape, so the bytes are the input's). */
+static void test_string_layout_model(void **state)
+{
+    (void)state;
+    const char *runs[2][2] = {{"hello", "world"}, {"", "a longer second string"}};
+    const int32_t ranks[3] = {2, 3, 1};
+    for (int mode = MP_MEMORY_AUTO; mode <= MP_MEMORY_DYNAMIC; mode++) {
+        size_t size;
+        void *bytes = string_layout_model(&size);
+        struct mp_session *s = kh_session(mode, bytes, size, "string_layout");
+        for (int k = 0; k < 2; k++) {
+            uint8_t buf[128];
+            const size_t nb = kh_pack_strings(buf, sizeof buf, 2, runs[k]);
+            mp_error err = {0};
+            assert_int_equal(mp_session_set_input(s, 0, buf, nb, &err), MP_OK);
+            if (mp_session_run(s, &err) != MP_OK)
+                fail_msg("mode %d run %d: %s", mode, k, err.msg);
+            for (int o = 0; o < 3; o++) {
+                const mp_tensor *t = mp_session_output(s, o);
+                assert_int_equal(t->rank, ranks[o]);
+                assert_int_equal(t->dims[t->rank - 1], 2);
+                assert_int_equal(t->bytes, nb);
+                kh_expect_strings(t->data, t->bytes, 2, runs[k]);
+            }
+        }
+        mp_session_destroy(s);
+    }
+}
+
+static void test_string_layout_refusals(void **state)
+{
+    (void)state;
+    kh_case c;
+    uint8_t buf[64];
+    const char *two[2] = {"a", "b"};
+    const size_t nb = kh_pack_strings(buf, sizeof buf, 2, two);
+    /* a string into an int32 output; an int32 into a string output */
+    static const int32_t shape[1] = {2};
+    for (int f = 0; f < 2; f++) {
+        kh_init(&c, MP_OP_RESHAPE, NULL);
+        mp_tensor *in = kh_input(&c, f == 0 ? MP_DT_STRING : MP_DT_INT32, 1, (int32_t[]){2},
+                                 f == 0 ? buf : NULL);
+        if (f == 0)
+            in->bytes = nb;
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, shape);
+        kh_output(&c, f == 0 ? MP_DT_INT32 : MP_DT_STRING);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 0 ? "is i32 but input" : "is string but");
+        kh_free(&c);
+    }
+    /* a buffer whose count is not the element count (3 strings in a [2] tensor) */
+    const char *three[3] = {"a", "b", "c"};
+    uint8_t bad[64];
+    const size_t nbad = kh_pack_strings(bad, sizeof bad, 3, three);
+    kh_init(&c, MP_OP_SQUEEZE, NULL);
+    mp_tensor *in = kh_input(&c, MP_DT_STRING, 2, (int32_t[]){1, 2}, bad);
+    in->bytes = nbad;
+    kh_output(&c, MP_DT_STRING);
+    kh_expect_error(&c, MP_ERR_FORMAT, NULL);
+    kh_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -730,6 +827,8 @@ int main(void)
         cmocka_unit_test(test_int16_indices),
         cmocka_unit_test(test_mean_int),
         cmocka_unit_test(test_float64_sign_atan2),
+        cmocka_unit_test(test_string_layout_model),
+        cmocka_unit_test(test_string_layout_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
