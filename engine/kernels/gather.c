@@ -3,6 +3,10 @@
  * (float32, int8, uint8, int16, int32, int64, bool); quantized params and output must have
  * the same scale and zero point, as TensorFlow Lite requires. Indices are int32 or int64, or
  * int16 (gather.cc and gather_nd.cc take them since versions 6 and 4).
+ * GATHER also takes a rank-1 string params (gather.cc's GatherStrings): the output holds the
+ * picked strings, its size known only from their lengths, so the node is deferred to the run
+ * (mp_node_in_run), where the params' buffer and the indices are checked, then the strings
+ * written (strings.h).
  *
  * GATHER (params, indices; options axis, batch_dims): negative axis counts from the end of
  * params, negative batch_dims from the end of indices; batch_dims <= axis, and the first
@@ -18,6 +22,8 @@
  * TensorFlow Lite releases refuse them too; older ones read out of bounds). */
 #include "engine/kernels/kernel.h"
 #include "engine/kernels/quant_layout.h"
+#include "engine/kernels/strings.h"
+#include "engine/session_resources.h"
 
 #include <string.h>
 
@@ -31,9 +37,19 @@ static mp_status gather_check_io(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *p = n->in[0], *ix = n->in[1];
-    if ((st = mp_node_check_same_dtype(n, p, n->out[0])) != MP_OK ||
-        (st = mp_node_check_same_qparams(n, p, n->out[0])) != MP_OK)
+    if (p->dtype == MP_DT_STRING && n->opcode == MP_OP_GATHER) {
+        if (n->out[0]->dtype != MP_DT_STRING)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but params '%s' are "
+                                "string", mp_tname(n->out[0]), mp_dtype_name(n->out[0]->dtype),
+                                mp_tname(p));
+        if (p->rank != 1)
+            return mp_node_fail(n, MP_ERR_UNSUPPORTED, "string params '%s' have rank %d; "
+                                "TensorFlow Lite gathers strings of rank 1 only", mp_tname(p),
+                                p->rank);
+    } else if ((st = mp_node_check_same_dtype(n, p, n->out[0])) != MP_OK ||
+               (st = mp_node_check_same_qparams(n, p, n->out[0])) != MP_OK) {
         return st;
+    }
     if (!mp_dtype_is_index(ix->dtype) && ix->dtype != MP_DT_INT16)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "indices '%s' are %s (supported: i16, i32, i64)",
                             mp_tname(ix), mp_dtype_name(ix->dtype));
@@ -96,6 +112,47 @@ static mp_status gather_geometry(mp_node *n, gather_geom *g, int32_t *rank, int3
     return MP_OK;
 }
 
+/* Every index within the gathered axis; else the error naming the first one outside. */
+static mp_status gather_check_indices(mp_node *n, const gather_geom *g)
+{
+    const mp_tensor *p = n->in[0], *ix = n->in[1];
+    char b1[96];
+    size_t count = mp_tensor_elements(ix);
+    for (size_t i = 0; i < count; i++) {
+        int64_t v = mp_tensor_index_at(ix, i);
+        if (v < 0 || (uint64_t)v >= g->axis_size)
+            return mp_node_fail(n, MP_ERR_SHAPE,
+                                "index %lld (element %zu of indices '%s') is out of range [0, %zu) "
+                                "for axis %d of params '%s' %s",
+                                (long long)v, i, mp_tname(ix), g->axis_size, g->axis, mp_tname(p),
+                                SHAPE_STR(p, b1));
+    }
+    return MP_OK;
+}
+
+/* String params, the output's shape set: its bytes, from the picked strings' lengths (while
+ * running, the params' buffer and the indices checked). */
+static mp_status gather_string_bytes(mp_node *n, const gather_geom *g)
+{
+    const mp_tensor *p = n->in[0], *ix = n->in[1];
+    if (!mp_node_in_run(n) || !p->data || !ix->data)
+        return MP_ERR_DEFERRED;
+    mp_status st = mp_str_check(n, p);
+    if (st == MP_OK)
+        st = gather_check_indices(n, g);
+    if (st != MP_OK)
+        return st;
+    size_t chars = 0, len, count = mp_tensor_elements(ix);
+    for (size_t i = 0; i < count && chars <= (size_t)INT32_MAX; i++) {
+        mp_str_at(p, (int32_t)mp_tensor_index_at(ix, i), &len);
+        chars += len;
+    }
+    if (chars > (size_t)INT32_MAX || !mp_str_bytes(count, chars, &n->out[0]->bytes))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' would exceed 2 GiB of strings",
+                            mp_tname(n->out[0]));
+    return MP_OK;
+}
+
 static mp_status gather_infer(mp_node *n)
 {
     mp_status st = gather_check_io(n);
@@ -105,7 +162,29 @@ static mp_status gather_infer(mp_node *n)
     int32_t rank, dims[MP_MAX_RANK];
     if ((st = gather_geometry(n, &g, &rank, dims)) != MP_OK)
         return st;
-    return mp_node_set_output_shape(n, rank, dims);
+    if ((st = mp_node_set_output_shape(n, rank, dims)) != MP_OK)
+        return st;
+    return n->in[0]->dtype == MP_DT_STRING ? gather_string_bytes(n, &g) : MP_OK;
+}
+
+/* String params: the picked strings written in the indices' order (infer sized them). */
+static mp_status gather_run_strings(mp_node *n)
+{
+    const mp_tensor *p = n->in[0], *ix = n->in[1];
+    mp_tensor *out = n->out[0];
+    const size_t count = mp_tensor_elements(ix);
+    mp_str_writer w;
+    mp_str_begin(&w, out->data, out->bytes, (int32_t)count);
+    for (size_t i = 0; i < count; i++) {
+        size_t len;
+        const char *str = mp_str_at(p, (int32_t)mp_tensor_index_at(ix, i), &len);
+        if (!mp_str_append(&w, str, len) || !mp_str_next(&w))
+            break;
+    }
+    if (!mp_str_done(&w))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold the gathered strings",
+                            mp_tname(out));
+    return MP_OK;
 }
 
 static mp_status gather_run(mp_node *n)
@@ -122,16 +201,10 @@ static mp_status gather_run(mp_node *n)
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' %s does not match the gather",
                             mp_tname(out), SHAPE_STR(out, b1));
     /* every index first: nothing is written when one is out of range */
-    size_t count = mp_tensor_elements(ix);
-    for (size_t i = 0; i < count; i++) {
-        int64_t v = mp_tensor_index_at(ix, i);
-        if (v < 0 || (uint64_t)v >= g.axis_size)
-            return mp_node_fail(n, MP_ERR_SHAPE,
-                                "index %lld (element %zu of indices '%s') is out of range [0, %zu) "
-                                "for axis %d of params '%s' %s",
-                                (long long)v, i, mp_tname(ix), g.axis_size, g.axis, mp_tname(p),
-                                SHAPE_STR(p, b1));
-    }
+    if ((st = gather_check_indices(n, &g)) != MP_OK)
+        return st;
+    if (p->dtype == MP_DT_STRING)
+        return gather_run_strings(n);
     if (out->bytes == 0)
         return MP_OK;
     const uint8_t *src = p->data;

@@ -39,7 +39,9 @@
  * RESHAPE, SQUEEZE and EXPAND_DIMS on strings (reshape.cc: the output needs exactly the
  * input's bytes): a writer-built chain of the three on a string input, run twice with other
  * strings in each memory mode, every output holding the input's strings in its shape; a
- * string into int32 and back refused, a buffer of another count refused. */
+ * string into int32 and back refused, a buffer of another count refused. GATHER of rank-1
+ * string params (gather.cc's GatherStrings) in that model and by hand (rank-2 indices, an
+ * empty string); an index past the strings, rank-2 params, an int32 output refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -724,8 +726,19 @@ static void test_float64_sign_atan2(void **state)
 
 /* ---- RESHAPE, SQUEEZE, EXPAND_DIMS: strings ---------------------------------------------- */
 
+/* A constant string input of the given shape: the nb bytes of the buffer buf. */
+static mp_tensor *str_input(kh_case *c, int32_t rank, const int32_t *dims, uint8_t *buf,
+                            size_t nb)
+{
+    mp_tensor *t = kh_input(c, MP_DT_STRING, rank, dims, buf);
+    t->bytes = nb;
+    ((mp_tensor_info *)t->info)->data_bytes = nb;
+    return t;
+}
+
 /* text (string input [2]) -> RESHAPE [1, 2] -> r -> EXPAND_DIMS (axis 0) -> e [1, 1, 2] ->
- * SQUEEZE (every unit dimension) -> q [2]; outputs r, e and q. */
+ * SQUEEZE (every unit dimension) -> q [2]; text -> GATHER (indices 1, 0, 1) -> g [3]; outputs
+ * r, e, q and g. */
 static void *string_layout_model(size_t *size)
 {
     mp_tfw *w = mp_tfw_create();
@@ -739,19 +752,25 @@ static void *string_layout_model(size_t *size)
     int r = mp_tfw_tensor(w, "r", MP_DT_STRING, 2, d12, 0, NULL);
     int e = mp_tfw_tensor(w, "e", MP_DT_STRING, 3, d112, 0, NULL);
     int q = mp_tfw_tensor(w, "q", MP_DT_STRING, 1, &d2, 0, NULL);
+    const int32_t d3 = 3, picks[3] = {1, 0, 1};
+    int ix = mp_tfw_tensor(w, "picks", MP_DT_INT32, 1, &d3, mp_tfw_buffer(w, picks, sizeof picks),
+                           NULL);
+    int g = mp_tfw_tensor(w, "g", MP_DT_STRING, 1, &d3, 0, NULL);
     mp_op_options o = mp_tfw_options_default();
     mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){x, sh}, 1, &r, &o);
     mp_tfw_op(w, MP_OP_EXPAND_DIMS, 2, (int32_t[]){r, ax}, 1, &e, &o);
     mp_tfw_op(w, MP_OP_SQUEEZE, 1, &e, 1, &q, &o);
-    mp_tfw_io(w, 1, &x, 3, (int32_t[]){r, e, q});
+    mp_tfw_op(w, MP_OP_GATHER, 2, (int32_t[]){x, ix}, 1, &g, &o);
+    mp_tfw_io(w, 1, &x, 4, (int32_t[]){r, e, q, g});
     mp_test_model m = mp_test_tfw_finish(w);
     *size = m.size;
     return m.bytes;
 }
 
-/* In each memory mode, two runs of different strings: each output holds the input's strings
- * in its own shape (TensorFlow Lite's string layout is one string per element whatever the
- * shape, so the bytes are the input's). */
+/* In each memory mode, two runs of different strings: each of the first three outputs holds
+ * the input's strings in its own shape (TensorFlow Lite's string layout is one string per
+ * element whatever the shape, so the bytes are the input's); the gather, the second, first and
+ * second strings. */
 static void test_string_layout_model(void **state)
 {
     (void)state;
@@ -775,6 +794,9 @@ static void test_string_layout_model(void **state)
                 assert_int_equal(t->bytes, nb);
                 kh_expect_strings(t->data, t->bytes, 2, runs[k]);
             }
+            const mp_tensor *t = mp_session_output(s, 3);
+            kh_expect_strings(t->data, t->bytes, 3,
+                              (const char *const[]){runs[k][1], runs[k][0], runs[k][1]});
         }
         mp_session_destroy(s);
     }
@@ -791,10 +813,10 @@ static void test_string_layout_refusals(void **state)
     static const int32_t shape[1] = {2};
     for (int f = 0; f < 2; f++) {
         kh_init(&c, MP_OP_RESHAPE, NULL);
-        mp_tensor *in = kh_input(&c, f == 0 ? MP_DT_STRING : MP_DT_INT32, 1, (int32_t[]){2},
-                                 f == 0 ? buf : NULL);
         if (f == 0)
-            in->bytes = nb;
+            str_input(&c, 1, (int32_t[]){2}, buf, nb);
+        else
+            kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, NULL);
         kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, shape);
         kh_output(&c, f == 0 ? MP_DT_INT32 : MP_DT_STRING);
         kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 0 ? "is i32 but input" : "is string but");
@@ -805,11 +827,47 @@ static void test_string_layout_refusals(void **state)
     uint8_t bad[64];
     const size_t nbad = kh_pack_strings(bad, sizeof bad, 3, three);
     kh_init(&c, MP_OP_SQUEEZE, NULL);
-    mp_tensor *in = kh_input(&c, MP_DT_STRING, 2, (int32_t[]){1, 2}, bad);
-    in->bytes = nbad;
+    str_input(&c, 2, (int32_t[]){1, 2}, bad, nbad);
     kh_output(&c, MP_DT_STRING);
-    kh_expect_error(&c, MP_ERR_FORMAT, NULL);
+    kh_expect_error(&c, MP_ERR_FORMAT, "holds 3 strings");
     kh_free(&c);
+}
+
+/* GATHER of rank-1 string params (gather.cc's GatherStrings), by hand. */
+static void test_gather_strings(void **state)
+{
+    (void)state;
+    kh_case c;
+    uint8_t buf[128];
+    const char *words[4] = {"zero", "one", "", "three"};
+    const size_t nb = kh_pack_strings(buf, sizeof buf, 4, words);
+    /* indices [[3], [2], [0]] (rank 2): output [3, 1] = three, "", zero */
+    static const int32_t ix[3] = {3, 2, 0};
+    kh_init(&c, MP_OP_GATHER, NULL);
+    str_input(&c, 1, (int32_t[]){4}, buf, nb);
+    kh_input(&c, MP_DT_INT32, 2, (int32_t[]){3, 1}, ix);
+    mp_tensor *out = kh_output(&c, MP_DT_STRING);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(out->rank, 2);
+    assert_int_equal(out->dims[0], 3);
+    kh_expect_strings(out->data, out->bytes, 3, (const char *const[]){"three", "", "zero"});
+    kh_free(&c);
+    /* an index past the strings, rank-2 string params, an int32 output: refused */
+    static const int32_t past[1] = {4};
+    kh_init(&c, MP_OP_GATHER, NULL);
+    str_input(&c, 1, (int32_t[]){4}, buf, nb);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, past);
+    kh_output(&c, MP_DT_STRING);
+    kh_expect_error(&c, MP_ERR_SHAPE, "index 4 (element 0 of indices 't1') is out of range");
+    kh_free(&c);
+    for (int f = 0; f < 2; f++) {
+        kh_init(&c, MP_OP_GATHER, NULL);
+        str_input(&c, f == 0 ? 2 : 1, f == 0 ? (int32_t[]){2, 2} : (int32_t[]){4}, buf, nb);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, ix + 2);
+        kh_output(&c, f == 0 ? MP_DT_STRING : MP_DT_INT32);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 0 ? "of rank 1 only" : "is i32 but params");
+        kh_free(&c);
+    }
 }
 
 int main(void)
@@ -829,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_float64_sign_atan2),
         cmocka_unit_test(test_string_layout_model),
         cmocka_unit_test(test_string_layout_refusals),
+        cmocka_unit_test(test_gather_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
