@@ -13,6 +13,8 @@
  * scales compare by their real values, at the resolution that rounding leaves (equal on both
  * sides of a tie as TensorFlow Lite finds them). The scaled value depends on the byte only,
  * so each input's 256 scaled values are tabulated once at prepare.
+ * EQUAL and NOT_EQUAL also compare strings (comparisons.cc's ComparisonString: equal length
+ * and bytes), with broadcasting; both buffers are checked when running (strings.h).
  * LOGICAL_AND / LOGICAL_OR broadcast two bool inputs; LOGICAL_NOT maps one.
  * SELECT_V2 broadcasts condition, x and y together; SELECT (version 1) takes a condition of
  * the shape of x and y (equal shapes), a scalar, or a vector with one entry per row of x
@@ -26,6 +28,7 @@
 #include "engine/kernels/broadcast.h"
 #include "engine/kernels/quant_math.h"
 #include "engine/kernels/quant_tensor.h"
+#include "engine/kernels/strings.h"
 
 /* ---- comparisons ------------------------------------------------------------------------ */
 
@@ -132,6 +135,43 @@ static mp_status cmp_scale_table(mp_node *n, const mp_tensor *t, int32_t *table)
     return MP_OK;
 }
 
+/* EQUAL and NOT_EQUAL compare strings too (ComparisonPrepareStringAllowed). */
+static bool cmp_takes_strings(const mp_node *n)
+{
+    return n->opcode == MP_OP_EQUAL || n->opcode == MP_OP_NOT_EQUAL;
+}
+
+/* String ia of a against string ib of b: equal length and bytes (StringRefEqualFn). */
+static bool str_equal(const mp_tensor *a, size_t ia, const mp_tensor *b, size_t ib)
+{
+    size_t la, lb;
+    const char *sa = mp_str_at(a, (int32_t)ia, &la), *sb = mp_str_at(b, (int32_t)ib, &lb);
+    return la == lb && (la == 0 || memcmp(sa, sb, la) == 0);
+}
+
+/* EQUAL / NOT_EQUAL of two string tensors over the plan (both buffers checked first). */
+static mp_status cmp_run_strings(mp_node *n, const mp_bc_plan *p)
+{
+    const mp_tensor *a = n->in[0], *b = n->in[1];
+    mp_status st = mp_str_check(n, a);
+    if (st == MP_OK)
+        st = mp_str_check(n, b);
+    if (st != MP_OK)
+        return st;
+    const uint8_t want = n->opcode == MP_OP_EQUAL;
+    uint8_t *y = n->out[0]->data;
+    const int32_t last = p->rank - 1;
+    const size_t len = p->dims[last], rows = p->elements / len;
+    const size_t sa = p->stride[0][last] ? 1 : 0, sb = p->stride[1][last] ? 1 : 0;
+    size_t idx[MP_MAX_RANK] = {0}, o[MP_BC_MAX_OPERANDS] = {0};
+    for (size_t r = 0; r < rows; r++, y += len) {
+        for (size_t i = 0; i < len; i++)
+            y[i] = str_equal(a, o[0] + i * sa, b, o[1] + i * sb) == want;
+        mp_bc_next_row(p, idx, o);
+    }
+    return MP_OK;
+}
+
 static mp_status cmp_infer(mp_node *n)
 {
     mp_status st = mp_node_check_io(n, 2, 2, 0);
@@ -139,11 +179,12 @@ static mp_status cmp_infer(mp_node *n)
         return st;
     const mp_tensor *a = n->in[0], *b = n->in[1];
     int di = cmp_dtype_index(a->dtype);
-    if (di < 0 || !cmp_find(n->opcode)->fn[di])
+    const bool str = a->dtype == MP_DT_STRING && cmp_takes_strings(n);
+    if (!str && (di < 0 || !cmp_find(n->opcode)->fn[di]))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32, i32, "
                             "i64, i8, u8%s%s)", mp_tname(a), mp_dtype_name(a->dtype),
                             cmp_find(n->opcode)->fn[CMP_I16] ? ", i16" : "",
-                            cmp_find(n->opcode)->fn[CMP_BOOL] ? ", bool" : "");
+                            cmp_find(n->opcode)->fn[CMP_BOOL] ? ", bool, string" : "");
     if (b->dtype != a->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "inputs '%s' (%s) and '%s' (%s) differ in dtype",
                             mp_tname(a), mp_dtype_name(a->dtype), mp_tname(b),
@@ -178,6 +219,8 @@ static mp_status cmp_run(mp_node *n)
         return mp_node_fail(n, MP_ERR_ARG, "run before prepare");
     if (s->plan.elements == 0)
         return MP_OK;
+    if (n->in[0]->dtype == MP_DT_STRING)
+        return cmp_run_strings(n, &s->plan);
     cmp_find(n->opcode)->fn[cmp_dtype_index(n->in[0]->dtype)](&s->plan, n->in[0]->data,
                                                               n->in[1]->data, n->out[0]->data, s);
     return MP_OK;

@@ -41,7 +41,9 @@
  * strings in each memory mode, every output holding the input's strings in its shape; a
  * string into int32 and back refused, a buffer of another count refused. GATHER of rank-1
  * string params (gather.cc's GatherStrings) in that model and by hand (rank-2 indices, an
- * empty string); an index past the strings, rank-2 params, an int32 output refused. */
+ * empty string); an index past the strings, rank-2 params, an int32 output refused. EQUAL
+ * and NOT_EQUAL of strings (ComparisonString) in that model and by hand with broadcasting
+ * (a row vector, a scalar; a prefix is not equal); LESS of strings refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -737,8 +739,8 @@ static mp_tensor *str_input(kh_case *c, int32_t rank, const int32_t *dims, uint8
 }
 
 /* text (string input [2]) -> RESHAPE [1, 2] -> r -> EXPAND_DIMS (axis 0) -> e [1, 1, 2] ->
- * SQUEEZE (every unit dimension) -> q [2]; text -> GATHER (indices 1, 0, 1) -> g [3]; outputs
- * r, e, q and g. */
+ * SQUEEZE (every unit dimension) -> q [2]; text -> GATHER (indices 1, 0, 1) -> g [3];
+ * EQUAL(text, the constant "world" [1]) -> is_world bool [2]; outputs r, e, q, g, is_world. */
 static void *string_layout_model(size_t *size)
 {
     mp_tfw *w = mp_tfw_create();
@@ -756,12 +758,19 @@ static void *string_layout_model(size_t *size)
     int ix = mp_tfw_tensor(w, "picks", MP_DT_INT32, 1, &d3, mp_tfw_buffer(w, picks, sizeof picks),
                            NULL);
     int g = mp_tfw_tensor(w, "g", MP_DT_STRING, 1, &d3, 0, NULL);
+    uint8_t wb[32];
+    const char *world = "world";
+    const size_t wn = kh_pack_strings(wb, sizeof wb, 1, &world);
+    const int32_t d1 = 1;
+    int wt = mp_tfw_tensor(w, "world", MP_DT_STRING, 1, &d1, mp_tfw_buffer(w, wb, wn), NULL);
+    int eq = mp_tfw_tensor(w, "is_world", MP_DT_BOOL, 1, &d2, 0, NULL);
     mp_op_options o = mp_tfw_options_default();
     mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){x, sh}, 1, &r, &o);
     mp_tfw_op(w, MP_OP_EXPAND_DIMS, 2, (int32_t[]){r, ax}, 1, &e, &o);
     mp_tfw_op(w, MP_OP_SQUEEZE, 1, &e, 1, &q, &o);
     mp_tfw_op(w, MP_OP_GATHER, 2, (int32_t[]){x, ix}, 1, &g, &o);
-    mp_tfw_io(w, 1, &x, 4, (int32_t[]){r, e, q, g});
+    mp_tfw_op(w, MP_OP_EQUAL, 2, (int32_t[]){x, wt}, 1, &eq, &o);
+    mp_tfw_io(w, 1, &x, 5, (int32_t[]){r, e, q, g, eq});
     mp_test_model m = mp_test_tfw_finish(w);
     *size = m.size;
     return m.bytes;
@@ -797,6 +806,9 @@ static void test_string_layout_model(void **state)
             const mp_tensor *t = mp_session_output(s, 3);
             kh_expect_strings(t->data, t->bytes, 3,
                               (const char *const[]){runs[k][1], runs[k][0], runs[k][1]});
+            const uint8_t *isw = mp_session_output(s, 4)->data;
+            assert_int_equal(isw[0], 0);
+            assert_int_equal(isw[1], k == 0); /* "world" in the first run only */
         }
         mp_session_destroy(s);
     }
@@ -870,6 +882,51 @@ static void test_gather_strings(void **state)
     }
 }
 
+/* EQUAL / NOT_EQUAL of strings (comparisons.cc's ComparisonString), by hand, broadcasting. */
+static void test_compare_strings(void **state)
+{
+    (void)state;
+    uint8_t ba[128], bb[64], bs[32];
+    const char *a[4] = {"cat", "dog", "", "ca"};
+    const char *b[2] = {"cat", "dog"};
+    const char *one = "cat";
+    const size_t na = kh_pack_strings(ba, sizeof ba, 4, a);
+    const size_t nb = kh_pack_strings(bb, sizeof bb, 2, b);
+    const size_t ns = kh_pack_strings(bs, sizeof bs, 1, &one);
+    /* a [2, 2] against b [2], each row against (cat, dog): row 0 (cat, dog) equal, row 1
+     * ("", ca) not: 1 1 / 0 0; against the scalar "cat": 1 0 0 0 (ca, a prefix, differs) */
+    const uint8_t want_b[4] = {1, 1, 0, 0}, want_s[4] = {1, 0, 0, 0};
+    for (int op = 0; op < 2; op++)
+        for (int k = 0; k < 2; k++) {
+            kh_case c;
+            kh_init(&c, op == 0 ? MP_OP_EQUAL : MP_OP_NOT_EQUAL, NULL);
+            str_input(&c, 2, (int32_t[]){2, 2}, ba, na);
+            if (k == 0)
+                str_input(&c, 1, (int32_t[]){2}, bb, nb);
+            else
+                str_input(&c, 0, NULL, bs, ns);
+            mp_tensor *out = kh_output(&c, MP_DT_BOOL);
+            kh_expect_ok(&c, kh_run(&c));
+            const uint8_t *want = k == 0 ? want_b : want_s;
+            for (int i = 0; i < 4; i++)
+                assert_int_equal(((const uint8_t *)out->data)[i], op == 0 ? want[i] : !want[i]);
+            kh_free(&c);
+        }
+    /* LESS on strings, a string against an int32: refused, as by comparisons.cc */
+    for (int f = 0; f < 2; f++) {
+        kh_case c;
+        kh_init(&c, f == 0 ? MP_OP_LESS : MP_OP_EQUAL, NULL);
+        str_input(&c, 1, (int32_t[]){2}, bb, nb);
+        if (f == 0)
+            str_input(&c, 1, (int32_t[]){2}, bb, nb);
+        else
+            kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, NULL);
+        kh_output(&c, MP_DT_BOOL);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 0 ? "has dtype string" : "differ in dtype");
+        kh_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -888,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_string_layout_model),
         cmocka_unit_test(test_string_layout_refusals),
         cmocka_unit_test(test_gather_strings),
+        cmocka_unit_test(test_compare_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
