@@ -77,8 +77,8 @@ static void subgraphs_text(FILE *f, const mp_model_report *m)
 {
     if (m->n_subgraphs <= 1)
         return;
-    fprintf(f, "\nsubgraphs   %d (subgraph 0 above; WHILE, IF, CALL_ONCE and STABLEHLO_COMPOSITE "
-               "call the others by index)\n", (int)m->n_subgraphs);
+    fprintf(f, "\nsubgraphs   %d (subgraph 0 above; WHILE, IF, CALL_ONCE, STABLEHLO_COMPOSITE and "
+               "STABLEHLO_CASE call the others by index)\n", (int)m->n_subgraphs);
     for (int32_t k = 0; k < m->n_subgraphs; k++) {
         const mp_model_report_subgraph *g = &m->subgraphs[k];
         fprintf(f, "  %-3d %-20s %d tensors, %d operators, inputs ", (int)k,

@@ -9,12 +9,14 @@ blocked and plain CSR, 8- and 16-bit index vectors), variable tensors (the recur
 operators' states: rnn.tflite, svdf_int8.tflite), and the operators of signal.tflite,
 extra_ops.tflite and segment_scatter.tflite with their option tables. The
 files are committed; rerun this only to change them: python3 tests/fuzz/make_seeds.py
-Four more seeds come from tools/gen_model, which writes them with memprof's own writer:
+Five more seeds come from tools/gen_model, which writes them with memprof's own writer:
 while_loop.tflite (`gen_model while 3`: a WHILE calling a cond and a body subgraph),
 while_grow.tflite (`gen_model grow 2`: the loop variable grows each iteration) and
 call_once.tflite (`gen_model callonce 3`: CALL_ONCE, VAR_HANDLE, READ_VARIABLE and
 ASSIGN_VARIABLE over a resource variable); lstm_int8.tflite (`gen_model lstmq 3`: an int8
-UNIDIRECTIONAL_SEQUENCE_LSTM with peephole, layer norm, projection and its 5 intermediates).
+UNIDIRECTIONAL_SEQUENCE_LSTM with peephole, layer norm, projection and its 5 intermediates);
+stablehlo.tflite (`gen_model stablehlo 3`: a STABLEHLO_COMPOSITE calling its decomposition
+subgraph and a STABLEHLO_PAD, their options in builtin_options_2).
 The regress_*.tflite files are fuzzer findings kept as regression inputs, not written here
 (regress_softmax_long_row.tflite: an int8 SOFTMAX row whose exps overflowed TensorFlow
 Lite's int32 sum).
