@@ -31,7 +31,7 @@ static const mp_kernel *const k_tables[] = {
     mp_kernels_nms, mp_kernels_signal, mp_kernels_fake_quant,
     mp_kernels_random, mp_kernels_bitcast,
     mp_kernels_pool_argmax,
-    mp_kernels_stablehlo, mp_kernels_stablehlo_gather,
+    mp_kernels_stablehlo, mp_kernels_stablehlo_gather, mp_kernels_stablehlo_rng,
 };
 
 const mp_kernel *mp_kernel_find(int32_t opcode)

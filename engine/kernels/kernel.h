@@ -226,6 +226,7 @@ extern const mp_kernel mp_kernels_stablehlo[];   /* STABLEHLO_ADD, _MULTIPLY, _M
                                                     _AND, _SHIFT_LEFT, _PAD, _REDUCE_WINDOW,
                                                     DILATE, REDUCE_WINDOW */
 extern const mp_kernel mp_kernels_stablehlo_gather[]; /* STABLEHLO_GATHER, STABLEHLO_SCATTER */
+extern const mp_kernel mp_kernels_stablehlo_rng[]; /* STABLEHLO_RNG_BIT_GENERATOR */
 /* each table ends with an entry whose opcode is -1 */
 
 #endif

@@ -39,13 +39,14 @@ static void test_names(void **state)
     for (int c = 0; c < MP_OP_CODE_COUNT; c++)
         assert_non_null(mp_op_name(c));
     assert_null(mp_op_name(MP_OP_CODE_COUNT));
-    /* what runs: TensorFlow Lite's BuiltinOpResolver's StableHLO operators but the RNG bit
-     * generator; the ones without a runtime kernel there are not run either */
+    /* what runs: every StableHLO operator TensorFlow Lite's BuiltinOpResolver registers; the
+     * ones without a runtime kernel there are not run either */
     const int runs[] = {MP_OP_STABLEHLO_ADD, MP_OP_STABLEHLO_MULTIPLY, MP_OP_STABLEHLO_MAXIMUM,
                         MP_OP_STABLEHLO_MINIMUM, MP_OP_STABLEHLO_AND, MP_OP_STABLEHLO_SHIFT_LEFT,
                         MP_OP_STABLEHLO_PAD, MP_OP_DILATE, MP_OP_STABLEHLO_REDUCE_WINDOW,
                         MP_OP_REDUCE_WINDOW, MP_OP_STABLEHLO_GATHER, MP_OP_STABLEHLO_SCATTER,
-                        MP_OP_STABLEHLO_COMPOSITE, MP_OP_STABLEHLO_CASE};
+                        MP_OP_STABLEHLO_COMPOSITE, MP_OP_STABLEHLO_CASE,
+                        MP_OP_STABLEHLO_RNG_BIT_GENERATOR};
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++)
         assert_non_null(mp_kernel_find(runs[k]));
     assert_null(mp_kernel_find(MP_OP_STABLEHLO_LOGISTIC));
@@ -639,6 +640,91 @@ static void test_scatter(void **state)
     kh_free(&c);
 }
 
+/* STABLEHLO_RNG_BIT_GENERATOR on a uint64 state of `len` values (two 32-bit words each, low
+ * first: w), algorithm alg, bits of dtype dt and `count` elements; the words and the state it
+ * gives into bits / st. */
+static void rng_case(kh_case *c, int alg, const uint32_t *w, int32_t len, mp_dtype dt, int32_t count,
+                     void *bits, uint64_t *st)
+{
+    static mp_shlo_options s;
+    s = (mp_shlo_options){.rng_algorithm = alg};
+    uint64_t state[3];
+    for (int32_t k = 0; k < len; k++)
+        state[k] = (uint64_t)w[2 * k] | (uint64_t)w[2 * k + 1] << 32;
+    start(c, MP_OP_STABLEHLO_RNG_BIT_GENERATOR);
+    c->opt.shlo = &s;
+    kh_input(c, MP_DT_UINT64, 1, &len, state);
+    kh_output(c, MP_DT_UINT64);
+    mp_tensor *o = kh_output(c, dt);
+    /* the bits' shape is the model's: the harness's tensor infos hold it */
+    c->infos[o->index].rank = 1;
+    c->infos[o->index].shape[0] = count;
+    kh_expect_ok(c, kh_run(c));
+    memcpy(bits, c->out[1]->data, c->out[1]->bytes);
+    memcpy(st, c->out[0]->data, c->out[0]->bytes);
+}
+
+static void test_rng_bit_generator(void **state)
+{
+    (void)state;
+    kh_case c = {0};
+    uint32_t bits[8];
+    uint64_t st[3];
+    /* THREEFRY: Random123's known answers for threefry2x32 with 20 rounds (counter, key ->
+     * words), the state being the key's two words then the counter's; the counter's word 0
+     * steps once (carrying into word 1) */
+    static const struct {
+        uint32_t key[2], ctr[2], out[2];
+    } tf[3] = {
+        {{0, 0}, {0, 0}, {0x6b200159, 0x99ba4efe}},
+        {{0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}, {0x1cb996fc, 0xbb002be7}},
+        {{0x13198a2e, 0x03707344}, {0x243f6a88, 0x85a308d3}, {0xc4923a9c, 0x483df7a0}},
+    };
+    for (int k = 0; k < 3; k++) {
+        const uint32_t w[4] = {tf[k].key[0], tf[k].key[1], tf[k].ctr[0], tf[k].ctr[1]};
+        rng_case(&c, 2, w, 2, MP_DT_UINT32, 2, bits, st);
+        assert_memory_equal(bits, tf[k].out, sizeof tf[k].out);
+        uint64_t key = (uint64_t)tf[k].key[0] | (uint64_t)tf[k].key[1] << 32;
+        uint64_t ctr = ((uint64_t)tf[k].ctr[0] | (uint64_t)tf[k].ctr[1] << 32) + 1; /* +1 with carry */
+        assert_true(st[0] == key && st[1] == ctr);
+    }
+    /* PHILOX, u64[3]: key words 0, 1, counter words 2..5 (Random123's philox4x32_10 answers,
+     * also test_kernels_random's): one block of four words; as int64, two elements of two
+     * words each, low first */
+    const uint32_t pw[6] = {0xa4093822, 0x299f31d0, 0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344};
+    const uint32_t pout[4] = {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1};
+    rng_case(&c, 1, pw, 3, MP_DT_INT64, 2, bits, st);
+    assert_memory_equal(bits, pout, sizeof pout);
+    assert_true(st[0] == ((uint64_t)pw[1] << 32 | pw[0]) && st[1] == ((uint64_t)pw[3] << 32 | (pw[2] + 1u)) &&
+                st[2] == ((uint64_t)pw[5] << 32 | pw[4]));
+    /* PHILOX (DEFAULT), u64[2] of zeros: counter words 2, 3 then the key's again, all 0:
+     * the first block is {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}; five int32 take it
+     * and one word of the next block, and the counter stepped twice */
+    const uint32_t zw[4] = {0, 0, 0, 0};
+    int32_t five[5];
+    rng_case(&c, 0, zw, 2, MP_DT_INT32, 5, five, st);
+    const uint32_t z4[4] = {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8};
+    assert_memory_equal(five, z4, sizeof z4);
+    assert_true(st[0] == 0 && st[1] == 2);
+    /* THREEFRY takes a u64[2] only (exit 6), bits of float32 are refused (exit 5) */
+    const uint32_t w3[6] = {0};
+    uint64_t s3[3] = {0};
+    static mp_shlo_options thr = {.rng_algorithm = 2};
+    start(&c, MP_OP_STABLEHLO_RNG_BIT_GENERATOR);
+    c.opt.shlo = &thr;
+    kh_input(&c, MP_DT_UINT64, 1, (int32_t[]){3}, s3);
+    kh_output(&c, MP_DT_UINT64);
+    kh_output(&c, MP_DT_UINT32);
+    kh_expect_error(&c, MP_ERR_SHAPE, "has 3 values; THREEFRY takes 2");
+    (void)w3;
+    start(&c, MP_OP_STABLEHLO_RNG_BIT_GENERATOR);
+    kh_input(&c, MP_DT_UINT64, 1, (int32_t[]){2}, s3);
+    kh_output(&c, MP_DT_UINT64);
+    kh_output(&c, MP_DT_FLOAT32);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "it may be int32, uint32, int64 or uint64");
+    kh_free(&c);
+}
+
 /* ---- whole models in the static and dynamic modes ----------------------------------------- */
 
 static const mp_memory_mode k_modes[] = {MP_MEMORY_AUTO, MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC};
@@ -708,6 +794,39 @@ static void test_models_run(void **state)
     }
     free(cm.bytes);
 
+    /* RNG_BIT_GENERATOR (THREEFRY) on an input state of zeros: bits uint32 [4] whose first
+     * two words are threefry2x32-20's answer for counter 0 under key 0; the same bits in every
+     * mode, the state out with its counter stepped twice */
+    mp_tfw *w = mp_tfw_create();
+    int si = mp_tfw_tensor(w, "state", MP_DT_UINT64, 1, (int32_t[]){2}, 0, NULL);
+    int so = mp_tfw_tensor(w, "state_out", MP_DT_UINT64, 1, (int32_t[]){2}, 0, NULL);
+    int bo = mp_tfw_tensor(w, "bits", MP_DT_UINT32, 1, (int32_t[]){4}, 0, NULL);
+    static mp_shlo_options thr = {.rng_algorithm = 2};
+    mp_op_options ro = mp_tfw_options_default();
+    ro.shlo = &thr;
+    mp_tfw_op(w, MP_OP_STABLEHLO_RNG_BIT_GENERATOR, 1, &si, 2, (int32_t[]){so, bo}, &ro);
+    mp_tfw_io(w, 1, &si, 2, (int32_t[]){so, bo});
+    mp_test_model rm = mp_test_tfw_finish(w);
+    uint32_t first[4] = {0};
+    for (size_t m = 0; m < sizeof k_modes / sizeof k_modes[0]; m++) {
+        mp_session_options o = {.threads = 1, .mode = k_modes[m]};
+        mp_session *s = mp_test_session(&rm, &o, "rng.tflite");
+        const uint64_t zero[2] = {0, 0};
+        uint64_t sout[2];
+        uint32_t bits[4];
+        mp_test_set_input(s, 0, zero, sizeof zero);
+        mp_test_run(s);
+        mp_test_get_output(s, 0, sout, sizeof sout);
+        mp_test_get_output(s, 1, bits, sizeof bits);
+        assert_true(sout[0] == 0 && sout[1] == 2);
+        assert_true(bits[0] == 0x6b200159 && bits[1] == 0x99ba4efe);
+        if (m == 0)
+            memcpy(first, bits, sizeof bits);
+        assert_memory_equal(bits, first, sizeof bits);
+        mp_session_destroy(s);
+    }
+    free(rm.bytes);
+
     /* an operator without a kernel: the session refuses it (exit 5), naming it */
     mp_test_model lg = one_op_model(MP_OP_STABLEHLO_LOGISTIC, NULL, 2, (int32_t[]){2, 3});
     mp_session *s = NULL;
@@ -734,6 +853,7 @@ int main(void)
         cmocka_unit_test(test_reduce_window),
         cmocka_unit_test(test_gather),
         cmocka_unit_test(test_scatter),
+        cmocka_unit_test(test_rng_bit_generator),
         cmocka_unit_test(test_models_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
