@@ -22,7 +22,9 @@
  * shares its input's bytes, and the output of an ADD, SUB, MUL or DIV the bytes of an input
  * that nobody reads after it (elementwise: each output element is written after the input
  * elements at its index were read, and an input of the output's size is never broadcast),
- * when the static manager plans both: not for a model input or output, a variable, or a
+ * and the output of a SOFTMAX the bytes of its input on the same terms (TensorFlow Lite
+ * registers it in place: every kernel of ours reads a row's element before writing the
+ * output at its index), when the static manager plans both: not for a model input or output, a variable, or a
  * dynamic tensor. The input's slot then lives from its producer to the last reader of any
  * tensor sharing it, the output has no slot of its own (no PLAN event: the trace's slot is
  * the input's), and a RESHAPE copies nothing. Chains share one slot.
@@ -98,8 +100,8 @@ static bool may_share(const mp_session *s, int32_t i, int32_t a, int32_t b)
 /* Which outputs share their input's slot (the header: "In place"), and the lifetime of
  * each shared slot: its root's first step to the last step of any tensor sharing it. First
  * the operators that leave the data unmodified (every one of them: the whole life of each
- * group is then known), then the elementwise ones in execution order, each taking the slot
- * of an input whose group nobody reads after it. */
+ * group is then known), then the elementwise ones and SOFTMAX in execution order, each
+ * taking the slot of an input whose group nobody reads after it. */
 static void find_shared(mp_session *s)
 {
     for (int32_t t = 0; t < s->n_tensors; t++)
@@ -117,11 +119,15 @@ static void find_shared(mp_session *s)
     for (int32_t i = 0; i < s->n_nodes; i++) {
         const mp_node *n = &s->nodes[i];
         int op = n->opcode;
-        if ((op != MP_OP_ADD && op != MP_OP_SUB && op != MP_OP_MUL && op != MP_OP_DIV) ||
-            s->nrt[i].folded || n->n_in != 2 || n->n_out != 1)
+        /* the inputs whose slot the output may take: either of an arithmetic operator's two,
+         * a SOFTMAX's one (TensorFlow Lite registers it kTfLiteInplaceOpInput0Shared) */
+        int32_t n_shareable = op == MP_OP_SOFTMAX ? 1 : 2;
+        if ((op != MP_OP_ADD && op != MP_OP_SUB && op != MP_OP_MUL && op != MP_OP_DIV &&
+             op != MP_OP_SOFTMAX) ||
+            s->nrt[i].folded || n->n_in != n_shareable || n->n_out != 1)
             continue;
         int32_t b = n->out[0]->index;
-        for (int32_t j = 0; j < 2; j++) {
+        for (int32_t j = 0; j < n_shareable; j++) {
             if (!n->in[j])
                 continue;
             int32_t a = n->in[j]->index, ra = group_root(s, a);

@@ -322,6 +322,94 @@ static void test_elementwise_takes_a_dead_input(void **state)
     }
 }
 
+/* SOFTMAX in place: x [1] (input) + k [1, 1024] -> a (op 0 ADD); softmax(a) -> p (op 1: a's
+ * slot when nobody reads a after it); p -> r [32, 32] (RESHAPE), r x w + bias -> out [32, 1]
+ * (FULLY_CONNECTED, the output). With `reread`, an ADD p + a -> q comes between (op 2) and
+ * reads a after the softmax, so p keeps a slot of its own (and q takes p's). Expected: shared,
+ * a's slot lives 0..3 and the most bytes alive at once are that 4 KiB slot and out's 128 at
+ * the last step; reread, a 0..2 and p from 1, both 4 KiB slots alive at ops 1 and 2. The
+ * output is the reference softmax (plus a) either way. */
+static void test_softmax_takes_its_dead_input(void **state)
+{
+    (void)state;
+    for (int reread = 0; reread <= 1; reread++) {
+        kh_fill(g_k, N, 7, 2.0f);
+        kh_fill(g_w, 32, 8, 0.5f);
+        g_bias[0] = 0.25f;
+        const int32_t shp[2] = {32, 32};
+        mp_tfw *w = mp_tfw_create();
+        assert_non_null(w);
+        int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
+        int k = mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
+                              mp_tfw_buffer(w, g_k, sizeof g_k), NULL);
+        int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+        int p = mp_tfw_tensor(w, "p", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+        int q = reread ? mp_tfw_tensor(w, "q", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL) : p;
+        int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
+                               mp_tfw_buffer(w, shp, sizeof shp), NULL);
+        int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
+        int wt = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
+                               mp_tfw_buffer(w, g_w, sizeof g_w), NULL);
+        int bs = mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
+                               mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
+        int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
+        mp_op_options o = mp_tfw_options_default();
+        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, k}, 1, &a, &o);
+        o.beta = 1.0f;
+        mp_tfw_op(w, MP_OP_SOFTMAX, 1, &a, 1, &p, &o);
+        o = mp_tfw_options_default();
+        if (reread)
+            mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){p, a}, 1, &q, &o);
+        mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){q, sh}, 1, &r, &o);
+        mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){r, wt, bs}, 1, &out, &o);
+        mp_tfw_io(w, 1, &x, 1, &out);
+        mp_test_model md = mp_test_tfw_finish(w);
+        mp_trace *tr = mp_trace_create();
+        assert_non_null(tr);
+        mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr};
+        mp_session *s = mp_test_session(&md, &so, "softmax");
+        const float xv = -0.25f;
+        float got[32];
+        mp_test_set_input(s, 0, &xv, sizeof xv);
+        mp_test_run(s);
+        mp_test_get_output(s, 0, got, sizeof got);
+        double mx = -INFINITY, sum = 0;
+        for (int c = 0; c < N; c++)
+            mx = fmax(mx, (double)xv + g_k[c]);
+        for (int c = 0; c < N; c++)
+            sum += exp((double)xv + g_k[c] - mx);
+        for (int row = 0; row < 32; row++) {
+            double want = g_bias[0];
+            for (int c = 0; c < 32; c++) {
+                double av = (double)xv + g_k[32 * row + c];
+                double pv = exp(av - mx) / sum;
+                want += (double)g_w[c] * (reread ? pv + av : pv);
+            }
+            assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
+        }
+        mp_session_memory mi;
+        mp_session_memory_info(s, &mi);
+        const mp_event *pa = plan_of(tr, a);
+        assert_non_null(pa);
+        if (!reread) {
+            assert_null(plan_of(tr, p));
+            assert_ptr_equal(mp_session_tensor(s, p)->data, mp_session_tensor(s, a)->data);
+            assert_int_equal(pa->op_last, 3);
+            assert_int_equal(mi.lower_bound, ALIGNED(N * 4) + ALIGNED(32 * 4));
+        } else {
+            const mp_event *pp = plan_of(tr, p);
+            assert_non_null(pp);
+            assert_int_equal(pa->op_last, 2);
+            assert_int_equal(pp->op, 1);
+            assert_true(mp_session_tensor(s, p)->data != mp_session_tensor(s, a)->data);
+            assert_int_equal(mi.lower_bound, 2 * ALIGNED(N * 4));
+        }
+        mp_session_destroy(s);
+        mp_trace_destroy(tr);
+        free(md.bytes);
+    }
+}
+
 /* The lifetimes of a profile of tr, checked for the chain model: b and c in place in a's slot
  * for their own operators (b 1..2, c 2..3), a's slot (its PLAN event) 0..3. */
 static void expect_chain_lifetimes(mp_source *src)
@@ -445,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_runs_again_and_balances),
         cmocka_unit_test(test_model_inputs_and_outputs_keep_their_bytes),
         cmocka_unit_test(test_elementwise_takes_a_dead_input),
+        cmocka_unit_test(test_softmax_takes_its_dead_input),
         cmocka_unit_test(test_trace_names_the_shared_slot),
         cmocka_unit_test(test_alive_names_the_holder),
     };
