@@ -3,7 +3,9 @@
  *
  * ZEROS_LIKE: zeros of the input's shape and dtype (float32, int32, int64).
  * FILL: input 0 the output's dimensions (int32 or int64 vector, each >= 0), input 1 a scalar
- * whose value (any fixed-size dtype; the output's) fills the output.
+ * whose value (any fixed-size dtype; the output's) fills the output; a string value fills a
+ * string output (fill.cc's FillString), whose size, known from the value's length, waits for
+ * the run (mp_node_in_run).
  * RANGE: scalars start, limit, delta of one dtype (int32, int64, float32; the output's) give
  * start, start + delta, ... while short of limit: ceil(|limit - start| / |delta|) elements
  * (integers without overflow; float32 as TensorFlow Lite, in float), each the previous plus
@@ -16,6 +18,9 @@
 
 #include <math.h>
 #include <string.h>
+
+#include "engine/kernels/strings.h"
+#include "engine/session_resources.h"
 
 /* ---- ZEROS_LIKE ------------------------------------------------------------------------- */
 
@@ -55,7 +60,11 @@ static mp_status fill_infer(mp_node *n)
     if (value->rank != 0)
         return mp_node_fail(n, MP_ERR_SHAPE, "value '%s' must be a scalar, has rank %d",
                             mp_tname(value), value->rank);
-    if ((st = mp_node_check_same_dtype(n, value, n->out[0])) != MP_OK)
+    const bool str = value->dtype == MP_DT_STRING;
+    if (str && n->out[0]->dtype != MP_DT_STRING)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but value '%s' is string",
+                            mp_tname(n->out[0]), mp_dtype_name(n->out[0]->dtype), mp_tname(value));
+    if (!str && (st = mp_node_check_same_dtype(n, value, n->out[0])) != MP_OK)
         return st;
     if (dims->dims[0] > MP_MAX_RANK)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "dims '%s' asks for rank %d (at most %d)",
@@ -70,7 +79,38 @@ static mp_status fill_infer(mp_node *n)
                                 i, mp_tname(dims), (long long)d, INT32_MAX);
         out[i] = (int32_t)d;
     }
-    return mp_node_set_output_shape(n, dims->dims[0], out);
+    if ((st = mp_node_set_output_shape(n, dims->dims[0], out)) != MP_OK || !str)
+        return st;
+    /* a string value: count copies of it, sized while running */
+    if (!mp_node_in_run(n) || !value->data)
+        return MP_ERR_DEFERRED;
+    if ((st = mp_str_check(n, value)) != MP_OK)
+        return st;
+    size_t len;
+    mp_str_at(value, 0, &len);
+    const size_t count = mp_tensor_elements(n->out[0]);
+    if ((len && count > (size_t)INT32_MAX / len) ||
+        !mp_str_bytes(count, count * len, &n->out[0]->bytes))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' would exceed 2 GiB of strings",
+                            mp_tname(n->out[0]));
+    return MP_OK;
+}
+
+/* A string value written count times (infer sized the output). */
+static mp_status fill_run_string(mp_node *n, size_t count)
+{
+    mp_tensor *out = n->out[0];
+    size_t len;
+    const char *str = mp_str_at(n->in[1], 0, &len);
+    mp_str_writer w;
+    mp_str_begin(&w, out->data, out->bytes, (int32_t)count);
+    for (size_t i = 0; i < count; i++)
+        if (!mp_str_append(&w, str, len) || !mp_str_next(&w))
+            break;
+    if (!mp_str_done(&w))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold %zu copies of the value",
+                            mp_tname(out), count);
+    return MP_OK;
 }
 
 static mp_status fill_run(mp_node *n)
@@ -79,6 +119,8 @@ static mp_status fill_run(mp_node *n)
     mp_tensor *out = n->out[0];
     const size_t es = mp_dtype_size(value->dtype), count = mp_tensor_elements(out);
     uint8_t *y = out->data;
+    if (value->dtype == MP_DT_STRING)
+        return fill_run_string(n, count);
     if (count == 0)
         return MP_OK;
     memcpy(y, value->data, es);

@@ -43,7 +43,8 @@
  * string params (gather.cc's GatherStrings) in that model and by hand (rank-2 indices, an
  * empty string); an index past the strings, rank-2 params, an int32 output refused. EQUAL
  * and NOT_EQUAL of strings (ComparisonString) in that model and by hand with broadcasting
- * (a row vector, a scalar; a prefix is not equal); LESS of strings refused. */
+ * (a row vector, a scalar; a prefix is not equal); LESS of strings refused. FILL with a
+ * string value (FillString) by hand: [2,2] copies, an empty shape, an empty string. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -740,7 +741,8 @@ static mp_tensor *str_input(kh_case *c, int32_t rank, const int32_t *dims, uint8
 
 /* text (string input [2]) -> RESHAPE [1, 2] -> r -> EXPAND_DIMS (axis 0) -> e [1, 1, 2] ->
  * SQUEEZE (every unit dimension) -> q [2]; text -> GATHER (indices 1, 0, 1) -> g [3];
- * EQUAL(text, the constant "world" [1]) -> is_world bool [2]; outputs r, e, q, g, is_world. */
+ * EQUAL(text, the constant "world" [1]) -> is_world bool [2]; FILL([3], the constant scalar
+ * "x") -> xs [3] (all its inputs constants); outputs r, e, q, g, is_world, xs. */
 static void *string_layout_model(size_t *size)
 {
     mp_tfw *w = mp_tfw_create();
@@ -764,13 +766,21 @@ static void *string_layout_model(size_t *size)
     const int32_t d1 = 1;
     int wt = mp_tfw_tensor(w, "world", MP_DT_STRING, 1, &d1, mp_tfw_buffer(w, wb, wn), NULL);
     int eq = mp_tfw_tensor(w, "is_world", MP_DT_BOOL, 1, &d2, 0, NULL);
+    uint8_t xb[16];
+    const char *xv = "x";
+    const size_t xn = kh_pack_strings(xb, sizeof xb, 1, &xv);
+    int xt = mp_tfw_tensor(w, "x", MP_DT_STRING, 0, NULL, mp_tfw_buffer(w, xb, xn), NULL);
+    int fd = mp_tfw_tensor(w, "fill_dims", MP_DT_INT32, 1, &d1, mp_tfw_buffer(w, &d3, sizeof d3),
+                           NULL);
+    int xs = mp_tfw_tensor(w, "xs", MP_DT_STRING, 1, &d3, 0, NULL);
     mp_op_options o = mp_tfw_options_default();
     mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){x, sh}, 1, &r, &o);
     mp_tfw_op(w, MP_OP_EXPAND_DIMS, 2, (int32_t[]){r, ax}, 1, &e, &o);
     mp_tfw_op(w, MP_OP_SQUEEZE, 1, &e, 1, &q, &o);
     mp_tfw_op(w, MP_OP_GATHER, 2, (int32_t[]){x, ix}, 1, &g, &o);
     mp_tfw_op(w, MP_OP_EQUAL, 2, (int32_t[]){x, wt}, 1, &eq, &o);
-    mp_tfw_io(w, 1, &x, 5, (int32_t[]){r, e, q, g, eq});
+    mp_tfw_op(w, MP_OP_FILL, 2, (int32_t[]){fd, xt}, 1, &xs, &o);
+    mp_tfw_io(w, 1, &x, 6, (int32_t[]){r, e, q, g, eq, xs});
     mp_test_model m = mp_test_tfw_finish(w);
     *size = m.size;
     return m.bytes;
@@ -809,6 +819,8 @@ static void test_string_layout_model(void **state)
             const uint8_t *isw = mp_session_output(s, 4)->data;
             assert_int_equal(isw[0], 0);
             assert_int_equal(isw[1], k == 0); /* "world" in the first run only */
+            t = mp_session_output(s, 5);
+            kh_expect_strings(t->data, t->bytes, 3, (const char *const[]){"x", "x", "x"});
         }
         mp_session_destroy(s);
     }
@@ -927,6 +939,52 @@ static void test_compare_strings(void **state)
     }
 }
 
+/* FILL with a string value (fill.cc's FillString), by hand. */
+static void test_fill_strings(void **state)
+{
+    (void)state;
+    uint8_t bv[32], be[32];
+    const char *ab = "ab", *empty = "";
+    const size_t nv = kh_pack_strings(bv, sizeof bv, 1, &ab);
+    const size_t ne = kh_pack_strings(be, sizeof be, 1, &empty);
+    static const int32_t d22[2] = {2, 2}, d0[1] = {0}, d3[1] = {3};
+    const struct {
+        int32_t rank;
+        const int32_t *dims;
+        uint8_t *buf;
+        size_t nb;
+        int count;
+        const char *const *want;
+    } cases[3] = {{2, d22, bv, nv, 4, (const char *const[]){"ab", "ab", "ab", "ab"}},
+                  {1, d0, bv, nv, 0, NULL},
+                  {1, d3, be, ne, 3, (const char *const[]){"", "", ""}}};
+    for (int k = 0; k < 3; k++) {
+        kh_case c;
+        kh_init(&c, MP_OP_FILL, NULL);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){cases[k].rank}, cases[k].dims);
+        str_input(&c, 0, NULL, cases[k].buf, cases[k].nb);
+        mp_tensor *out = kh_output(&c, MP_DT_STRING);
+        kh_expect_ok(&c, kh_run(&c));
+        assert_int_equal(out->rank, cases[k].rank);
+        kh_expect_strings(out->data, out->bytes, cases[k].count, cases[k].want);
+        kh_free(&c);
+    }
+    /* a string value into an int32 output, an int32 value into a string output: refused */
+    static const int32_t v = 7;
+    for (int f = 0; f < 2; f++) {
+        kh_case c;
+        kh_init(&c, MP_OP_FILL, NULL);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, d3);
+        if (f == 0)
+            str_input(&c, 0, NULL, bv, nv);
+        else
+            kh_input(&c, MP_DT_INT32, 0, NULL, &v);
+        kh_output(&c, f == 0 ? MP_DT_INT32 : MP_DT_STRING);
+        kh_expect_error(&c, MP_ERR_UNSUPPORTED, f == 0 ? "but value 't1' is string" : NULL);
+        kh_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -946,6 +1004,7 @@ int main(void)
         cmocka_unit_test(test_string_layout_refusals),
         cmocka_unit_test(test_gather_strings),
         cmocka_unit_test(test_compare_strings),
+        cmocka_unit_test(test_fill_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
