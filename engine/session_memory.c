@@ -24,7 +24,8 @@
  * elements at its index were read, and an input of the output's size is never broadcast),
  * and the output of a SOFTMAX the bytes of its input on the same terms (TensorFlow Lite
  * registers it in place: every kernel of ours reads a row's element before writing the
- * output at its index), when the static manager plans both: not for a model input or output, a variable, or a
+ * output at its index), and a DYNAMIC_UPDATE_SLICE's those of its operand (it then writes
+ * the update's bytes only), when the static manager plans both: not for a model input or output, a variable, or a
  * dynamic tensor. The input's slot then lives from its producer to the last reader of any
  * tensor sharing it, the output has no slot of its own (no PLAN event: the trace's slot is
  * the input's), and a RESHAPE copies nothing. Chains share one slot.
@@ -120,11 +121,13 @@ static void find_shared(mp_session *s)
         const mp_node *n = &s->nodes[i];
         int op = n->opcode;
         /* the inputs whose slot the output may take: either of an arithmetic operator's two,
-         * a SOFTMAX's one (TensorFlow Lite registers it kTfLiteInplaceOpInput0Shared) */
-        int32_t n_shareable = op == MP_OP_SOFTMAX ? 1 : 2;
+         * a SOFTMAX's one, a DYNAMIC_UPDATE_SLICE's operand (TensorFlow Lite registers both
+         * kTfLiteInplaceOpInput0Shared: the slice then only overwrites the update's bytes) */
+        int32_t n_shareable = op == MP_OP_SOFTMAX || op == MP_OP_DYNAMIC_UPDATE_SLICE ? 1 : 2;
+        int32_t n_inputs = op == MP_OP_DYNAMIC_UPDATE_SLICE ? 3 : n_shareable;
         if ((op != MP_OP_ADD && op != MP_OP_SUB && op != MP_OP_MUL && op != MP_OP_DIV &&
-             op != MP_OP_SOFTMAX) ||
-            s->nrt[i].folded || n->n_in != n_shareable || n->n_out != 1)
+             op != MP_OP_SOFTMAX && op != MP_OP_DYNAMIC_UPDATE_SLICE) ||
+            s->nrt[i].folded || n->n_in != n_inputs || n->n_out != 1)
             continue;
         int32_t b = n->out[0]->index;
         for (int32_t j = 0; j < n_shareable; j++) {

@@ -275,7 +275,8 @@ static mp_status dus_run(mp_node *n)
         size_t off = (size_t)at[last];
         for (int32_t d = 0; d < last; d++)
             off += (size_t)(at[d] + idx[d]) * stride[d];
-        memcpy(y + off * es, u, row);
+        if (y + off * es != u) /* an update in the output's own bytes is in place already */
+            memcpy(y + off * es, u, row);
         mp_index_next(idx, upd->dims, last);
     }
     return MP_OK;

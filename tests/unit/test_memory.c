@@ -1132,7 +1132,8 @@ static mp_trace *run_model_once(const char *path, mp_memory_mode mode, outs *o, 
  * RESHAPE, SQUEEZE or EXPAND_DIMS always (first, for every operator), then in execution order
  * the output of an ADD, SUB, MUL or DIV the slot of its first input (of more than 8 bytes)
  * whose group holds no model output and has no reader after that operator, and the output of
- * a SOFTMAX the slot of its one input on the same terms. A group's slot
+ * a SOFTMAX the slot of its one input, of a DYNAMIC_UPDATE_SLICE that of its operand, on the
+ * same terms. A group's slot
  * lives to the last step of any of its tensors. root[t]: the tensor whose slot t uses, or
  * -1. */
 static int32_t share_root(const int32_t *up, int32_t t)
@@ -1172,12 +1173,13 @@ static void life_share(life *L, const uint64_t *bytes, const bool *dyn, int32_t 
     }
     for (int32_t i = 0; i < L->n_ops; i++) {
         int32_t c = L->op_code[i], b = L->op_out0[i];
-        int n_in = c == MP_OP_SOFTMAX ? 1 : 2;
+        int n_sh = c == MP_OP_SOFTMAX || c == MP_OP_DYNAMIC_UPDATE_SLICE ? 1 : 2;
+        int n_in = c == MP_OP_DYNAMIC_UPDATE_SLICE ? 3 : n_sh;
         if ((c != MP_OP_ADD && c != MP_OP_SUB && c != MP_OP_MUL && c != MP_OP_DIV &&
-             c != MP_OP_SOFTMAX) ||
+             c != MP_OP_SOFTMAX && c != MP_OP_DYNAMIC_UPDATE_SLICE) ||
             L->folded[i] || L->op_n_in[i] != n_in)
             continue;
-        for (int j = 0; j < n_in; j++) {
+        for (int j = 0; j < n_sh; j++) {
             int32_t a = j == 0 ? L->op_in0[i] : L->op_in1[i];
             if (!share_ok(L, bytes, dyn, i, a, b) || bytes[a] <= 8)
                 continue;
