@@ -109,6 +109,17 @@ mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_ten
     return MP_OK;
 }
 
+mp_status mp_node_check_same_dtype_or_string(mp_node *n, const mp_tensor *in,
+                                             const mp_tensor *out)
+{
+    if (in->dtype != MP_DT_STRING)
+        return mp_node_check_same_dtype(n, in, out);
+    if (out->dtype != MP_DT_STRING)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is string",
+                            mp_tname(out), mp_dtype_name(out->dtype), mp_tname(in));
+    return MP_OK;
+}
+
 mp_status mp_node_check_f32_io(mp_node *n)
 {
     const mp_tensor *in = n->in[0], *out = n->out[0];

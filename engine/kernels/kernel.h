@@ -89,6 +89,10 @@ const char *mp_tname(const mp_tensor *t);
 mp_status mp_node_check_io(mp_node *n, int32_t min_in, int32_t max_in, uint32_t optional);
 /* The output has the input's dtype, which has a fixed element size (MP_ERR_UNSUPPORTED). */
 mp_status mp_node_check_same_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out);
+/* The same, or input and output both string tensors (the operators that move strings whole:
+ * RESHAPE, SQUEEZE, EXPAND_DIMS, SLICE, STRIDED_SLICE). */
+mp_status mp_node_check_same_dtype_or_string(mp_node *n, const mp_tensor *in,
+                                             const mp_tensor *out);
 /* Stable sort of the positions idx[0..count): afterwards before(ctx, idx[i], idx[j]) never
  * holds for i < j (an element goes ahead only when strictly before; a tie keeps the earlier
  * one first). Bottom-up merge sort, no allocation: tmp has count entries. */

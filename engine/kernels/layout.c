@@ -64,19 +64,6 @@ static mp_status run_copy(mp_node *n)
     return MP_OK;
 }
 
-/* RESHAPE, SQUEEZE, EXPAND_DIMS: the output has the input's dtype, a fixed-size one or string
- * (then deferred to the run, see the top of the file). */
-static mp_status copy_check_dtype(mp_node *n, const mp_tensor *in, const mp_tensor *out)
-{
-    if (in->dtype != MP_DT_STRING)
-        return mp_node_check_same_dtype(n, in, out);
-    if (out->dtype != MP_DT_STRING)
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but input '%s' is %s",
-                            mp_tname(out), mp_dtype_name(out->dtype), mp_tname(in),
-                            mp_dtype_name(in->dtype));
-    return MP_OK;
-}
-
 /* The end of their infer, the output's shape set: a string output gets the input's bytes,
  * known while running, once the input's buffer is checked. */
 static mp_status copy_string_bytes(mp_node *n)
@@ -156,7 +143,7 @@ static mp_status reshape_infer(mp_node *n)
     const mp_tensor *in = n->in[0];
     const mp_tensor *shp = n->n_in > 1 ? n->in[1] : NULL;
     mp_tensor *out = n->out[0];
-    if ((st = copy_check_dtype(n, in, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype_or_string(n, in, out)) != MP_OK)
         return st;
 
     size_t in_count = mp_tensor_elements(in);
@@ -246,7 +233,7 @@ static mp_status squeeze_infer(mp_node *n)
         return st;
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
-    if ((st = copy_check_dtype(n, in, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype_or_string(n, in, out)) != MP_OK)
         return st;
     bool drop[MP_MAX_RANK] = {false};
     char b[96];
@@ -288,7 +275,7 @@ static mp_status expand_dims_infer(mp_node *n)
         return st;
     const mp_tensor *in = n->in[0], *ax = n->in[1];
     mp_tensor *out = n->out[0];
-    if ((st = copy_check_dtype(n, in, out)) != MP_OK)
+    if ((st = mp_node_check_same_dtype_or_string(n, in, out)) != MP_OK)
         return st;
     char b[96];
     if (!mp_dtype_is_index(ax->dtype) || mp_tensor_elements(ax) != 1)

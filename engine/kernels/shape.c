@@ -11,10 +11,17 @@
  *
  * Quantized tensors move unchanged: STRIDED_SLICE takes the output's parameters as the
  * input's (TensorFlow Lite checks nothing either); SLICE and PACK require every input to have
- * the output's scale and zero point, as TensorFlow Lite does (it does not requantize). */
+ * the output's scale and zero point, as TensorFlow Lite does (it does not requantize).
+ *
+ * STRIDED_SLICE and SLICE also take string tensors (strided_slice.cc version 5, slice.cc
+ * version 3): the output holds the selected strings in order, its size known from their
+ * lengths only, so the node waits for the run (mp_node_in_run), where the input's buffer is
+ * checked and the plan walked twice (the size, then the strings). */
 #include "engine/kernels/kernel.h"
 #include "engine/kernels/movement.h"
 #include "engine/kernels/quant_layout.h"
+#include "engine/kernels/strings.h"
+#include "engine/session_resources.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -94,7 +101,7 @@ static mp_status slice_check(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0];
-    if ((st = mp_node_check_same_dtype(n, in, n->out[0])) != MP_OK)
+    if ((st = mp_node_check_same_dtype_or_string(n, in, n->out[0])) != MP_OK)
         return st;
     char b1[96], b2[96];
     for (int32_t i = 1; i < 4; i++) {
@@ -224,6 +231,8 @@ too_many:
                         MP_MAX_RANK);
 }
 
+static mp_status slice_string_bytes(mp_node *n, const slice_plan *p);
+
 static mp_status slice_infer(mp_node *n)
 {
     mp_status st = slice_check(n);
@@ -237,7 +246,81 @@ static mp_status slice_infer(mp_node *n)
     slice_plan p;
     if ((st = slice_build(n, begins, &p)) != MP_OK)
         return st;
-    return mp_node_set_output_shape(n, p.out_rank, p.out_dims);
+    if ((st = mp_node_set_output_shape(n, p.out_rank, p.out_dims)) != MP_OK)
+        return st;
+    if (n->in[0]->dtype != MP_DT_STRING)
+        return MP_OK;
+    if (!begins) /* the offset option: the strings need the begin */
+        return MP_ERR_DEFERRED;
+    return slice_string_bytes(n, &p);
+}
+
+/* Every index a dense slice plan reads exists in the input (with offset, the shape was made
+ * without begin); *total the elements it selects. */
+static mp_status slice_check_reads(mp_node *n, const slice_plan *p, size_t *total)
+{
+    const mp_tensor *in = n->in[0];
+    char b1[96];
+    *total = 1;
+    for (int32_t d = 0; d < p->rank; d++) {
+        *total *= (size_t)p->count[d];
+        int64_t last = p->start[d] + (p->count[d] - 1) * p->step[d];
+        if (p->count[d] > 0 && (p->start[d] < 0 || p->start[d] >= in->dims[d] || last < 0 ||
+                                last >= in->dims[d]))
+            return mp_node_fail(n, MP_ERR_SHAPE, "slice of dimension %d of '%s' %s is out of "
+                                "range", d, mp_tname(in), SHAPE_STR(in, b1));
+    }
+    return MP_OK;
+}
+
+/* The strings a checked dense slice plan selects from a checked string input, in order: their
+ * bytes added to *chars, or, with w, written. */
+static void slice_walk_strings(const mp_tensor *in, const slice_plan *p, size_t total,
+                               mp_str_writer *w, size_t *chars)
+{
+    size_t stride[MP_MAX_RANK];
+    size_t el = 1;
+    for (int32_t d = p->rank - 1; d >= 0; d--) {
+        stride[d] = el;
+        el *= (size_t)in->dims[d];
+    }
+    int64_t idx[MP_MAX_RANK] = {0};
+    for (size_t e = 0; e < total; e++) {
+        size_t at = 0, len;
+        for (int32_t d = 0; d < p->rank; d++)
+            at += (size_t)(p->start[d] + idx[d] * p->step[d]) * stride[d];
+        const char *str = mp_str_at(in, (int32_t)at, &len);
+        if (w) {
+            if (!mp_str_append(w, str, len) || !mp_str_next(w))
+                return;
+        } else {
+            *chars += len;
+        }
+        for (int32_t d = p->rank - 1; d >= 0; d--) { /* odometer, last dimension fastest */
+            if (++idx[d] < p->count[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* A string input, the output's shape set from plan p: the output's bytes, while running. */
+static mp_status slice_string_bytes(mp_node *n, const slice_plan *p)
+{
+    const mp_tensor *in = n->in[0];
+    if (!mp_node_in_run(n) || !in->data)
+        return MP_ERR_DEFERRED;
+    size_t total, chars = 0;
+    mp_status st = mp_str_check(n, in);
+    if (st == MP_OK)
+        st = slice_check_reads(n, p, &total);
+    if (st != MP_OK)
+        return st;
+    slice_walk_strings(in, p, total, NULL, &chars); /* each below the input's bytes */
+    if (chars > (size_t)INT32_MAX || !mp_str_bytes(total, chars, &n->out[0]->bytes))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' would exceed 2 GiB of strings",
+                            mp_tname(n->out[0]));
+    return MP_OK;
 }
 
 /* Copy the elements a dense slice plan selects into output 0 (STRIDED_SLICE and SLICE),
@@ -247,22 +330,25 @@ static mp_status slice_copy(mp_node *n, const slice_plan *pp)
     const mp_tensor *in = n->in[0];
     mp_tensor *out = n->out[0];
     const slice_plan p = *pp;
-    size_t total = 1;
+    size_t total;
     char b1[96], b2[96];
-    for (int32_t d = 0; d < p.rank; d++) {
-        total *= (size_t)p.count[d];
-        /* every index read must exist (with offset, the shape was made without begin) */
-        int64_t last = p.start[d] + (p.count[d] - 1) * p.step[d];
-        if (p.count[d] > 0 && (p.start[d] < 0 || p.start[d] >= in->dims[d] || last < 0 ||
-                               last >= in->dims[d]))
-            return mp_node_fail(n, MP_ERR_SHAPE, "slice of dimension %d of '%s' %s is out of "
-                                "range", d, mp_tname(in), SHAPE_STR(in, b1));
-    }
+    mp_status st = slice_check_reads(n, &p, &total);
+    if (st != MP_OK)
+        return st;
     if (total != mp_tensor_elements(out) || p.out_rank != out->rank ||
         memcmp(p.out_dims, out->dims, sizeof(int32_t) * (size_t)out->rank) != 0)
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' %s does not match the slice %s",
                             mp_tname(out), SHAPE_STR(out, b1),
                             mp_shape_str(p.out_rank, p.out_dims, b2, sizeof b2));
+    if (in->dtype == MP_DT_STRING) {
+        mp_str_writer w;
+        mp_str_begin(&w, out->data, out->bytes, (int32_t)total);
+        slice_walk_strings(in, &p, total, &w, NULL);
+        if (!mp_str_done(&w))
+            return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold the sliced strings",
+                                mp_tname(out));
+        return MP_OK;
+    }
     if (total == 0)
         return MP_OK;
     size_t es = mp_dtype_size(in->dtype);
@@ -352,7 +438,7 @@ static mp_status tfl_slice_infer(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0];
-    if ((st = mp_node_check_same_dtype(n, in, n->out[0])) != MP_OK ||
+    if ((st = mp_node_check_same_dtype_or_string(n, in, n->out[0])) != MP_OK ||
         (st = mp_node_check_same_qparams(n, in, n->out[0])) != MP_OK)
         return st;
     char b1[96], b2[96];
@@ -371,7 +457,9 @@ static mp_status tfl_slice_infer(mp_node *n)
     slice_plan p;
     if ((st = tfl_slice_plan(n, &p)) != MP_OK)
         return st;
-    return mp_node_set_output_shape(n, p.out_rank, p.out_dims);
+    if ((st = mp_node_set_output_shape(n, p.out_rank, p.out_dims)) != MP_OK)
+        return st;
+    return in->dtype == MP_DT_STRING ? slice_string_bytes(n, &p) : MP_OK;
 }
 
 static mp_status tfl_slice_run(mp_node *n)

@@ -44,7 +44,9 @@
  * empty string); an index past the strings, rank-2 params, an int32 output refused. EQUAL
  * and NOT_EQUAL of strings (ComparisonString) in that model and by hand with broadcasting
  * (a row vector, a scalar; a prefix is not equal); LESS of strings refused. FILL with a
- * string value (FillString) by hand: [2,2] copies, an empty shape, an empty string. */
+ * string value (FillString) by hand: [2,2] copies, an empty shape, an empty string. SLICE and
+ * STRIDED_SLICE of strings by hand (a block, a shrunk strided row, a reversed row) and SLICE
+ * in the model. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -742,7 +744,8 @@ static mp_tensor *str_input(kh_case *c, int32_t rank, const int32_t *dims, uint8
 /* text (string input [2]) -> RESHAPE [1, 2] -> r -> EXPAND_DIMS (axis 0) -> e [1, 1, 2] ->
  * SQUEEZE (every unit dimension) -> q [2]; text -> GATHER (indices 1, 0, 1) -> g [3];
  * EQUAL(text, the constant "world" [1]) -> is_world bool [2]; FILL([3], the constant scalar
- * "x") -> xs [3] (all its inputs constants); outputs r, e, q, g, is_world, xs. */
+ * "x") -> xs [3] (all its inputs constants); SLICE(text, begin 1, size 1) -> sl [1]; outputs
+ * r, e, q, g, is_world, xs, sl. */
 static void *string_layout_model(size_t *size)
 {
     mp_tfw *w = mp_tfw_create();
@@ -773,6 +776,11 @@ static void *string_layout_model(size_t *size)
     int fd = mp_tfw_tensor(w, "fill_dims", MP_DT_INT32, 1, &d1, mp_tfw_buffer(w, &d3, sizeof d3),
                            NULL);
     int xs = mp_tfw_tensor(w, "xs", MP_DT_STRING, 1, &d3, 0, NULL);
+    int sb = mp_tfw_tensor(w, "sl_begin", MP_DT_INT32, 1, &d1, mp_tfw_buffer(w, &d1, sizeof d1),
+                           NULL);
+    int ss = mp_tfw_tensor(w, "sl_size", MP_DT_INT32, 1, &d1, mp_tfw_buffer(w, &d1, sizeof d1),
+                           NULL);
+    int sl = mp_tfw_tensor(w, "sl", MP_DT_STRING, 1, &d1, 0, NULL);
     mp_op_options o = mp_tfw_options_default();
     mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){x, sh}, 1, &r, &o);
     mp_tfw_op(w, MP_OP_EXPAND_DIMS, 2, (int32_t[]){r, ax}, 1, &e, &o);
@@ -780,7 +788,8 @@ static void *string_layout_model(size_t *size)
     mp_tfw_op(w, MP_OP_GATHER, 2, (int32_t[]){x, ix}, 1, &g, &o);
     mp_tfw_op(w, MP_OP_EQUAL, 2, (int32_t[]){x, wt}, 1, &eq, &o);
     mp_tfw_op(w, MP_OP_FILL, 2, (int32_t[]){fd, xt}, 1, &xs, &o);
-    mp_tfw_io(w, 1, &x, 6, (int32_t[]){r, e, q, g, eq, xs});
+    mp_tfw_op(w, MP_OP_SLICE, 3, (int32_t[]){x, sb, ss}, 1, &sl, &o);
+    mp_tfw_io(w, 1, &x, 7, (int32_t[]){r, e, q, g, eq, xs, sl});
     mp_test_model m = mp_test_tfw_finish(w);
     *size = m.size;
     return m.bytes;
@@ -821,6 +830,8 @@ static void test_string_layout_model(void **state)
             assert_int_equal(isw[1], k == 0); /* "world" in the first run only */
             t = mp_session_output(s, 5);
             kh_expect_strings(t->data, t->bytes, 3, (const char *const[]){"x", "x", "x"});
+            t = mp_session_output(s, 6);
+            kh_expect_strings(t->data, t->bytes, 1, &runs[k][1]);
         }
         mp_session_destroy(s);
     }
@@ -985,6 +996,54 @@ static void test_fill_strings(void **state)
     }
 }
 
+/* SLICE and STRIDED_SLICE of strings (slice.cc version 3, strided_slice.cc version 5), by
+ * hand on the [2, 3] matrix (a b c / d e f). */
+static void test_slice_strings(void **state)
+{
+    (void)state;
+    uint8_t buf[128];
+    const char *m[6] = {"a", "b", "c", "d", "e", "f"};
+    const size_t nb = kh_pack_strings(buf, sizeof buf, 6, m);
+    kh_case c;
+    /* SLICE begin (0, 1) size (2, 2): b c / e f */
+    static const int32_t b01[2] = {0, 1}, s22[2] = {2, 2};
+    kh_init(&c, MP_OP_SLICE, NULL);
+    str_input(&c, 2, (int32_t[]){2, 3}, buf, nb);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, b01);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, s22);
+    mp_tensor *out = kh_output(&c, MP_DT_STRING);
+    kh_expect_ok(&c, kh_run(&c));
+    kh_expect_strings(out->data, out->bytes, 4, (const char *const[]){"b", "c", "e", "f"});
+    kh_free(&c);
+    /* STRIDED_SLICE: row 1, every other column, row shrunk: d f (shape [2]); row 0 backwards
+     * (stride -1 from column 2, end masked): c b a */
+    static const int32_t sb[2][2] = {{1, 0}, {0, 2}}, se[2][2] = {{2, 3}, {1, 0}},
+                         sst[2][2] = {{1, 2}, {1, -1}};
+    const char *const want[2][3] = {{"d", "f"}, {"c", "b", "a"}};
+    for (int k = 0; k < 2; k++) {
+        kh_init(&c, MP_OP_STRIDED_SLICE, NULL);
+        c.opt.shrink_axis_mask = 1;
+        c.opt.end_mask = k == 1 ? 2 : 0;
+        str_input(&c, 2, (int32_t[]){2, 3}, buf, nb);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, sb[k]);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, se[k]);
+        kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, sst[k]);
+        out = kh_output(&c, MP_DT_STRING);
+        kh_expect_ok(&c, kh_run(&c));
+        assert_int_equal(out->rank, 1);
+        kh_expect_strings(out->data, out->bytes, 2 + k, want[k]);
+        kh_free(&c);
+    }
+    /* a string into an int32 output: refused */
+    kh_init(&c, MP_OP_SLICE, NULL);
+    str_input(&c, 2, (int32_t[]){2, 3}, buf, nb);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, b01);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, s22);
+    kh_output(&c, MP_DT_INT32);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "is i32 but input");
+    kh_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1005,6 +1064,7 @@ int main(void)
         cmocka_unit_test(test_gather_strings),
         cmocka_unit_test(test_compare_strings),
         cmocka_unit_test(test_fill_strings),
+        cmocka_unit_test(test_slice_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
