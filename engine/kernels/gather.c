@@ -3,8 +3,9 @@
  * (float32, int8, uint8, int16, int32, int64, bool); quantized params and output must have
  * the same scale and zero point, as TensorFlow Lite requires. Indices are int32 or int64, or
  * int16 (gather.cc and gather_nd.cc take them since versions 6 and 4).
- * GATHER also takes a rank-1 string params (gather.cc's GatherStrings): the output holds the
- * picked strings, its size known only from their lengths, so the node is deferred to the run
+ * GATHER also takes a rank-1 string params (gather.cc's GatherStrings), GATHER_ND string
+ * params of any rank (gather_nd.cc's GatherNdString, version 2): the output holds the picked
+ * strings, its size known only from their lengths, so the node is deferred to the run
  * (mp_node_in_run), where the params' buffer and the indices are checked, then the strings
  * written (strings.h).
  *
@@ -37,12 +38,12 @@ static mp_status gather_check_io(mp_node *n)
     if (st != MP_OK)
         return st;
     const mp_tensor *p = n->in[0], *ix = n->in[1];
-    if (p->dtype == MP_DT_STRING && n->opcode == MP_OP_GATHER) {
+    if (p->dtype == MP_DT_STRING) {
         if (n->out[0]->dtype != MP_DT_STRING)
             return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but params '%s' are "
                                 "string", mp_tname(n->out[0]), mp_dtype_name(n->out[0]->dtype),
                                 mp_tname(p));
-        if (p->rank != 1)
+        if (n->opcode == MP_OP_GATHER && p->rank != 1)
             return mp_node_fail(n, MP_ERR_UNSUPPORTED, "string params '%s' have rank %d; "
                                 "TensorFlow Lite gathers strings of rank 1 only", mp_tname(p),
                                 p->rank);
@@ -251,6 +252,63 @@ static mp_status gather_nd_geometry(mp_node *n, int32_t *nd, int32_t *rank, int3
     return MP_OK;
 }
 
+/* The index tuples of indices [..., nd] (every dimension but the last). */
+static size_t gather_nd_tuples(const mp_tensor *ix)
+{
+    size_t tuples = 1;
+    for (int32_t d = 0; d < ix->rank - 1; d++)
+        tuples *= (size_t)ix->dims[d];
+    return tuples;
+}
+
+/* Every index of every tuple within its dimension of params; else the error naming it. */
+static mp_status gather_nd_check_indices(mp_node *n, int32_t nd)
+{
+    const mp_tensor *p = n->in[0], *ix = n->in[1];
+    const size_t tuples = gather_nd_tuples(ix);
+    char b1[96];
+    for (size_t t = 0; t < tuples; t++)
+        for (int32_t d = 0; d < nd; d++) {
+            int64_t v = mp_tensor_index_at(ix, t * (size_t)nd + (size_t)d);
+            if (v < 0 || v >= p->dims[d])
+                return mp_node_fail(n, MP_ERR_SHAPE,
+                                    "index %lld (tuple %zu, position %d of indices '%s') is out "
+                                    "of range [0, %d) for params '%s' %s",
+                                    (long long)v, t, d, mp_tname(ix), p->dims[d], mp_tname(p),
+                                    SHAPE_STR(p, b1));
+        }
+    return MP_OK;
+}
+
+/* String params, indices checked: the strings of each tuple's slice, in order, their bytes
+ * added to *chars, or, with w, written. */
+static void gather_nd_walk_strings(const mp_node *n, int32_t nd, mp_str_writer *w,
+                                   size_t *chars)
+{
+    const mp_tensor *p = n->in[0], *ix = n->in[1];
+    size_t slice = 1, stride[MP_MAX_RANK];
+    for (int32_t d = nd; d < p->rank; d++)
+        slice *= (size_t)p->dims[d];
+    size_t s = slice;
+    for (int32_t d = nd - 1; d >= 0; d--) {
+        stride[d] = s;
+        s *= (size_t)p->dims[d];
+    }
+    const size_t tuples = gather_nd_tuples(ix);
+    for (size_t t = 0; t < tuples; t++) {
+        size_t at = 0, len;
+        for (int32_t d = 0; d < nd; d++)
+            at += (size_t)mp_tensor_index_at(ix, t * (size_t)nd + (size_t)d) * stride[d];
+        for (size_t j = 0; j < slice; j++) {
+            const char *str = mp_str_at(p, (int32_t)(at + j), &len);
+            if (!w)
+                *chars += len;
+            else if (!mp_str_append(w, str, len) || !mp_str_next(w))
+                return;
+        }
+    }
+}
+
 static mp_status gather_nd_infer(mp_node *n)
 {
     mp_status st = gather_check_io(n);
@@ -260,7 +318,21 @@ static mp_status gather_nd_infer(mp_node *n)
     size_t slice;
     if ((st = gather_nd_geometry(n, &nd, &rank, dims, &slice)) != MP_OK)
         return st;
-    return mp_node_set_output_shape(n, rank, dims);
+    if ((st = mp_node_set_output_shape(n, rank, dims)) != MP_OK || n->in[0]->dtype != MP_DT_STRING)
+        return st;
+    /* string params: the output's bytes while running, the buffer and the indices checked */
+    const mp_tensor *p = n->in[0], *ix = n->in[1];
+    if (!mp_node_in_run(n) || !p->data || !ix->data)
+        return MP_ERR_DEFERRED;
+    if ((st = mp_str_check(n, p)) != MP_OK || (st = gather_nd_check_indices(n, nd)) != MP_OK)
+        return st;
+    size_t chars = 0; /* at most the elements' count times the params' bytes: in size_t */
+    gather_nd_walk_strings(n, nd, NULL, &chars);
+    if (chars > (size_t)INT32_MAX ||
+        !mp_str_bytes(mp_tensor_elements(n->out[0]), chars, &n->out[0]->bytes))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' would exceed 2 GiB of strings",
+                            mp_tname(n->out[0]));
+    return MP_OK;
 }
 
 static mp_status gather_nd_run(mp_node *n)
@@ -276,25 +348,24 @@ static mp_status gather_nd_run(mp_node *n)
     if (out->rank != rank || memcmp(out->dims, dims, sizeof(int32_t) * (size_t)rank) != 0)
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' %s does not match the gather",
                             mp_tname(out), SHAPE_STR(out, b1));
+    if ((st = gather_nd_check_indices(n, nd)) != MP_OK)
+        return st;
+    if (p->dtype == MP_DT_STRING) {
+        mp_str_writer w;
+        mp_str_begin(&w, out->data, out->bytes, (int32_t)mp_tensor_elements(out));
+        gather_nd_walk_strings(n, nd, &w, NULL);
+        if (!mp_str_done(&w))
+            return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold the gathered "
+                                "strings", mp_tname(out));
+        return MP_OK;
+    }
     /* strides (in slices) of the indexed dimensions */
     size_t stride[MP_MAX_RANK], s = 1;
     for (int32_t d = nd - 1; d >= 0; d--) {
         stride[d] = s;
         s *= (size_t)p->dims[d];
     }
-    size_t tuples = 1; /* one per index tuple: indices [..., nd] without the last dimension */
-    for (int32_t d = 0; d < ix->rank - 1; d++)
-        tuples *= (size_t)ix->dims[d];
-    for (size_t t = 0; t < tuples; t++)
-        for (int32_t d = 0; d < nd; d++) {
-            int64_t v = mp_tensor_index_at(ix, t * (size_t)nd + (size_t)d);
-            if (v < 0 || v >= p->dims[d])
-                return mp_node_fail(n, MP_ERR_SHAPE,
-                                    "index %lld (tuple %zu, position %d of indices '%s') is out "
-                                    "of range [0, %d) for params '%s' %s",
-                                    (long long)v, t, d, mp_tname(ix), p->dims[d], mp_tname(p),
-                                    SHAPE_STR(p, b1));
-        }
+    const size_t tuples = gather_nd_tuples(ix);
     if (out->bytes == 0)
         return MP_OK;
     uint8_t *dst = out->data;

@@ -41,7 +41,8 @@
  * strings in each memory mode, every output holding the input's strings in its shape; a
  * string into int32 and back refused, a buffer of another count refused. GATHER of rank-1
  * string params (gather.cc's GatherStrings) in that model and by hand (rank-2 indices, an
- * empty string); an index past the strings, rank-2 params, an int32 output refused. EQUAL
+ * empty string), GATHER_ND of rank-2 string params by rows and by elements; an index past
+ * the strings, rank-2 GATHER params, an int32 output refused. EQUAL
  * and NOT_EQUAL of strings (ComparisonString) in that model and by hand with broadcasting
  * (a row vector, a scalar; a prefix is not equal); LESS of strings refused. FILL with a
  * string value (FillString) by hand: [2,2] copies, an empty shape, an empty string. SLICE and
@@ -886,6 +887,33 @@ static void test_gather_strings(void **state)
     assert_int_equal(out->rank, 2);
     assert_int_equal(out->dims[0], 3);
     kh_expect_strings(out->data, out->bytes, 3, (const char *const[]){"three", "", "zero"});
+    kh_free(&c);
+    /* GATHER_ND of string params of any rank (GatherNdString), on (a b c / d e f): rows
+     * [[1], [0]] -> d e f a b c, elements [[0, 2], [1, 1]] -> c e */
+    const char *m[6] = {"a", "b", "c", "d", "e", "f"};
+    uint8_t mb[128];
+    const size_t mn = kh_pack_strings(mb, sizeof mb, 6, m);
+    static const int32_t rows[2] = {1, 0}, elems[4] = {0, 2, 1, 1};
+    for (int k = 0; k < 2; k++) {
+        kh_init(&c, MP_OP_GATHER_ND, NULL);
+        str_input(&c, 2, (int32_t[]){2, 3}, mb, mn);
+        kh_input(&c, MP_DT_INT32, 2, k == 0 ? (int32_t[]){2, 1} : (int32_t[]){2, 2},
+                 k == 0 ? rows : elems);
+        out = kh_output(&c, MP_DT_STRING);
+        kh_expect_ok(&c, kh_run(&c));
+        if (k == 0)
+            kh_expect_strings(out->data, out->bytes, 6,
+                              (const char *const[]){"d", "e", "f", "a", "b", "c"});
+        else
+            kh_expect_strings(out->data, out->bytes, 2, (const char *const[]){"c", "e"});
+        kh_free(&c);
+    }
+    static const int32_t far[2] = {2, 0};
+    kh_init(&c, MP_OP_GATHER_ND, NULL);
+    str_input(&c, 2, (int32_t[]){2, 3}, mb, mn);
+    kh_input(&c, MP_DT_INT32, 2, (int32_t[]){1, 2}, far);
+    kh_output(&c, MP_DT_STRING);
+    kh_expect_error(&c, MP_ERR_SHAPE, "index 2 (tuple 0, position 0");
     kh_free(&c);
     /* an index past the strings, rank-2 string params, an int32 output: refused */
     static const int32_t past[1] = {4};
