@@ -12,6 +12,9 @@
  * read per element in output order.
  * TILE (input, multiples): output dimension i is dims[i] * multiples[i] (int32 or int64,
  * >= 0): each innermost row is copied once, then every block is replicated with memcpy.
+ * TILE also takes a string input (tile.cc version 2): output element o is input element
+ * o mod dims in each dimension; the output's size, prod(multiples) times the input's
+ * characters, waits for the run (mp_node_in_run), where the input's buffer is checked.
  * Both defer their output shape (MP_ERR_DEFERRED) while perm or multiples are not known.
  * MIRROR_PAD (input, paddings [rank, 2]) as mirror_pad.cc: REFLECT repeats without the edge
  * (pads up to dims - 1), SYMMETRIC with it (pads up to dims); each output index maps to one
@@ -28,6 +31,8 @@
 #include "engine/kernels/broadcast.h"
 #include "engine/kernels/kernel.h"
 #include "engine/kernels/quant_layout.h"
+#include "engine/kernels/strings.h"
+#include "engine/session_resources.h"
 
 #define SHAPE_STR(t, buf) mp_shape_str((t)->rank, (t)->dims, (buf), sizeof(buf))
 
@@ -157,7 +162,16 @@ void mp_index_next(int32_t *idx, const int32_t *dims, int32_t last)
  * MP_ERR_DEFERRED while its value is not known. */
 static mp_status move_check(mp_node *n, const char *what)
 {
-    mp_status st = mp_node_check_move_io(n, 2);
+    mp_status st;
+    if (n->opcode == MP_OP_TILE) { /* strings too */
+        st = mp_node_check_io(n, 2, 2, 0);
+        if (st == MP_OK)
+            st = mp_node_check_same_dtype_or_string(n, n->in[0], n->out[0]);
+        if (st == MP_OK)
+            st = mp_node_check_same_qparams(n, n->in[0], n->out[0]);
+    } else {
+        st = mp_node_check_move_io(n, 2);
+    }
     if (st != MP_OK)
         return st;
     const mp_tensor *in = n->in[0], *v = n->in[1];
@@ -247,6 +261,33 @@ static mp_status tile_shape(mp_node *n, int32_t *dims)
     return MP_OK;
 }
 
+/* A checked string input tiled into the output of dimensions dims: its strings written in
+ * the output's order. */
+static void tile_write_strings(const mp_tensor *in, const int32_t *dims, mp_str_writer *w)
+{
+    const int32_t rank = in->rank;
+    size_t count = 1, stride[MP_MAX_RANK], el = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        stride[d] = el;
+        el *= (size_t)in->dims[d];
+        count *= (size_t)dims[d];
+    }
+    int32_t idx[MP_MAX_RANK] = {0};
+    for (size_t e = 0; e < count; e++) {
+        size_t at = 0, len;
+        for (int32_t d = 0; d < rank; d++)
+            at += (size_t)(idx[d] % in->dims[d]) * stride[d];
+        const char *str = mp_str_at(in, (int32_t)at, &len);
+        if (!mp_str_append(w, str, len) || !mp_str_next(w))
+            return;
+        for (int32_t d = rank - 1; d >= 0; d--) { /* odometer, last dimension fastest */
+            if (++idx[d] < dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
 static mp_status tile_infer(mp_node *n)
 {
     mp_status st = move_check(n, "multiples");
@@ -256,7 +297,28 @@ static mp_status tile_infer(mp_node *n)
     int32_t dims[MP_MAX_RANK];
     if ((st = tile_shape(n, dims)) != MP_OK)
         return st;
-    return mp_node_set_output_shape(n, in->rank, dims);
+    if ((st = mp_node_set_output_shape(n, in->rank, dims)) != MP_OK || in->dtype != MP_DT_STRING)
+        return st;
+    /* strings: the output's bytes while running */
+    if (!mp_node_in_run(n) || !in->data)
+        return MP_ERR_DEFERRED;
+    if ((st = mp_str_check(n, in)) != MP_OK)
+        return st;
+    size_t chars = 0, in_chars = 0, len, reps = 1;
+    for (size_t i = 0; i < mp_tensor_elements(in); i++) {
+        mp_str_at(in, (int32_t)i, &len);
+        in_chars += len;
+    }
+    for (int32_t d = 0; d < in->rank; d++)
+        reps *= (size_t)mp_tensor_index_at(n->in[1], (size_t)d);
+    if (in_chars && reps > (size_t)INT32_MAX / in_chars)
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' would exceed 2 GiB of strings",
+                            mp_tname(n->out[0]));
+    chars = reps * in_chars; /* every input string appears prod(multiples) times */
+    if (!mp_str_bytes(mp_tensor_elements(n->out[0]), chars, &n->out[0]->bytes))
+        return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' would exceed 2 GiB of strings",
+                            mp_tname(n->out[0]));
+    return MP_OK;
 }
 
 typedef struct tile_geom {
@@ -291,6 +353,15 @@ static mp_status tile_run(mp_node *n)
     if (out->rank != in->rank || memcmp(out->dims, dims, sizeof(int32_t) * (size_t)in->rank))
         return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' %s does not match the multiples",
                             mp_tname(out), SHAPE_STR(out, b1));
+    if (in->dtype == MP_DT_STRING) {
+        mp_str_writer w;
+        mp_str_begin(&w, out->data, out->bytes, (int32_t)mp_tensor_elements(out));
+        tile_write_strings(in, dims, &w);
+        if (!mp_str_done(&w))
+            return mp_node_fail(n, MP_ERR_SHAPE, "output '%s' does not hold the tiled strings",
+                                mp_tname(out));
+        return MP_OK;
+    }
     if (out->bytes == 0)
         return MP_OK;
     size_t es = mp_dtype_size(in->dtype);

@@ -47,7 +47,8 @@
  * (a row vector, a scalar; a prefix is not equal); LESS of strings refused. FILL with a
  * string value (FillString) by hand: [2,2] copies, an empty shape, an empty string. SLICE and
  * STRIDED_SLICE of strings by hand (a block, a shrunk strided row, a reversed row) and SLICE
- * in the model. */
+ * in the model. TILE of strings by hand (a vector, a column, empty strings); TRANSPOSE of
+ * strings refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -1072,6 +1073,52 @@ static void test_slice_strings(void **state)
     kh_free(&c);
 }
 
+/* TILE of strings (tile.cc version 2), by hand. */
+static void test_tile_strings(void **state)
+{
+    (void)state;
+    uint8_t b1[64], b2[64];
+    const char *ab[2] = {"a", "b"}, *ez[2] = {"", "z"};
+    const size_t n1 = kh_pack_strings(b1, sizeof b1, 2, ab);
+    const size_t n2 = kh_pack_strings(b2, sizeof b2, 2, ez);
+    static const int32_t m3[1] = {3}, m12[2] = {1, 2}, m2[1] = {2};
+    kh_case c;
+    /* (a, b) x 3 -> a b a b a b */
+    kh_init(&c, MP_OP_TILE, NULL);
+    str_input(&c, 1, (int32_t[]){2}, b1, n1);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, m3);
+    mp_tensor *out = kh_output(&c, MP_DT_STRING);
+    kh_expect_ok(&c, kh_run(&c));
+    kh_expect_strings(out->data, out->bytes, 6,
+                      (const char *const[]){"a", "b", "a", "b", "a", "b"});
+    kh_free(&c);
+    /* the column (a / b) [2, 1] x (1, 2) -> a a / b b */
+    kh_init(&c, MP_OP_TILE, NULL);
+    str_input(&c, 2, (int32_t[]){2, 1}, b1, n1);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, m12);
+    out = kh_output(&c, MP_DT_STRING);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(out->dims[1], 2);
+    kh_expect_strings(out->data, out->bytes, 4, (const char *const[]){"a", "a", "b", "b"});
+    kh_free(&c);
+    /* ("", z) x 2 -> "", z, "", z */
+    kh_init(&c, MP_OP_TILE, NULL);
+    str_input(&c, 1, (int32_t[]){2}, b2, n2);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){1}, m2);
+    out = kh_output(&c, MP_DT_STRING);
+    kh_expect_ok(&c, kh_run(&c));
+    kh_expect_strings(out->data, out->bytes, 4, (const char *const[]){"", "z", "", "z"});
+    kh_free(&c);
+    /* TRANSPOSE still refuses strings (transpose.cc takes none) */
+    static const int32_t perm[2] = {1, 0};
+    kh_init(&c, MP_OP_TRANSPOSE, NULL);
+    str_input(&c, 2, (int32_t[]){2, 1}, b1, n1);
+    kh_input(&c, MP_DT_INT32, 1, (int32_t[]){2}, perm);
+    kh_output(&c, MP_DT_STRING);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "unsupported dtype string");
+    kh_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1093,6 +1140,7 @@ int main(void)
         cmocka_unit_test(test_compare_strings),
         cmocka_unit_test(test_fill_strings),
         cmocka_unit_test(test_slice_strings),
+        cmocka_unit_test(test_tile_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
