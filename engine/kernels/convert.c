@@ -174,9 +174,7 @@ static void cast_convert(mp_dtype from, mp_dtype to, const void *src, void *dst,
     }
 }
 
-/* An IEEE half's bits for f, rounded to nearest even (the FP16 library's
- * fp16_ieee_from_fp32_value): overflow to infinity, a NaN to the quiet NaN 0x7E00. */
-static uint16_t f32_to_half(float f)
+uint16_t mp_float_to_half(float f)
 {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
@@ -237,7 +235,7 @@ static void cast_generic(mp_dtype from, mp_dtype to, const void *src, void *dst,
         const int32_t i32 = v.is_float ? f2i32(v.d) : (int32_t)v.i;
         switch (to) {
         case MP_DT_FLOAT32: ((float *)dst)[i] = f; break;
-        case MP_DT_FLOAT16: ((uint16_t *)dst)[i] = f32_to_half(f); break;
+        case MP_DT_FLOAT16: ((uint16_t *)dst)[i] = mp_float_to_half(f); break;
         case MP_DT_FLOAT64: ((double *)dst)[i] = v.is_float ? v.d : (double)v.i; break;
         case MP_DT_COMPLEX64:
             ((float *)dst)[2 * i] = f;

@@ -129,6 +129,10 @@ void mp_apply_activation_f32(float *x, size_t n, int32_t act);
 mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, void **owned);
 /* An IEEE half's bits as float32, exactly (NumericVerify's float16 input). */
 float mp_half_to_float(uint16_t h);
+/* An IEEE half's bits for f, rounded to nearest even (the FP16 library's
+ * fp16_ieee_from_fp32_value): overflow to infinity, a NaN to the quiet NaN 0x7E00 (convert.c;
+ * CAST, and the StableHLO elementwise operators on float16). */
+uint16_t mp_float_to_half(float f);
 
 /* The node's state: n->state, or a new zeroed block of `size` bytes (kind kernel, owned by
  * the operator) on the first call. NULL after recording MP_ERR_NOMEM with mp_node_fail. */

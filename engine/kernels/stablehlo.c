@@ -4,7 +4,7 @@
  *
  * STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, _AND, _SHIFT_LEFT: two inputs of one dtype and
  * one shape (no broadcasting: StableHLO has none), the output theirs (mp_shlo_binary says
- * which dtypes).
+ * which dtypes: float16 too, as TensorFlow Lite's).
  * STABLEHLO_PAD: operand and padding_value (one element of its dtype); edge_padding_low / high
  * (negative: elements removed) and interior_padding (>= 0) per dimension. Output dimension
  * low + high + d + (d - 1) * interior (low + high when d is 0), at least 0.
@@ -74,6 +74,12 @@ SHLO_FLOAT(f64, double)
 SHLO_SHL(i8, int8_t, uint32_t, 8u)
 SHLO_SHL(i16, int16_t, uint32_t, 16u)
 SHLO_SHL(i32, int32_t, uint32_t, 32u)
+/* float16 as Eigen::half computes: in float32, the result rounded to the nearest half */
+#define H2F(x) mp_half_to_float(x)
+SHLO_LOOP(add_f16, uint16_t, mp_float_to_half(H2F(p) + H2F(q)))
+SHLO_LOOP(mul_f16, uint16_t, mp_float_to_half(H2F(p) * H2F(q)))
+SHLO_LOOP(max_f16, uint16_t, H2F(p) < H2F(q) ? q : p)
+SHLO_LOOP(min_f16, uint16_t, H2F(q) < H2F(p) ? q : p)
 SHLO_LOOP(and_b, uint8_t, (uint8_t)(p && q))
 SHLO_LOOP(or_b, uint8_t, (uint8_t)(p || q))
 
@@ -98,6 +104,7 @@ static const shlo_entry k_fns[] = {
     SHLO_INT_ROWS(u8, MP_DT_UINT8),    SHLO_INT_ROWS(u16, MP_DT_UINT16),
     SHLO_INT_ROWS(u32, MP_DT_UINT32),  SHLO_INT_ROWS(u64, MP_DT_UINT64),
     SHLO_ARITH_ROWS(f32, MP_DT_FLOAT32), SHLO_ARITH_ROWS(f64, MP_DT_FLOAT64),
+    SHLO_ARITH_ROWS(f16, MP_DT_FLOAT16),
     {MP_OP_STABLEHLO_SHIFT_LEFT, MP_DT_INT8, shl_i8},
     {MP_OP_STABLEHLO_SHIFT_LEFT, MP_DT_INT16, shl_i16},
     {MP_OP_STABLEHLO_SHIFT_LEFT, MP_DT_INT32, shl_i32},
@@ -393,7 +400,7 @@ static mp_status rw_geometry(mp_node *n, rw_geom *g)
                                 (long long)g->wdil[d], (long long)g->low[d], (long long)g->high[d]);
     }
     if (!mp_shlo_binary(g->op, in->dtype) || in->dtype == MP_DT_UINT16 || in->dtype == MP_DT_UINT32 ||
-        in->dtype == MP_DT_UINT64)
+        in->dtype == MP_DT_UINT64 || in->dtype == MP_DT_FLOAT16)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "dtype %s of '%s' is not supported by its reduction %s",
                             mp_dtype_name(in->dtype), mp_tname(in), g->op >= 0 ? mp_op_name(g->op) : "(none)");
     return MP_OK;

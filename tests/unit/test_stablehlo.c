@@ -345,6 +345,21 @@ static void test_elementwise(void **state)
     const float mn[3] = {-1.0f, -2.0f, -0.5f};
     assert_memory_equal(c.out[0]->data, mn, sizeof mn);
 
+    /* float16 (bits): 1.5 + 0.25 = 1.75 (0x3f00); 2048 + 1 = 2049 is a tie between 2048 and
+     * 2050, to even: 2048 (0x6800); 3 * 0.5 = 1.5 (0x3e00); max(-2, 1) = 1 (0x3c00) */
+    const uint16_t h1[3] = {0x3e00, 0x6800, 0x4200}, h2[3] = {0x3400, 0x3c00, 0x3800};
+    binary_case(&c, MP_OP_STABLEHLO_ADD, MP_DT_FLOAT16, 2, h1, h2);
+    kh_expect_ok(&c, kh_run(&c));
+    const uint16_t hadd[2] = {0x3f00, 0x6800};
+    assert_memory_equal(c.out[0]->data, hadd, sizeof hadd);
+    binary_case(&c, MP_OP_STABLEHLO_MULTIPLY, MP_DT_FLOAT16, 3, h1, h2);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(((const uint16_t *)c.out[0]->data)[2], 0x3e00);
+    const uint16_t hm1[1] = {0xc000}, hm2[1] = {0x3c00};
+    binary_case(&c, MP_OP_STABLEHLO_MAXIMUM, MP_DT_FLOAT16, 1, hm1, hm2);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(((const uint16_t *)c.out[0]->data)[0], 0x3c00);
+
     /* uint16 products wrap at 2^16: 300 * 300 = 90000 - 65536 = 24464 */
     const uint16_t u1[2] = {300, 65535}, u2[2] = {300, 2};
     binary_case(&c, MP_OP_STABLEHLO_MULTIPLY, MP_DT_UINT16, 2, u1, u2);
@@ -793,6 +808,35 @@ static void test_models_run(void **state)
         mp_trace_destroy(tr);
     }
     free(cm.bytes);
+
+    /* STABLEHLO_REDUCE_WINDOW whose body subgraph (read by the reader) is one MAXIMUM: a 2x2
+     * max pool, stride 2, of x [4, 4] = 4i + j - 8: each window's bottom right element */
+    mp_tfw *rw = mp_tfw_create();
+    static const float ninf = -1e30f;
+    int rx = mp_tfw_tensor(rw, "x", MP_DT_FLOAT32, 2, (int32_t[]){4, 4}, 0, NULL);
+    int ri = mp_tfw_tensor(rw, "init", MP_DT_FLOAT32, 0, NULL, mp_tfw_buffer(rw, &ninf, sizeof ninf), NULL);
+    int ry = mp_tfw_tensor(rw, "y", MP_DT_FLOAT32, 2, (int32_t[]){2, 2}, 0, NULL);
+    static mp_shlo_options pool = {.a = {.n = 2, .v = {2, 2}}, .b = {.n = 2, .v = {2, 2}}, .body = 1};
+    mp_op_options po = mp_tfw_options_default();
+    po.shlo = &pool;
+    mp_tfw_op(rw, MP_OP_STABLEHLO_REDUCE_WINDOW, 2, (int32_t[]){rx, ri}, 1, &ry, &po);
+    mp_tfw_io(rw, 1, &rx, 1, &ry);
+    body_subgraph(rw, MP_OP_MAXIMUM);
+    mp_test_model pm = mp_test_tfw_finish(rw);
+    for (size_t m = 0; m < sizeof k_modes / sizeof k_modes[0]; m++) {
+        mp_session_options o = {.threads = 1, .mode = k_modes[m]};
+        mp_session *s = mp_test_session(&pm, &o, "rw.tflite");
+        float xin[16], yout[4];
+        for (int k = 0; k < 16; k++)
+            xin[k] = (float)k - 8.0f;
+        mp_test_set_input(s, 0, xin, sizeof xin);
+        mp_test_run(s);
+        mp_test_get_output(s, 0, yout, sizeof yout);
+        const float want[4] = {5 - 8, 7 - 8, 13 - 8, 15 - 8};
+        assert_memory_equal(yout, want, sizeof want);
+        mp_session_destroy(s);
+    }
+    free(pm.bytes);
 
     /* RNG_BIT_GENERATOR (THREEFRY) on an input state of zeros: bits uint32 [4] whose first
      * two words are threefry2x32-20's answer for counter 0 under key 0; the same bits in every
