@@ -14,7 +14,8 @@
  * sides of a tie as TensorFlow Lite finds them). The scaled value depends on the byte only,
  * so each input's 256 scaled values are tabulated once at prepare.
  * EQUAL and NOT_EQUAL also compare strings (comparisons.cc's ComparisonString: equal length
- * and bytes), with broadcasting; both buffers are checked when running (strings.h).
+ * and bytes), with broadcasting; both buffers are checked when running (strings.h). LESS also
+ * compares float16 (LessEval's Comparison<Eigen::half>: both values widened to float).
  * LOGICAL_AND / LOGICAL_OR broadcast two bool inputs; LOGICAL_NOT maps one.
  * SELECT_V2 broadcasts condition, x and y together; SELECT (version 1) takes a condition of
  * the shape of x and y (equal shapes), a scalar, or a vector with one entry per row of x
@@ -68,12 +69,14 @@ CMP_KERNELS(q8, uint8_t, s->scaled[0][x], s->scaled[1][w])
 CMP_KERNEL(eq_i16, int16_t, x == w)
 CMP_KERNEL(lt_i16, int16_t, x < w)
 CMP_KERNEL(ge_i16, int16_t, x >= w)
+/* float16: LESS only, as comparisons.cc */
+CMP_KERNEL(lt_f16, uint16_t, mp_half_to_float(x) < mp_half_to_float(w))
 
 /* Columns of cmp_op.fn. */
-enum { CMP_F32, CMP_I32, CMP_I64, CMP_BOOL, CMP_Q8, CMP_I16, CMP_NDT };
+enum { CMP_F32, CMP_I32, CMP_I64, CMP_BOOL, CMP_Q8, CMP_I16, CMP_F16, CMP_NDT };
 
-#define CMP_ROW(OP, SUFFIX, I16)                                                          \
-    {OP##_f32, OP##_i32, OP##_i64, SUFFIX, OP##_q8, I16}
+#define CMP_ROW(OP, SUFFIX, I16, F16)                                                     \
+    {OP##_f32, OP##_i32, OP##_i64, SUFFIX, OP##_q8, I16, F16}
 
 typedef struct cmp_op {
     int32_t opcode;
@@ -81,9 +84,12 @@ typedef struct cmp_op {
 } cmp_op;
 
 static const cmp_op cmp_ops[] = {
-    {MP_OP_EQUAL, CMP_ROW(eq, eq_bool, eq_i16)},   {MP_OP_NOT_EQUAL, CMP_ROW(ne, ne_bool, NULL)},
-    {MP_OP_LESS, CMP_ROW(lt, NULL, lt_i16)},       {MP_OP_LESS_EQUAL, CMP_ROW(le, NULL, NULL)},
-    {MP_OP_GREATER, CMP_ROW(gt, NULL, NULL)},      {MP_OP_GREATER_EQUAL, CMP_ROW(ge, NULL, ge_i16)},
+    {MP_OP_EQUAL, CMP_ROW(eq, eq_bool, eq_i16, NULL)},
+    {MP_OP_NOT_EQUAL, CMP_ROW(ne, ne_bool, NULL, NULL)},
+    {MP_OP_LESS, CMP_ROW(lt, NULL, lt_i16, lt_f16)},
+    {MP_OP_LESS_EQUAL, CMP_ROW(le, NULL, NULL, NULL)},
+    {MP_OP_GREATER, CMP_ROW(gt, NULL, NULL, NULL)},
+    {MP_OP_GREATER_EQUAL, CMP_ROW(ge, NULL, ge_i16, NULL)},
 };
 
 static const cmp_op *cmp_find(int32_t opcode)
@@ -103,6 +109,7 @@ static int cmp_dtype_index(mp_dtype dt)
     case MP_DT_BOOL: return CMP_BOOL;
     case MP_DT_INT8: case MP_DT_UINT8: return CMP_Q8;
     case MP_DT_INT16: return CMP_I16;
+    case MP_DT_FLOAT16: return CMP_F16;
     default: return -1;
     }
 }
@@ -182,8 +189,9 @@ static mp_status cmp_infer(mp_node *n)
     const bool str = a->dtype == MP_DT_STRING && cmp_takes_strings(n);
     if (!str && (di < 0 || !cmp_find(n->opcode)->fn[di]))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "input '%s' has dtype %s (supported: f32, i32, "
-                            "i64, i8, u8%s%s)", mp_tname(a), mp_dtype_name(a->dtype),
+                            "i64, i8, u8%s%s%s)", mp_tname(a), mp_dtype_name(a->dtype),
                             cmp_find(n->opcode)->fn[CMP_I16] ? ", i16" : "",
+                            cmp_find(n->opcode)->fn[CMP_F16] ? ", f16" : "",
                             cmp_find(n->opcode)->fn[CMP_BOOL] ? ", bool, string" : "");
     if (b->dtype != a->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "inputs '%s' (%s) and '%s' (%s) differ in dtype",

@@ -48,7 +48,10 @@
  * string value (FillString) by hand: [2,2] copies, an empty shape, an empty string. SLICE and
  * STRIDED_SLICE of strings by hand (a block, a shrunk strided row, a reversed row) and SLICE
  * in the model. TILE of strings by hand (a vector, a column, empty strings); TRANSPOSE of
- * strings refused. */
+ * strings refused.
+ *
+ * LESS of float16 (LessEval's Comparison<Eigen::half>) by hand: NaN, subnormals, signed zeros,
+ * infinity, a broadcast scalar; GREATER of float16 refused. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -1119,6 +1122,41 @@ static void test_tile_strings(void **state)
     kh_free(&c);
 }
 
+/* LESS of float16 (comparisons.cc's LessEval, Comparison<Eigen::half>), by hand. */
+static void test_less_float16(void **state)
+{
+    (void)state;
+    /* 1 < 1 no, -2 < -1 yes, NaN < 0 no, 2^-24 (the smallest subnormal) < +0 no, -0 < +0 no
+     * (equal), 65504 < infinity yes; and against the broadcast scalar 0.5: 1 no, -2 yes */
+    static const uint16_t a[6] = {0x3C00, 0xC000, 0x7E00, 0x0001, 0x8000, 0x7BFF};
+    static const uint16_t b[6] = {0x3C00, 0xBC00, 0x0000, 0x0000, 0x0000, 0x7C00};
+    const uint8_t want[6] = {0, 1, 0, 0, 0, 1};
+    kh_case c;
+    kh_init(&c, MP_OP_LESS, NULL);
+    kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){6}, a);
+    kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){6}, b);
+    mp_tensor *out = kh_output(&c, MP_DT_BOOL);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(out->data, want, 6);
+    kh_free(&c);
+    static const uint16_t half = 0x3800;
+    kh_init(&c, MP_OP_LESS, NULL);
+    kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){2}, a);
+    kh_input(&c, MP_DT_FLOAT16, 0, NULL, &half);
+    out = kh_output(&c, MP_DT_BOOL);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(((const uint8_t *)out->data)[0], 0);
+    assert_int_equal(((const uint8_t *)out->data)[1], 1);
+    kh_free(&c);
+    /* GREATER of float16 is refused, as comparisons.cc's GreaterEval refuses it */
+    kh_init(&c, MP_OP_GREATER, NULL);
+    kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){6}, a);
+    kh_input(&c, MP_DT_FLOAT16, 1, (int32_t[]){6}, b);
+    kh_output(&c, MP_DT_BOOL);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "has dtype f16 (supported: f32, i32, i64, i8, u8)");
+    kh_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1141,6 +1179,7 @@ int main(void)
         cmocka_unit_test(test_fill_strings),
         cmocka_unit_test(test_slice_strings),
         cmocka_unit_test(test_tile_strings),
+        cmocka_unit_test(test_less_float16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
