@@ -39,8 +39,9 @@
  * pooling, QUANTIZE / DEQUANTIZE as convert. SOFTMAX, which this XNNPACK has in float32 only,
  * is composed of its own nodes: convert to float32, softmax, convert back (within a step of
  * TensorFlow Lite's integer softmax; equal on every model the tests run). Quantized
- * LOGISTIC, PADV2 with a value, hybrid models (float activations, integer weights) and
- * int16 are refused. */
+ * LOGISTIC, PADV2 with a value and int16 are refused. Hybrid models (float32 activations, constant int8 / uint8 / float16
+ * weights: TensorFlow Lite's default weight quantization) run on weights dequantized once to
+ * float32, as the engine's kernels run them. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -316,6 +317,42 @@ static mp_status helper_value(builder *b, const xtype *q, int32_t rank, const si
     return MP_OK;
 }
 
+/* The float32 static value of constant weights t of a float32 operator that are float16, or
+ * int8 / uint8 with quantization parameters (a hybrid model: TensorFlow Lite's converter's
+ * default weight quantization): dequantized once into the peer's memory, as the engine's
+ * kernels do (mp_dequantize_to_f32). */
+static mp_status dequantized_weight(builder *b, int32_t t, const char *what, uint32_t *id)
+{
+    if (b->vid[t] != XNN_INVALID_VALUE_ID) {
+        *id = b->vid[t];
+        return MP_OK;
+    }
+    const mp_tensor *x = T(b, t);
+    if (!b->known[t] || !x->data)
+        return no_equiv(b, "%s '%s' is %s and computed while running", what, tname(b, t),
+                        mp_dtype_name(x->dtype));
+    if (x->rank > XNN_MAX_TENSOR_DIMS)
+        return no_equiv(b, "%s '%s' has rank %d (XNNPACK takes at most %d)", what, tname(b, t),
+                        x->rank, XNN_MAX_TENSOR_DIMS);
+    size_t count = mp_tensor_elements(x), dims[XNN_MAX_TENSOR_DIMS];
+    float *f = keep_copy(b, count * sizeof(float) + 16);
+    if (!f)
+        return op_fail(b, MP_ERR_NOMEM, "out of memory dequantizing '%s'", tname(b, t));
+    if (!mp_dequantize_to_f32(x, f))
+        return no_equiv(b, "%s '%s' is %s (the peer dequantizes float16, and int8 or uint8 "
+                        "with quantization parameters)", what, tname(b, t),
+                        mp_dtype_name(x->dtype));
+    for (int32_t d = 0; d < x->rank; d++)
+        dims[d] = (size_t)x->dims[d];
+    xtype f32 = {.dt = xnn_datatype_fp32};
+    enum xnn_status xs = define_typed(b, &f32, (size_t)x->rank, dims, f, XNN_INVALID_VALUE_ID, 0,
+                                      id);
+    if (xs != xnn_status_success)
+        return xnn_refused(b, "defining dequantized weights", xs);
+    b->vid[t] = *id;
+    return MP_OK;
+}
+
 /* A static weight (filter or bias) of an operator whose input has type `in`: float32 for a
  * float32 input (integer weights there make a hybrid model, not expressible); for a quantized
  * input, the filter int8 (per tensor or per channel) or uint8 as the input, the bias int32.
@@ -327,8 +364,7 @@ static mp_status weight_of(builder *b, int32_t t, const char *what, const xtype 
     if (t >= 0) {
         const mp_tensor *x = T(b, t);
         if (!is_quantized(in) && x->dtype != MP_DT_FLOAT32)
-            return no_equiv(b, "%s '%s' is %s (hybrid models are not expressible)", what,
-                            tname(b, t), mp_dtype_name(x->dtype));
+            return dequantized_weight(b, t, what, id);
         if (is_quantized(in)) {
             mp_dtype want = filter ? MP_DT_INT32
                             : in->dt == xnn_datatype_quint8 ? MP_DT_UINT8 : MP_DT_INT8;

@@ -235,53 +235,61 @@ mp_status mp_const_as_f32(mp_node *n, const mp_tensor *t, const float **out, voi
         *out = t->data;
         return MP_OK;
     }
+    const mp_quant *q = &t->info->quant;
+    if (t->dtype != MP_DT_FLOAT16 && t->dtype != MP_DT_INT8 && t->dtype != MP_DT_UINT8)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "weights '%s' have unsupported dtype %s",
+                            t->info->name, mp_dtype_name(t->dtype));
+    if (t->dtype != MP_DT_FLOAT16 && q->count < 1)
+        return mp_node_fail(n, MP_ERR_UNSUPPORTED,
+                            "weights '%s' are %s without quantization parameters",
+                            t->info->name, mp_dtype_name(t->dtype));
+    if (t->dtype != MP_DT_FLOAT16 && q->count > 1 &&
+        (q->quantized_dimension < 0 || q->quantized_dimension >= t->rank ||
+         t->dims[q->quantized_dimension] != q->count))
+        return mp_node_fail(n, MP_ERR_FORMAT, "weights '%s': %d scales do not match dimension %d",
+                            t->info->name, q->count, q->quantized_dimension);
     size_t count = mp_tensor_elements(t);
     float *f = mp_mem_alloc(n->mem, count * sizeof(float) + 16, 0, MP_MEM_KERNEL,
                             MP_OWNER_OP(n->index));
     if (!f)
         return mp_node_fail(n, MP_ERR_NOMEM, "out of memory dequantizing '%s'", t->info->name);
+    mp_dequantize_to_f32(t, f);
+    *out = f;
+    *owned = f;
+    return MP_OK;
+}
+
+bool mp_dequantize_to_f32(const mp_tensor *t, float *f)
+{
+    size_t count = mp_tensor_elements(t);
     if (t->dtype == MP_DT_FLOAT16) {
         const uint16_t *h = t->data;
         for (size_t i = 0; i < count; i++)
             f[i] = mp_half_to_float(h[i]);
-    } else if (t->dtype == MP_DT_INT8 || t->dtype == MP_DT_UINT8) {
-        const mp_quant *q = &t->info->quant;
-        if (q->count < 1) {
-            mp_mem_free(n->mem, f);
-            return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                                "weights '%s' are %s without quantization parameters",
-                                t->info->name, mp_dtype_name(t->dtype));
-        }
-        /* per-channel along quantized_dimension: index -> channel */
-        size_t inner = 1, channels = 1;
-        if (q->count > 1) {
-            int32_t d = q->quantized_dimension;
-            if (d < 0 || d >= t->rank || t->dims[d] != q->count) {
-                mp_mem_free(n->mem, f);
-                return mp_node_fail(n, MP_ERR_FORMAT,
-                                    "weights '%s': %d scales do not match dimension %d",
-                                    t->info->name, q->count, d);
-            }
-            channels = (size_t)q->count;
-            for (int32_t i = d + 1; i < t->rank; i++)
-                inner *= (size_t)t->dims[i];
-        }
-        for (size_t i = 0; i < count; i++) {
-            size_t c = channels > 1 ? (i / inner) % channels : 0;
-            float scale = q->scale[c];
-            int64_t zp = q->zero_point ? q->zero_point[c] : 0;
-            int32_t v = t->dtype == MP_DT_INT8 ? ((const int8_t *)t->data)[i]
-                                               : ((const uint8_t *)t->data)[i];
-            f[i] = scale * (float)(v - zp);
-        }
-    } else {
-        mp_mem_free(n->mem, f);
-        return mp_node_fail(n, MP_ERR_UNSUPPORTED, "weights '%s' have unsupported dtype %s",
-                            t->info->name, mp_dtype_name(t->dtype));
+        return true;
     }
-    *out = f;
-    *owned = f;
-    return MP_OK;
+    const mp_quant *q = &t->info->quant;
+    if ((t->dtype != MP_DT_INT8 && t->dtype != MP_DT_UINT8) || q->count < 1)
+        return false;
+    /* per-channel along quantized_dimension: index -> channel */
+    size_t inner = 1, channels = 1;
+    if (q->count > 1) {
+        int32_t d = q->quantized_dimension;
+        if (d < 0 || d >= t->rank || t->dims[d] != q->count)
+            return false;
+        channels = (size_t)q->count;
+        for (int32_t i = d + 1; i < t->rank; i++)
+            inner *= (size_t)t->dims[i];
+    }
+    for (size_t i = 0; i < count; i++) {
+        size_t c = channels > 1 ? (i / inner) % channels : 0;
+        float scale = q->scale[c];
+        int64_t zp = q->zero_point ? q->zero_point[c] : 0;
+        int32_t v = t->dtype == MP_DT_INT8 ? ((const int8_t *)t->data)[i]
+                                           : ((const uint8_t *)t->data)[i];
+        f[i] = scale * (float)(v - zp);
+    }
+    return true;
 }
 
 mp_status mp_xnn_status(enum xnn_status xs)

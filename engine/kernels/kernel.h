@@ -121,6 +121,10 @@ bool mp_activation_range(int32_t act, float *lo, float *hi);
 
 /* Apply a fused activation in place (for plain-C kernels). */
 void mp_apply_activation_f32(float *x, size_t n, int32_t act);
+/* Constant t dequantized into f[mp_tensor_elements(t)]: float16 exactly, int8 / uint8 as
+ * scale * (q - zero point), per tensor or per channel along quantized_dimension. False (f
+ * untouched) for another dtype or quantization parameters that do not fit t. */
+bool mp_dequantize_to_f32(const mp_tensor *t, float *f);
 
 /* A constant float32 view of a weight tensor: the data itself when it is float32, or a
  * float32 copy dequantized once (int8/uint8 with per-tensor or per-channel scale along

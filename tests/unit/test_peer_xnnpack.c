@@ -16,7 +16,8 @@
  * standalone activations, MEAN without keep_dims, FULLY_CONNECTED over a 4D input, RESHAPE,
  * an output read by another operator), a graph of the float32 operators mapped to this
  * XNNPACK's other nodes (HARD_SWISH, TRANSPOSE_CONV with and without XNNPACK's adjustment,
- * MediaPipe's Convolution2DTransposeBias, PRELU, DEPTH_TO_SPACE, the elementwise ones),
+ * MediaPipe's Convolution2DTransposeBias, PRELU, DEPTH_TO_SPACE, the elementwise ones, a
+ * hybrid convolution of int8 weights dequantized once),
  * refusals built here (TANH, fused TANH), a quantized
  * graph (QUANTIZE, per-channel int8 convolutions, max pooling, ADD, whole-map average
  * pooling, RESHAPE, FULLY_CONNECTED, SOFTMAX, DEQUANTIZE) and its refusals (per-channel
@@ -555,7 +556,9 @@ static void test_all_ops(void **state)
 /* The float32 operators mapped to this XNNPACK's other nodes (shapes in the comments):
  * HARD_SWISH, TRANSPOSE_CONV (SAME, and VALID with an adjustment), MediaPipe's
  * Convolution2DTransposeBias, LEAKY_RELU, PRELU, DEPTH_TO_SPACE, MAXIMUM, MINIMUM,
- * SQUARED_DIFFERENCE, ABS, SQRT, NEG, FLOOR, CEIL, ROUND, SQUARE, ELU: 18 operators. */
+ * SQUARED_DIFFERENCE, ABS, SQRT, NEG, FLOOR, CEIL, ROUND, SQUARE, ELU, and a hybrid CONV_2D
+ * (float32 input, int8 weights of one scale per output channel, a float16 bias: the
+ * weights dequantized once): 19 operators. */
 static void *graph_float_ops(size_t *size)
 {
     mp_tfw *w = mp_tfw_create();
@@ -630,7 +633,20 @@ static void *graph_float_ops(size_t *size)
     mp_tfw_op(w, MP_OP_SQUARE, 1, &t2, 1, &y6, NULL);
     int y7 = act_tensor(w, "y7", 4, (int32_t[]){1, 12, 12, 3});
     mp_tfw_op(w, MP_OP_ELU, 1, &t7, 1, &y7, NULL);
-    mp_tfw_io(w, 1, &x, 7, (int32_t[]){y1, y2, y3, y4, y5, y6, y7});
+    /* hybrid CONV_2D 1x1 over x: int8 weights [2,1,1,4] per output channel, float16 bias */
+    const int8_t wq[8] = {-128, -3, 7, 127, 64, -64, 1, 0};
+    int w8 = mp_tfw_tensor(w, "w8", MP_DT_INT8, 4, (int32_t[]){2, 1, 1, 4},
+                           mp_tfw_buffer(w, wq, sizeof wq), NULL);
+    mp_tfw_tensor_quant(w, w8, 2, (float[]){0.01f, 0.02f}, NULL, 0);
+    const uint16_t b16[2] = {0x3C00, 0xB800}; /* 1.0, -0.5 */
+    int bh = mp_tfw_tensor(w, "b16", MP_DT_FLOAT16, 1, (int32_t[]){2},
+                           mp_tfw_buffer(w, b16, sizeof b16), NULL);
+    int y8 = act_tensor(w, "y8", 4, (int32_t[]){1, 6, 6, 2});
+    o = mp_tfw_options_default();
+    o.padding = MP_PAD_VALID;
+    o.stride_h = o.stride_w = 1;
+    mp_tfw_op(w, MP_OP_CONV_2D, 3, (int32_t[]){x, w8, bh}, 1, &y8, &o);
+    mp_tfw_io(w, 1, &x, 8, (int32_t[]){y1, y2, y3, y4, y5, y6, y7, y8});
     return finish(w, size);
 }
 
@@ -647,7 +663,7 @@ static void test_float_ops(void **state)
     print_message("  float_ops: max error %.3f of tolerance, %llu XNNPACK nodes\n", r.err,
                   (unsigned long long)r.mem.xnn_nodes);
     assert_true(r.err <= 1.0);
-    assert_int_equal(r.mem.xnn_nodes, 18); /* one node per operator */
+    assert_int_equal(r.mem.xnn_nodes, 19); /* one node per operator */
     free(bytes);
 }
 
@@ -867,13 +883,13 @@ static const char *const k_must_run[] = {
     "tfsupport_mobilenet_v1_0.25_224_float.tflite", "tiny_ad01_fp32.tflite",
     "tiny_ic_resnet8_float.tflite", "tfmicro_hello_world_float.tflite",
     "litert_simple_add_dynamic_shape.tflite",
+    "tfex_mobilenet_v2_035_96_embedder.tflite", /* int8 weights (hybrid): dequantized */
 };
 static const struct {
     const char *file, *op;
 } k_must_refuse[] = {
     {"mpromonet_mnist.tflite", "TANH"},
     {"alankrantas_mnist.tflite", "CAST"},
-    {"tfex_mobilenet_v2_035_96_embedder.tflite", "CONV_2D"}, /* int8 weights (hybrid) */
 };
 
 static void test_shared_models(void **state)
