@@ -5,7 +5,8 @@
 # and one after) runs with the same outputs in the static and dynamic memory modes, nothing
 # left allocated; inspect names the operators and the decomposition; the same model with its
 # PAD's code changed to STABLEHLO_LOGISTIC (no runtime kernel in TensorFlow Lite either) is
-# listed by inspect and refused by run with exit 5, naming it in one line.
+# listed by inspect and refused by run with exit 5, naming it in one line; with its
+# COMPOSITE's decomposition index out of range, refused by inspect and run with exit 4.
 # Usage: test_stablehlo.sh MEMPROF [SHARED_DIR]
 set -u
 mp=$1
@@ -44,4 +45,33 @@ has out "STABLEHLO_LOGISTIC .*\[not supported by memprof\]"
 expect 5 "$mp" run "$tmp/logistic.tflite"
 has err "STABLEHLO_LOGISTIC"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "the refusal is not one line: $(cat "$tmp/err")"
+# the COMPOSITE's decomposition_subgraph_index (StableHLOCompositeOptions field 1, in the
+# operator's builtin_options_2, Operator field 12) made 7: refused at load, exit 4, one line
+/usr/bin/python3 - "$tmp/shlo.tflite" "$tmp/bad.tflite" <<'PY' || fail "cannot patch the decomposition index"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+u32 = lambda at: struct.unpack_from("<I", b, at)[0]
+def field(table, k):  # position of field k of the table at `table`, or None
+    vt = table - struct.unpack_from("<i", b, table)[0]
+    if 4 + 2 * k >= struct.unpack_from("<H", b, vt)[0]:
+        return None
+    off = struct.unpack_from("<H", b, vt + 4 + 2 * k)[0]
+    return table + off if off else None
+deref = lambda at: at + u32(at)
+model = deref(0)
+subgraphs = deref(field(model, 2))
+sg0 = deref(subgraphs + 4)
+ops = deref(field(sg0, 3))
+op0 = deref(ops + 4)
+opts2 = deref(field(op0, 12))
+at = field(opts2, 1)
+assert at is not None and u32(at) == 1, "decomposition index not found"
+struct.pack_into("<i", b, at, 7)
+open(sys.argv[2], "wb").write(b)
+PY
+for cmd in inspect run; do
+  expect 4 "$mp" $cmd "$tmp/bad.tflite"
+  has err "operator 0 (STABLEHLO_COMPOSITE): decomposition subgraph 7 is out of range (2 subgraphs)"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$cmd: the refusal is not one line: $(cat "$tmp/err")"
+done
 exit $((fails > 0))
