@@ -51,15 +51,18 @@ typedef struct described {
 static mp_model_report_op op_of(const mp_op_info *op)
 {
     /* WHILE: cond, body; IF: then, else; CALL_ONCE: its init subgraph alone, and
-     * STABLEHLO_COMPOSITE its decomposition */
+     * STABLEHLO_COMPOSITE its decomposition; STABLEHLO_CASE: its branches */
     bool calls = op->opcode == MP_OP_WHILE || op->opcode == MP_OP_IF;
     bool once = op->opcode == MP_OP_CALL_ONCE || op->opcode == MP_OP_STABLEHLO_COMPOSITE;
+    bool cases = op->opcode == MP_OP_STABLEHLO_CASE && op->opt.shlo;
     return (mp_model_report_op){.name = mp_op_name(op->opcode), .n_inputs = op->n_inputs,
                                 .n_outputs = op->n_outputs, .inputs = op->inputs,
                                 .outputs = op->outputs,
                                 .supported = mp_kernel_find(op->opcode) != NULL,
                                 .calls = {calls || once ? op->opt.subgraph_a : -1,
-                                          calls ? op->opt.subgraph_b : -1}};
+                                          calls ? op->opt.subgraph_b : -1},
+                                .n_branches = cases ? op->opt.shlo->n_branches : 0,
+                                .branches = cases ? op->opt.shlo->branches : NULL};
 }
 
 /* The report's plain description of the model (its arrays in *d, malloc'd; false when out

@@ -61,7 +61,11 @@ static void op_line(FILE *f, const mp_model_report_op *op, int32_t i, const char
     index_list(f, op->n_inputs, op->inputs);
     fputs(" -> ", f);
     index_list(f, op->n_outputs, op->outputs);
-    if (op->calls[0] >= 0 && op->calls[1] < 0) /* CALL_ONCE, STABLEHLO_COMPOSITE */
+    if (op->n_branches > 0) { /* STABLEHLO_CASE */
+        fputs("  branches", f);
+        for (int32_t q = 0; q < op->n_branches; q++)
+            fprintf(f, " %d", (int)op->branches[q]);
+    } else if (op->calls[0] >= 0 && op->calls[1] < 0) /* CALL_ONCE, STABLEHLO_COMPOSITE */
         fprintf(f, "  %s %d", strcmp(op->name, "CALL_ONCE") == 0 ? "init" : "decomposition",
                 (int)op->calls[0]);
     else if (op->calls[0] >= 0 && strcmp(op->name, "WHILE") == 0)
@@ -173,14 +177,16 @@ static json_t *tensor_json(const mp_model_report *m, int32_t i)
     return o;
 }
 
-/* An operator; "calls" (the subgraphs a WHILE or IF calls, or CALL_ONCE's one) only on
- * those. */
+/* An operator; "calls" (the subgraphs a WHILE or IF calls, CALL_ONCE's or COMPOSITE's one, a
+ * CASE's branches) only on those. */
 static json_t *op_json(const mp_model_report_op *op, int32_t i)
 {
     json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:b}", "index", (int)i, "name", jstr(op->name),
                           "inputs", dims(op->n_inputs, op->inputs), "outputs",
                           dims(op->n_outputs, op->outputs), "supported", op->supported);
-    if (o && op->calls[0] >= 0)
+    if (o && op->n_branches > 0)
+        json_object_set_new(o, "calls", dims(op->n_branches, op->branches));
+    else if (o && op->calls[0] >= 0)
         json_object_set_new(o, "calls", dims(op->calls[1] >= 0 ? 2 : 1, op->calls));
     return o;
 }

@@ -33,6 +33,8 @@ typedef struct mp_model_report_op {
     bool supported;            /* memprof has a kernel for it */
     int32_t calls[2];          /* subgraphs it calls: WHILE cond, body; IF then, else;
                                   CALL_ONCE init, -1; -1 none */
+    int32_t n_branches;        /* STABLEHLO_CASE: its branch subgraphs (calls unused) */
+    const int32_t *branches;
 } mp_model_report_op;
 
 /* One subgraph of a model of several (the ones WHILE and IF call). */

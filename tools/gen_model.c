@@ -34,8 +34,11 @@
  *            decomposition (subgraph 1) is STABLEHLO_MULTIPLY by 2 and STABLEHLO_ADD of 1 (on
  *            constants [N]) -> STABLEHLO_PAD with -7, two before and one after -> 'z' [N + 3]
  *            (a model of the operators ai-edge-torch and JAX conversions carry).
+ *   case N:  inputs 'i' int32 [1] and 'x' float32 [N] -> STABLEHLO_CASE on i over branches
+ *            1: x * 2, 2: x + 10, 3: max(x, 0) (STABLEHLO_MULTIPLY, _ADD, _MAXIMUM on
+ *            constants [N]; an index outside 0..2 takes the last) -> 'y' [N].
  *
- * Usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul|stablehlo N FILE   (N >= 1; the file is written whole or
+ * Usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul|stablehlo|case N FILE   (N >= 1; the file is written whole or
  * not at all) */
 #include <stdbool.h>
 #include <stdio.h>
@@ -86,10 +89,44 @@ static void stablehlo(mp_tfw *w, int32_t n)
     mp_tfw_io(w, 1, &dx, 1, &dy);
 }
 
+/* case N (see the top of the file). */
+static void stablehlo_case(mp_tfw *w, int32_t n)
+{
+    static const int32_t branches[3] = {1, 2, 3};
+    static mp_shlo_options cs = {.n_branches = 3, .branches = branches};
+    int i = mp_tfw_tensor(w, "i", MP_DT_INT32, 1, (int32_t[]){1}, 0, NULL);
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, &n, 0, NULL);
+    int y = mp_tfw_tensor(w, "y", MP_DT_FLOAT32, 1, &n, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    o.shlo = &cs;
+    mp_tfw_op(w, MP_OP_STABLEHLO_CASE, 2, (int32_t[]){i, x}, 1, &y, &o);
+    mp_tfw_io(w, 2, (int32_t[]){i, x}, 1, &y);
+    static const struct {
+        const char *name;
+        int code;
+        float c;
+    } b[3] = {{"times2", MP_OP_STABLEHLO_MULTIPLY, 2.0f}, {"plus10", MP_OP_STABLEHLO_ADD, 10.0f},
+              {"relu", MP_OP_STABLEHLO_MAXIMUM, 0.0f}};
+    float *c = malloc(sizeof(float) * (size_t)n);
+    if (!c)
+        return; /* the writer's finish reports the missing subgraphs */
+    for (int k = 0; k < 3; k++) {
+        mp_tfw_subgraph(w, b[k].name);
+        for (int32_t e = 0; e < n; e++)
+            c[e] = b[k].c;
+        int bx = mp_tfw_tensor(w, "bx", MP_DT_FLOAT32, 1, &n, 0, NULL);
+        int bc = mp_tfw_tensor(w, "bc", MP_DT_FLOAT32, 1, &n, mp_tfw_buffer(w, c, sizeof(float) * (size_t)n), NULL);
+        int by = mp_tfw_tensor(w, "by", MP_DT_FLOAT32, 1, &n, 0, NULL);
+        mp_tfw_op(w, b[k].code, 2, (int32_t[]){bx, bc}, 1, &by, NULL);
+        mp_tfw_io(w, 1, &bx, 1, &by);
+    }
+    free(c);
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: gen_model chain|wide|while|grow|callonce|rfft|lstmq|strings|plus1|mul|"
-                    "stablehlo N FILE\n");
+                    "stablehlo|case N FILE\n");
     return 2;
 }
 
@@ -369,6 +406,8 @@ int main(int argc, char **argv)
         plus1_or_mul(w, n, argv[1][0] == 'm');
     else if (strcmp(argv[1], "stablehlo") == 0 && n <= 1000000)
         stablehlo(w, (int32_t)n);
+    else if (strcmp(argv[1], "case") == 0 && n <= 1000000)
+        stablehlo_case(w, (int32_t)n);
     else
         return usage();
     void *bytes = NULL;

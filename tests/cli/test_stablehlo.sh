@@ -7,6 +7,9 @@
 # PAD's code changed to STABLEHLO_LOGISTIC (no runtime kernel in TensorFlow Lite either) is
 # listed by inspect and refused by run with exit 5, naming it in one line; with its
 # COMPOSITE's decomposition index out of range, refused by inspect and run with exit 4.
+# gen_model case: a STABLEHLO_CASE of three branches (x * 2, x + 10, max(x, 0)) listed with its
+# branches (text, and JSON valid against its schema) and run on each index, one outside
+# 0..2 taking the last, with the same outputs in the static and dynamic modes.
 # Usage: test_stablehlo.sh MEMPROF [SHARED_DIR]
 set -u
 mp=$1
@@ -73,5 +76,25 @@ for cmd in inspect run; do
   expect 4 "$mp" $cmd "$tmp/bad.tflite"
   has err "operator 0 (STABLEHLO_COMPOSITE): decomposition subgraph 7 is out of range (2 subgraphs)"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$cmd: the refusal is not one line: $(cat "$tmp/err")"
+done
+"$gen" case 4 "$tmp/case.tflite" || fail "gen_model case"
+expect 0 "$mp" inspect "$tmp/case.tflite" --no-tensors
+has out "#0   STABLEHLO_CASE         (0 1) -> (2)  branches 1 2 3"
+has out "relu .* 1 operators"
+expect 0 "$mp" inspect "$tmp/case.tflite" --no-tensors --format json -o "$tmp/case.json"
+/usr/bin/python3 - "$tmp/case.json" <<'PY' || fail "the CASE's calls are not its branches"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ops"][0]["calls"] == [1, 2, 3], d["ops"][0]
+PY
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then valid "$tmp/case.json"; fi
+# x all 3 (all -3 for the last): index 0 -> 6, 1 -> 13, 2 -> 3, 7 and -1 -> max(x, 0)
+for mode in static dynamic; do
+  for pick in "0 3 6" "1 3 13" "2 3 3" "7 -3 0" "-1 3 3"; do
+    set -- $pick
+    expect 0 "$mp" run "$tmp/case.tflite" --memory $mode --fill i=$1 --fill x=$2
+    has out "min $3  max $3"
+    has out "every byte allocated has been freed"
+  done
 done
 exit $((fails > 0))
