@@ -370,7 +370,7 @@ static mp_status read_tensor_data(rd *r, int32_t i, const char *nm, uint32_t buf
     if (st == MP_OK && bytes == 0 && ti->dtype == MP_DT_INT4)
         return mp_tfl_fail(r, MP_ERR_UNSUPPORTED,
                            "tensor %d '%s' is i4 without constant data: memprof runs int4 only "
-                           "as constant weights (as TensorFlow Lite does)", i, nm);
+                           "as packed constant weights", i, nm);
     if (st != MP_OK || bytes == 0)
         return st;
 

@@ -187,7 +187,7 @@ static void test_dequantize_odd_count(void **state)
 }
 
 /* Refusals: packed data one byte short (8 values need 4 bytes), and an int4 tensor that is
- * not a constant (an int4 input: no TensorFlow Lite kernel computes on int4 activations). */
+ * not a constant (an int4 input: memprof runs int4 only as constant weights). */
 static void test_refusals(void **state)
 {
     (void)state;
