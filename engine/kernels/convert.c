@@ -3,9 +3,12 @@
  * CAST converts between float32, int32, int64, uint8, int8, int16 and bool like TFLite's
  * static_cast: float -> integer truncates toward zero, anything -> bool is x != 0, bool ->
  * anything is 0 or 1. Where C leaves a conversion undefined (a float outside the integer
- * range, NaN) we saturate (NaN -> 0) instead of reading garbage: float -> int32/int64
- * saturates to that type; float -> 8/16-bit goes through int32 and keeps the low bits, as
- * TFLite compiled for x86 does for values within int32.
+ * range, NaN) we saturate (NaN -> 0) instead of reading garbage. float32 -> int32 and
+ * float32 -> int16 clamp first, as the newest cast.cc's copyCast does, to the float next to
+ * the type's bounds toward zero (nextafterf): int32 within +-2147483520, int16 within
+ * -32767..32766 after truncation; float -> int64 saturates to that type; float -> 8-bit goes
+ * through int32 and keeps the low bits, as TFLite compiled for x86 does for values within
+ * int32.
  * float16, float64, uint16, uint32 and complex64 (cast.cc's other dtypes) go through one
  * element loop (cast_generic): an integer is read as int64, a float16 / float32 / float64 as
  * the double holding it exactly, a complex64 as its real part (as cast.cc's copyCast), and
@@ -115,6 +118,25 @@ static inline int32_t f2i32(double x)
     return (int32_t)x;
 }
 
+/* float32 -> int32 / int16 as cast.cc's copyCast: clamped to [nextafterf(min, 0),
+ * nextafterf(max, 0)] (+-2147483520.0f; -32767.998046875f and 32766.998046875f), then
+ * truncated; NaN -> 0 (cast.cc leaves it to the C++ conversion, undefined). */
+static inline int32_t f2i32_clamped(float x)
+{
+    if (x != x)
+        return 0;
+    const float hi = 2147483520.0f, lo = -2147483520.0f;
+    return (int32_t)(x > hi ? hi : (x < lo ? lo : x));
+}
+
+static inline int16_t f2i16_clamped(float x)
+{
+    if (x != x)
+        return 0;
+    const float hi = 32766.998046875f, lo = -32767.998046875f;
+    return (int16_t)(x > hi ? hi : (x < lo ? lo : x));
+}
+
 static inline int64_t f2i64(double x)
 {
     if (x != x)
@@ -155,11 +177,11 @@ static void cast_convert(mp_dtype from, mp_dtype to, const void *src, void *dst,
     switch (from) {
     case MP_DT_FLOAT32:
         switch (to) {
-        case MP_DT_INT32: CAST_LOOP(float, int32_t, f2i32(x)); break;
+        case MP_DT_INT32: CAST_LOOP(float, int32_t, f2i32_clamped(x)); break;
         case MP_DT_INT64: CAST_LOOP(float, int64_t, f2i64(x)); break;
         case MP_DT_UINT8: CAST_LOOP(float, uint8_t, f2i32(x)); break;
         case MP_DT_INT8: CAST_LOOP(float, int8_t, f2i32(x)); break;
-        case MP_DT_INT16: CAST_LOOP(float, int16_t, f2i32(x)); break;
+        case MP_DT_INT16: CAST_LOOP(float, int16_t, f2i16_clamped(x)); break;
         case MP_DT_BOOL: CAST_LOOP(float, uint8_t, x != 0.0f); break;
         default: break;
         }

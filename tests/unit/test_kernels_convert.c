@@ -118,7 +118,8 @@ static void test_cast_all_pairs(void **state)
 static void test_cast_hand_and_saturation(void **state)
 {
     (void)state;
-    /* hand-computed: f32 -> i32 truncates toward zero */
+    /* hand-computed: f32 -> i32 truncates toward zero, clamped first as cast.cc does to the
+     * float next to +-2^31 toward zero, +-2147483520 (floats are 128 apart there) */
     static const float f[] = {-3.7f, 2.9f, -0.2f, 1e10f, -1e10f, NAN, INFINITY, -INFINITY};
     kh_case c;
     kh_init(&c, MP_OP_CAST, NULL);
@@ -126,9 +127,21 @@ static void test_cast_hand_and_saturation(void **state)
     mp_tensor *out = kh_output(&c, MP_DT_INT32);
     assert_int_equal(kh_run(&c), MP_OK);
     assert_memory_equal(out->data,
-                        ((const int32_t[]){-3, 2, 0, INT32_MAX, INT32_MIN, 0, INT32_MAX,
-                                           INT32_MIN}),
+                        ((const int32_t[]){-3, 2, 0, 2147483520, -2147483520, 0, 2147483520,
+                                           -2147483520}),
                         32);
+    kh_free(&c);
+
+    /* f32 -> i16 clamped to [nextafterf(-32768, 0), nextafterf(32767, 0)] then truncated:
+     * the range is -32767..32766, no wrap (40000 kept its low bits, -25536, before) */
+    static const float f16s[] = {40000.0f, -40000.0f, 32767.5f, -32768.0f, 1.9f, -1.9f, NAN,
+                                 32766.0f};
+    kh_init(&c, MP_OP_CAST, NULL);
+    kh_input(&c, MP_DT_FLOAT32, 1, (int32_t[]){8}, f16s);
+    out = kh_output(&c, MP_DT_INT16);
+    assert_int_equal(kh_run(&c), MP_OK);
+    assert_memory_equal(out->data,
+                        ((const int16_t[]){32766, -32767, 32766, -32767, 1, -1, 0, 32766}), 16);
     kh_free(&c);
 
     kh_init(&c, MP_OP_CAST, NULL);
