@@ -359,16 +359,28 @@ int mp_cli_print_outputs(FILE *f, mp_session *s, mp_trace *tr, const mp_cli_inpu
     return MP_EXIT_OK;
 }
 
+/* ns as milliseconds: three decimals from 0.1 ms up, else six (to the nanosecond), so that a
+ * model run in microseconds does not print "0.000 ms"; always "X ms" for the scripts that
+ * read these lines. */
+static const char *ms(char *buf, size_t n, double ns)
+{
+    snprintf(buf, n, "%.*f ms", ns >= 1e5 ? 3 : 6, ns / 1e6);
+    return buf;
+}
+
 void mp_cli_print_times(FILE *f, uint64_t *times, long runs, long warmup, long threads, uint64_t t_load,
                         uint64_t t_prepare)
 {
-    fprintf(f, "time     load %.3f ms  prepare %.3f ms  first timed run %.3f ms  (threads %ld)\n",
-           t_load / 1e6, t_prepare / 1e6, times[0] / 1e6, threads);
+    char a[32], b[32], c[32];
+    fprintf(f, "time     load %s  prepare %s  first timed run %s  (threads %ld)\n",
+            ms(a, sizeof a, (double)t_load), ms(b, sizeof b, (double)t_prepare),
+            ms(c, sizeof c, (double)times[0]), threads);
     if (runs > 1) {
         mp_stats st;
         mp_stats_compute(times, (size_t)runs, &st);
-        fprintf(f, "runs     %ld (after %ld warm-up): median %.3f ms  min %.3f ms  mean %.3f ms\n",
-               runs, warmup, st.median_ns / 1e6, st.min_ns / 1e6, st.mean_ns / 1e6);
+        fprintf(f, "runs     %ld (after %ld warm-up): median %s  min %s  mean %s\n", runs, warmup,
+                ms(a, sizeof a, (double)st.median_ns), ms(b, sizeof b, (double)st.min_ns),
+                ms(c, sizeof c, (double)st.mean_ns));
     }
 }
 

@@ -86,6 +86,16 @@ head -c 8 "$tmp/mlp.tflite" | tail -c 4 | grep -q TFL3 || fail "zoo file lacks t
 expect 0 "$mp" inspect "$tmp/mlp.tflite"; has out "FULLY_CONNECTED"; has out "SOFTMAX"
 expect 0 "$mp" run "$tmp/mlp.tflite"; has out "top-5"
 expect 0 "$mp" run zoo:mnist_mlp --runs 3 --warmup 1; has out "median"
+# times under 0.1 ms keep six decimals (to the nanosecond), so a microsecond run is never
+# printed as 0.000 ms; from 0.1 ms up, three
+expect 0 "$mp" run zoo:mnist_mlp --runs 20
+awk '/^runs/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ms") print $i }' "$tmp/out" >"$tmp/ms"
+[ "$(wc -l <"$tmp/ms")" -eq 3 ] || fail "the runs line lacks its three times: $(cat "$tmp/out")"
+while read -r v; do
+  awk -v v="$v" 'BEGIN { n = split(v, p, "."); d = length(p[2]);
+                         exit !(v + 0 > 0 && ((v + 0 < 0.1 && d == 6) || (v + 0 >= 0.1 && d == 3))) }' ||
+    fail "time '$v ms' has the wrong precision (or is zero)"
+done <"$tmp/ms"
 expect 3 "$mp" zoo mnist_mlp -o "$tmp/no/such/dir/m.tflite"
 
 # inputs from files: wrong size refused, right size accepted
