@@ -45,6 +45,22 @@ static int32_t crossing(const mp_model *m, const tinfo *ti, int32_t c, int32_t *
     return n;
 }
 
+/* An int4 constant the reader unpacked to int8 (packed_int4) goes back into the part as the
+ * file had it: two values to a byte, the first in the low nibble. The buffer's index, or -1. */
+static int int4_buffer(mp_tfw *w, const mp_tensor_info *x)
+{
+    size_t n = x->data_bytes, packed = n / 2 + (n & 1);
+    uint8_t *pk = calloc(packed ? packed : 1, 1);
+    if (!pk)
+        return -1;
+    const int8_t *v = x->data;
+    for (size_t k = 0; k < n; k++)
+        pk[k / 2] |= (uint8_t)(((unsigned)v[k] & 15u) << (k % 2 ? 4 : 0));
+    int b = mp_tfw_buffer(w, pk, packed);
+    free(pk);
+    return b;
+}
+
 /* Write operators [lo, hi) with the inputs and outputs given (whole-model indices). */
 static mp_status write_part(const mp_model *m, int32_t lo, int32_t hi, int part, int n_parts,
                             const int32_t *ins, int32_t n_in, const int32_t *outs, int32_t n_out,
@@ -81,12 +97,14 @@ static mp_status write_part(const mp_model *m, int32_t lo, int32_t hi, int part,
             continue;
         const mp_tensor_info *x = &m->tensors[t];
         int buf = 0;
-        if (x->data)
+        if (x->data && x->packed_int4)
+            buf = int4_buffer(w, x);
+        else if (x->data)
             buf = mp_tfw_buffer(w, x->data, x->data_bytes);
         if (buf < 0)
             break;
-        map[t] = mp_tfw_tensor(w, x->name, x->dtype, x->rank, x->shape, buf,
-                               x->has_signature ? x->signature : NULL);
+        map[t] = mp_tfw_tensor(w, x->name, x->packed_int4 ? MP_DT_INT4 : x->dtype, x->rank,
+                               x->shape, buf, x->has_signature ? x->signature : NULL);
         if (map[t] < 0)
             break;
         if (x->quant.count > 0)

@@ -4,8 +4,8 @@
  * them as TensorFlow Lite's kernels do after their own unpacking. Models written with the
  * writer; every expected value is worked out by hand in the comments (TensorFlow Lite's
  * integer requantization: accumulate (x - x_zp) * w + bias, scale by s_x * s_w / s_y,
- * round to nearest, add y_zp). Refused: an int4 tensor without constant data (exit 5) and
- * packed data of the wrong size (exit 4). */
+ * round to nearest, add y_zp). memprof split writes them back packed. Refused: an int4
+ * tensor without constant data (exit 5) and packed data of the wrong size (exit 4). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "engine/model/model.h"
+#include "engine/model/model_split.h"
 #include "engine/model/ops.h"
 #include "engine/model/tflite_writer.h"
 #include "engine/session.h"
@@ -186,6 +187,65 @@ static void test_dequantize_odd_count(void **state)
     free(m.bytes);
 }
 
+/* memprof split writes int4 weights back packed, as the file had them: the FC model with a
+ * RESHAPE after it, cut before the RESHAPE; the first part's weights read back are int4 in
+ * the file (packed_int4) with the same eight values, and its int8 FC gives y = [39, -60]. */
+static void test_split_keeps_int4(void **state)
+{
+    (void)state;
+    uint8_t pk[4];
+    pack4(g_fc_w, 8, pk, 0);
+    static const int32_t bias[2] = {10, -21}, shp[1] = {2};
+    mp_tfw *w = mp_tfw_create();
+    assert_non_null(w);
+    int x = mp_tfw_tensor(w, "x", MP_DT_INT8, 2, (int32_t[]){1, 4}, 0, NULL);
+    mp_tfw_tensor_quant(w, x, 1, (float[]){0.5f}, (int64_t[]){-3}, 0);
+    int wt = mp_tfw_tensor(w, "w", MP_DT_INT4, 2, (int32_t[]){2, 4}, mp_tfw_buffer(w, pk, 4), NULL);
+    mp_tfw_tensor_quant(w, wt, 1, (float[]){0.25f}, NULL, 0);
+    int b = mp_tfw_tensor(w, "b", MP_DT_INT32, 1, (int32_t[]){2},
+                          mp_tfw_buffer(w, bias, sizeof bias), NULL);
+    mp_tfw_tensor_quant(w, b, 1, (float[]){0.125f}, NULL, 0);
+    int y = mp_tfw_tensor(w, "y", MP_DT_INT8, 2, (int32_t[]){1, 2}, 0, NULL);
+    mp_tfw_tensor_quant(w, y, 1, (float[]){2.0f}, (int64_t[]){1}, 0);
+    int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){1},
+                           mp_tfw_buffer(w, shp, sizeof shp), NULL);
+    int z = mp_tfw_tensor(w, "z", MP_DT_INT8, 1, (int32_t[]){2}, 0, NULL);
+    mp_tfw_tensor_quant(w, z, 1, (float[]){2.0f}, (int64_t[]){1}, 0);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){x, wt, b}, 1, &y, &o);
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){y, sh}, 1, &z, &o);
+    mp_tfw_io(w, 1, &x, 1, &z);
+    mp_test_model m = mp_test_tfw_finish(w);
+    mp_model *model = load(&m, MP_OK, NULL);
+    mp_split_part parts[2];
+    mp_error err = {0};
+    assert_int_equal(mp_model_split(model, (int32_t[]){1}, 1, parts, &err), MP_OK);
+    mp_test_model p0 = {.bytes = parts[0].bytes, .size = parts[0].size};
+    mp_model *first = load(&p0, MP_OK, NULL);
+    const mp_tensor_info *wi = NULL;
+    for (int32_t t = 0; t < first->n_tensors; t++)
+        if (strcmp(first->tensors[t].name, "w") == 0)
+            wi = &first->tensors[t];
+    assert_non_null(wi);
+    assert_true(wi->packed_int4);
+    assert_int_equal(first->unpacked_bytes, 8);
+    assert_memory_equal(wi->data, g_fc_w, 8);
+    mp_model_free(first);
+    mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC};
+    mp_session *s = mp_test_session(&p0, &so, "int4 part");
+    const int8_t xin[4] = {-125, -118, -111, -104};
+    mp_test_set_input(s, 0, xin, sizeof xin);
+    mp_test_run(s);
+    int8_t out[2];
+    mp_test_get_output(s, 0, out, sizeof out);
+    assert_int_equal(out[0], 39);
+    assert_int_equal(out[1], -60);
+    mp_session_destroy(s);
+    mp_model_split_free(parts, 2);
+    mp_model_free(model);
+    free(m.bytes);
+}
+
 /* Refusals: packed data one byte short (8 values need 4 bytes), and an int4 tensor that is
  * not a constant (an int4 input: memprof runs int4 only as constant weights). */
 static void test_refusals(void **state)
@@ -206,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_fc_int8_by_int4),
         cmocka_unit_test(test_conv_per_channel_int4),
         cmocka_unit_test(test_dequantize_odd_count),
+        cmocka_unit_test(test_split_keeps_int4),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
