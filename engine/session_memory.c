@@ -18,8 +18,8 @@
  * mp_session_reset_variables. They are never in the arena: their bytes must outlive every run.
  *
  * In place, as TensorFlow Lite's arena planner does since 2.14 (IdentifyInPlaceTensors):
- * the output of a RESHAPE, SQUEEZE or EXPAND_DIMS (operators that only relabel the bytes)
- * shares its input's bytes, and the output of an ADD, SUB, MUL or DIV the bytes of an input
+ * the output of a RESHAPE, SQUEEZE, EXPAND_DIMS or BITCAST (operators that only relabel the
+ * bytes; BITCAST's dtypes differ) shares its input's bytes, and the output of an ADD, SUB, MUL or DIV the bytes of an input
  * that nobody reads after it (elementwise: each output element is written after the input
  * elements at its index were read, and an input of the output's size is never broadcast),
  * and the output of a SOFTMAX the bytes of its input on the same terms (TensorFlow Lite
@@ -89,13 +89,18 @@ static void join(mp_session *s, int32_t a, int32_t b)
 }
 
 /* Output b of node i may take input a's slot: both in the arena, a no model input, b no model
- * output, the same dtype and bytes. */
-static bool may_share(const mp_session *s, int32_t i, int32_t a, int32_t b)
+ * output, the same bytes and (unless any_dtype: BITCAST) the same dtype. */
+static bool may_share_as(const mp_session *s, int32_t i, int32_t a, int32_t b, bool any_dtype)
 {
     const mp_tensor *x = &s->tensors[a], *y = &s->tensors[b];
     return a != b && arena_held(s, a) && arena_held(s, b) && !s->trt[b].model_output &&
-           !s->trt[a].model_input && !s->trt[b].model_input && x->dtype == y->dtype &&
-           x->bytes == y->bytes && s->trt[b].first == i;
+           !s->trt[a].model_input && !s->trt[b].model_input &&
+           (any_dtype || x->dtype == y->dtype) && x->bytes == y->bytes && s->trt[b].first == i;
+}
+
+static bool may_share(const mp_session *s, int32_t i, int32_t a, int32_t b)
+{
+    return may_share_as(s, i, a, b, false);
 }
 
 /* Which outputs share their input's slot (the header: "In place"), and the lifetime of
@@ -112,9 +117,10 @@ static void find_shared(mp_session *s)
     for (int32_t i = 0; i < s->n_nodes; i++) {
         const mp_node *n = &s->nodes[i];
         int op = n->opcode;
-        if ((op == MP_OP_RESHAPE || op == MP_OP_SQUEEZE || op == MP_OP_EXPAND_DIMS) &&
+        if ((op == MP_OP_RESHAPE || op == MP_OP_SQUEEZE || op == MP_OP_EXPAND_DIMS ||
+             op == MP_OP_BITCAST) &&
             !s->nrt[i].folded && n->n_in >= 1 && n->n_out == 1 && n->in[0] &&
-            may_share(s, i, n->in[0]->index, n->out[0]->index))
+            may_share_as(s, i, n->in[0]->index, n->out[0]->index, op == MP_OP_BITCAST))
             join(s, n->in[0]->index, n->out[0]->index);
     }
     for (int32_t i = 0; i < s->n_nodes; i++) {

@@ -479,6 +479,70 @@ static void test_update_slice_takes_its_operand(void **state)
     free(md.bytes);
 }
 
+/* BITCAST in place (it relabels bytes, as RESHAPE; TensorFlow Lite registers it
+ * kTfLiteInplaceOpDataUnmodified): x [1] + k [1, 1024] -> a (ADD, float32); a -> i (BITCAST
+ * to int32 [1, 1024]); i -> f (BITCAST back to float32); f -> r [32, 32] (RESHAPE); r x w +
+ * bias -> out. a, i, f and r are one slot (no PLAN event for the last three), alive from
+ * the ADD to the FULLY_CONNECTED, and the output is the reference's: the bits came back. */
+static void test_bitcast_shares_across_dtypes(void **state)
+{
+    (void)state;
+    kh_fill(g_k, N, 11, 1.0f);
+    kh_fill(g_w, 32, 12, 0.5f);
+    g_bias[0] = 0.25f;
+    const int32_t shp[2] = {32, 32};
+    mp_tfw *w = mp_tfw_create();
+    assert_non_null(w);
+    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
+    int k = mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
+                          mp_tfw_buffer(w, g_k, sizeof g_k), NULL);
+    int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+    int i = mp_tfw_tensor(w, "i", MP_DT_INT32, 2, (int32_t[]){1, N}, 0, NULL);
+    int f = mp_tfw_tensor(w, "f", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+    int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
+                           mp_tfw_buffer(w, shp, sizeof shp), NULL);
+    int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
+    int wt = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
+                           mp_tfw_buffer(w, g_w, sizeof g_w), NULL);
+    int bs = mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
+                           mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
+    int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
+    mp_op_options o = mp_tfw_options_default();
+    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, k}, 1, &a, &o);
+    mp_tfw_op(w, MP_OP_BITCAST, 1, &a, 1, &i, NULL);
+    mp_tfw_op(w, MP_OP_BITCAST, 1, &i, 1, &f, NULL);
+    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){f, sh}, 1, &r, &o);
+    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){r, wt, bs}, 1, &out, &o);
+    mp_tfw_io(w, 1, &x, 1, &out);
+    mp_test_model md = mp_test_tfw_finish(w);
+    mp_trace *tr = mp_trace_create();
+    assert_non_null(tr);
+    mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr};
+    mp_session *s = mp_test_session(&md, &so, "bitcast");
+    const float xv = -0.375f;
+    float got[32];
+    mp_test_set_input(s, 0, &xv, sizeof xv);
+    mp_test_run(s);
+    mp_test_get_output(s, 0, got, sizeof got);
+    for (int row = 0; row < 32; row++) {
+        double want = g_bias[0];
+        for (int c = 0; c < 32; c++)
+            want += (double)g_w[c] * ((double)xv + g_k[32 * row + c]);
+        assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
+    }
+    const mp_event *pa = plan_of(tr, a);
+    assert_non_null(pa);
+    assert_int_equal(pa->op_last, 4);
+    assert_null(plan_of(tr, i));
+    assert_null(plan_of(tr, f));
+    assert_null(plan_of(tr, r));
+    assert_ptr_equal(mp_session_tensor(s, i)->data, mp_session_tensor(s, a)->data);
+    assert_ptr_equal(mp_session_tensor(s, f)->data, mp_session_tensor(s, a)->data);
+    mp_session_destroy(s);
+    mp_trace_destroy(tr);
+    free(md.bytes);
+}
+
 /* The lifetimes of a profile of tr, checked for the chain model: b and c in place in a's slot
  * for their own operators (b 1..2, c 2..3), a's slot (its PLAN event) 0..3. */
 static void expect_chain_lifetimes(mp_source *src)
@@ -604,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_elementwise_takes_a_dead_input),
         cmocka_unit_test(test_softmax_takes_its_dead_input),
         cmocka_unit_test(test_update_slice_takes_its_operand),
+        cmocka_unit_test(test_bitcast_shares_across_dtypes),
         cmocka_unit_test(test_trace_names_the_shared_slot),
         cmocka_unit_test(test_alive_names_the_holder),
     };

@@ -1129,7 +1129,7 @@ static mp_trace *run_model_once(const char *path, mp_memory_mode mode, outs *o, 
 /* The in-place rule (docs/memory.md, "In place"), restated. A tensor of the arena (managed,
  * neither a variable nor dynamic) that is no model input may share a slot; an output that is
  * no model output and has its input's bytes may take its input's slot: the output of a
- * RESHAPE, SQUEEZE or EXPAND_DIMS always (first, for every operator), then in execution order
+ * RESHAPE, SQUEEZE, EXPAND_DIMS or BITCAST always (first, for every operator), then in execution order
  * the output of an ADD, SUB, MUL or DIV the slot of its first input (of more than 8 bytes)
  * whose group holds no model output and has no reader after that operator, and the output of
  * a SOFTMAX the slot of its one input, of a DYNAMIC_UPDATE_SLICE that of its operand, on the
@@ -1167,7 +1167,8 @@ static void life_share(life *L, const uint64_t *bytes, const bool *dyn, int32_t 
         root[t] = -1;
     for (int32_t i = 0; i < L->n_ops; i++) {
         int32_t c = L->op_code[i];
-        if ((c == MP_OP_RESHAPE || c == MP_OP_SQUEEZE || c == MP_OP_EXPAND_DIMS) &&
+        if ((c == MP_OP_RESHAPE || c == MP_OP_SQUEEZE || c == MP_OP_EXPAND_DIMS ||
+             c == MP_OP_BITCAST) &&
             !L->folded[i] && share_ok(L, bytes, dyn, i, L->op_in0[i], L->op_out0[i]))
             share_join(L, root, L->op_in0[i], L->op_out0[i]);
     }
