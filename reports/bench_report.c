@@ -46,10 +46,27 @@ static void shapes_line(FILE *f, const mp_bench_report *r)
         mp_text_line(f, "  shapes %s (at %s)", line, r->shape_at);
 }
 
+/* The table's unit: ms, or us when a mode's later runs take under 0.1 ms (a model run in
+ * microseconds printed "0.000" in every cell). */
+static double time_unit(const mp_bench_report *r, const char **name)
+{
+    for (int i = 0; i < r->n_rows; i++) {
+        const mp_stats *s = &r->rows[i].st[MP_BENCH_PHASES - 1];
+        if (s->n > 0 && s->median_ns < 1e5) {
+            *name = "us";
+            return 1e3;
+        }
+    }
+    *name = "ms";
+    return 1e6;
+}
+
 static void text_times(FILE *f, const mp_bench_report *r)
 {
-    mp_text_line(f, "Time, ms          n      mean    median       min       max   geomean  "
-                    "/static");
+    const char *unit;
+    const double div = time_unit(r, &unit);
+    mp_text_line(f, "Time, %s          n      mean    median       min       max   geomean  "
+                    "/static", unit);
     for (int ph = 0; ph < MP_BENCH_PHASES; ph++) {
         mp_text_line(f, "%s", k_phase[ph]);
         double base = r->rows[0].st[ph].median_ns;
@@ -60,8 +77,8 @@ static void text_times(FILE *f, const mp_bench_report *r)
                 continue;
             }
             mp_text_line(f, "  %-12s %4zu %9.3f %9.3f %9.3f %9.3f %9.3f %7.2f", r->rows[i].name,
-                         s->n, s->mean_ns / 1e6, s->median_ns / 1e6, s->min_ns / 1e6,
-                         s->max_ns / 1e6, s->geomean_ns / 1e6,
+                         s->n, s->mean_ns / div, s->median_ns / div, s->min_ns / div,
+                         s->max_ns / div, s->geomean_ns / div,
                          mp_stats_ratio(s->median_ns, base));
         }
     }

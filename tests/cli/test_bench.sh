@@ -67,9 +67,16 @@ expect 0 "$mp" bench zoo:mnist_mlp -r 2 -w 0 --no-huge-pages --format json -o "$
 jcheck "$tmp/nh.json" 'need(j.get("huge_pages") is False, "--no-huge-pages: huge_pages not false")'
 expect 0 "$mp" bench zoo:mnist_mlp -r 2 -w 0 --no-huge-pages; has out "ordinary pages"
 expect 0 "$mp" bench zoo:mnist_mlp -r 3 -w 1 --peer xnnpack
-for s in "Time, ms" "later runs" "Memory" "Resident memory" "xnnpack" "/static"; do
+for s in "Time, us" "later runs" "Memory" "Resident memory" "xnnpack" "/static"; do
   has out "$s"
 done
+# the MLP runs in microseconds: the table is in us, so its later runs' medians are not 0.000
+awk '/^later runs/ { on = 1; next } on && /^  [a-z]/ { print $4 } on && !/^  / { on = 0 }' \
+  "$tmp/out" >"$tmp/medians"
+[ "$(wc -l <"$tmp/medians")" -eq 4 ] || fail "later runs: not four rows: $(cat "$tmp/out")"
+grep -qx '0.000' "$tmp/medians" && fail "a later-run median printed as 0.000: $(cat "$tmp/medians")"
+# MobileNet v2 runs in milliseconds: the table stays in ms
+expect 0 "$mp" bench zoo:mobilenet_v2 -r 1 -w 0; has out "Time, ms"
 cp "$tmp/out" "$tmp/bench.txt"; text_ok "$tmp/bench.txt"
 expect 0 "$mp" bench zoo:mnist_mlp -r 3 -w 1 --peer xnnpack --format json -o "$tmp/b.json"
 [ -s "$tmp/out" ] && fail "bench -o printed on stdout: $(head -c 200 "$tmp/out")"
