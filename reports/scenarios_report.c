@@ -47,15 +47,29 @@ static void fmt_bytes(const mp_scenarios_report *r, char *buf, size_t n, uint64_
         mp_fmt_bytes(buf, n, v);
 }
 
-static void time_row(FILE *f, const mp_scenarios_report *r, const mp_scenario_case *cs)
+/* The time columns' unit: ms, or us when a case's later runs take under 0.1 ms (a model run
+ * in microseconds printed 0.000 in every cell). Divides nanoseconds by *div. */
+static const char *time_unit(const mp_scenarios_report *r, double *div)
+{
+    for (int c = 0; c < r->n_cases; c++)
+        if (r->cases[c].later.median_ns < 1e5) {
+            *div = 1e3;
+            return "us";
+        }
+    *div = 1e6;
+    return "ms";
+}
+
+static void time_row(FILE *f, const mp_scenarios_report *r, const mp_scenario_case *cs,
+                     double div)
 {
     char b[3][48], label[48];
     const uint64_t v[3] = {cs->static_bytes, cs->peak_bytes, cs->dup_bytes};
     for (int i = 0; i < 3; i++)
         fmt_bytes(r, b[i], sizeof b[i], v[i]);
     row_label(cs, label, sizeof label);
-    mp_text_line(f, "%s %8.3f %8.3f %6llu %10s %10s %10s", label, cs->first_ns / 1e6,
-                 cs->later.median_ns / 1e6, (unsigned long long)cs->later_allocs, b[0], b[1],
+    mp_text_line(f, "%s %8.3f %8.3f %6llu %10s %10s %10s", label, cs->first_ns / div,
+                 cs->later.median_ns / div, (unsigned long long)cs->later_allocs, b[0], b[1],
                  b[2]);
 }
 
@@ -81,10 +95,15 @@ void mp_report_scenarios_text(FILE *f, const mp_scenarios_report *r)
     mp_text_line(f, "%s", "");
     mp_text_line(f, "%-22s %8s %8s %6s %10s %10s %10s", "", "first", "later", "allocs",
                  "static", "peak", "duplicated");
-    mp_text_line(f, "%-22s %8s %8s %6s %10s %10s %10s", "case mode    plan at", "run ms",
-                 "med. ms", "/run", "bytes", "bytes", "bytes");
+    double div;
+    const char *unit = time_unit(r, &div);
+    char run_u[16], med_u[16];
+    snprintf(run_u, sizeof run_u, "run %s", unit);
+    snprintf(med_u, sizeof med_u, "med. %s", unit);
+    mp_text_line(f, "%-22s %8s %8s %6s %10s %10s %10s", "case mode    plan at", run_u, med_u,
+                 "/run", "bytes", "bytes", "bytes");
     for (int c = 0; c < r->n_cases; c++)
-        time_row(f, r, &r->cases[c]);
+        time_row(f, r, &r->cases[c], div);
     mp_text_line(f, "%s", "");
     mp_text_line(f, "%-22s %10s %6s %6s %6s %6s", "", "dynamic", "plans", "plans", "arenas",
                  "arenas");
@@ -102,8 +121,8 @@ void mp_report_scenarios_text(FILE *f, const mp_scenarios_report *r)
         mp_text_line(f, "%-4c %-40s %s", r->cases[c].name, r->cases[c].calls, sh);
     }
     mp_text_line(f, "%s", "");
-    mp_text_line(f, "run ms: with the work a shape change caused for that run (re-plan, new "
-                    "arena).");
+    mp_text_line(f, "run %s: with the work a shape change caused for that run (re-plan, new "
+                    "arena).", unit);
     mp_text_line(f, "allocs /run: the most allocations in one run after the first (warm-up "
                     "included).");
     mp_text_line(f, "plans: planner calls, and plans taken from auto mode's cache; arenas "

@@ -139,6 +139,10 @@ expect 0 "$mp" scenarios zoo:mnist_mlp --shape input=1,28,28,1 -r 2 -w 1
 for c in A B C D E; do grep -q "^$c " "$tmp/out" || fail "scenarios: no row for case $c"; done
 has out "flagged: none"
 cp "$tmp/out" "$tmp/sc.txt"; text_ok "$tmp/sc.txt"
+# the MLP runs in microseconds: the time columns are in us and no later median is 0.000
+has out "run us  med. us"
+awk '/^[A-E] / { print $5 }' "$tmp/sc.txt" | grep -qx '0.000' &&
+  fail "scenarios: a later median printed as 0.000: $(grep -E '^[A-E] ' "$tmp/sc.txt")"
 
 m=$shared/models/tiny_ic_resnet8_float.tflite
 if [ -z "$shared" ] || [ ! -f "$m" ]; then
