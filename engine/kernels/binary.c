@@ -28,7 +28,16 @@
  * Integer semantics follow TensorFlow Lite: DIV truncates toward zero, FLOOR_MOD takes the
  * sign of the divisor (like Python's %), a zero divisor is an error at run time (as in
  * TFLite) rather than a crash. Overflow wraps (two's complement) instead of being undefined:
- * INT_MIN / -1 gives INT_MIN and INT_MIN mod -1 gives 0. */
+ * INT_MIN / -1 gives INT_MIN and INT_MIN mod -1 gives 0.
+ *
+ * The stored integers of the dtypes the newest TensorFlow Lite kernels (LiteRT's add.cc,
+ * mul.cc, floor_mod.cc) take unquantized run in plain C too (binary_plain_small): ADD and
+ * MUL of int16 tensors without quantization parameters (int16 with them is 16x8,
+ * int16_binary.c), MUL of uint32, FLOOR_MOD of int8 and int16 (the stored values whatever
+ * their quantization, as floor_mod.cc). The sum or product wraps in the type (30000 + 10000
+ * gives -25536) and the fused activation then clamps it (reference add.h / mul.h:
+ * ActivationFunctionWithMinMax<T> of a + b taken as a T); RELU_N1_TO_1 on uint32 gives 1
+ * everywhere, as CalculateActivationRange<uint32_t>'s -1 bound does there. */
 #include "engine/kernels/kernel.h"
 
 #include <math.h>
@@ -97,6 +106,15 @@ DEFINE_BC_KERNEL(sub_i64, int64_t, i64_wrap((uint64_t)x - (uint64_t)w))
 DEFINE_BC_KERNEL(mul_i64, int64_t, i64_wrap((uint64_t)x * (uint64_t)w))
 DEFINE_BC_KERNEL(div_i64k, int64_t, div_i64(x, w))
 DEFINE_BC_KERNEL(mod_i64, int64_t, fmod_i64(x, w))
+/* Plain int16 (ADD, MUL), uint32 (MUL), int8 / int16 (FLOOR_MOD): the operands promoted to
+ * int, which holds every sum and product of int16 values exactly, the result converted back
+ * to the type (the low bits: wrapping), as TensorFlow Lite's ActivationFunctionWithMinMax<T>
+ * takes its argument as a T. uint32 multiplies as unsigned int (wrapping). */
+DEFINE_BC_KERNEL(add_i16, int16_t, (int16_t)(x + w))
+DEFINE_BC_KERNEL(mul_i16, int16_t, (int16_t)(x * w))
+DEFINE_BC_KERNEL(mul_u32, uint32_t, x * w)
+DEFINE_BC_KERNEL(mod_i16, int16_t, (int16_t)fmod_i32(x, w))
+DEFINE_BC_KERNEL(mod_i8, int8_t, (int8_t)fmod_i32(x, w))
 
 /* A quantized node's parameters: the tensors' scales and zero points (for XNNPACK) and
  * TensorFlow Lite's integer ADD/SUB/MUL parameters (for the plain-C path). */
@@ -182,6 +200,23 @@ static bool binary_dtype_ok(mp_dtype dt)
     return dt == MP_DT_FLOAT32 || dt == MP_DT_INT32 || dt == MP_DT_INT64 || mp_dtype_is_q8(dt);
 }
 
+/* The node computes on the stored integers of a dtype TensorFlow Lite's newest kernels take
+ * without quantization: ADD and MUL on int16 tensors none of which has quantization
+ * parameters (add.cc / mul.cc send those to their unquantized path; op_version.cc's ADD v5
+ * and MUL v7), MUL on uint32 (mul.cc), FLOOR_MOD on int8 and int16 (floor_mod.cc, which never
+ * reads the quantization). SUB has no such int16 path (sub.cc quantizes every int16). */
+static bool binary_plain_small(const mp_node *n)
+{
+    const mp_dtype dt = n->in[0]->dtype;
+    if (n->opcode == MP_OP_FLOOR_MOD)
+        return dt == MP_DT_INT8 || dt == MP_DT_INT16;
+    if (n->opcode == MP_OP_MUL && dt == MP_DT_UINT32)
+        return true;
+    return dt == MP_DT_INT16 && (n->opcode == MP_OP_ADD || n->opcode == MP_OP_MUL) &&
+           n->in[0]->info->quant.count == 0 && n->in[1]->info->quant.count == 0 &&
+           n->out[0]->info->quant.count == 0;
+}
+
 /* The fused activation of this node (FLOOR_MOD has none). */
 static int32_t binary_activation(const mp_node *n)
 {
@@ -249,13 +284,15 @@ static mp_status binary_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "inputs '%s' (%s) and '%s' (%s) differ in dtype",
                             a->info->name, mp_dtype_name(a->dtype), b->info->name,
                             mp_dtype_name(b->dtype));
-    if (a->dtype == MP_DT_INT16) /* 16x8: int16_binary.c */
+    const bool plain = binary_plain_small(n);
+    if (a->dtype == MP_DT_INT16 && !plain) /* 16x8: int16_binary.c */
         return mp_i16_binary_infer(n);
-    if (!binary_dtype_ok(a->dtype))
+    if (!plain && !binary_dtype_ok(a->dtype))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
-                            "input '%s' has dtype %s (supported: f32, i32, i64, i8, u8)",
+                            "input '%s' has dtype %s (supported: f32, i32, i64, i8, u8, i16; "
+                            "MUL also u32)",
                             a->info->name, mp_dtype_name(a->dtype));
-    if (mp_dtype_is_q8(a->dtype) && n->opcode != MP_OP_ADD && n->opcode != MP_OP_SUB &&
+    if (!plain && mp_dtype_is_q8(a->dtype) && n->opcode != MP_OP_ADD && n->opcode != MP_OP_SUB &&
         n->opcode != MP_OP_MUL && !(n->opcode == MP_OP_DIV && a->dtype == MP_DT_UINT8))
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "input '%s' is %s; only ADD, SUB and MUL (and DIV on u8) take 8-bit "
@@ -266,7 +303,8 @@ static mp_status binary_infer(mp_node *n)
      * one case only: an output declared float32 that carries one scale and zero point, i.e.
      * quantized like 8-bit inputs (TensorFlow Lite's add_quantized test models have one).
      * Every other mismatch is refused. */
-    if (mp_dtype_is_q8(a->dtype) && out->dtype == MP_DT_FLOAT32 && out->info->quant.count == 1)
+    if (!plain && mp_dtype_is_q8(a->dtype) && out->dtype == MP_DT_FLOAT32 &&
+        out->info->quant.count == 1)
         out->dtype = a->dtype;
     if (out->dtype != a->dtype)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s but the inputs are %s",
@@ -278,7 +316,7 @@ static mp_status binary_infer(mp_node *n)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED,
                             "fused activation %s on integer tensors is not supported",
                             act == MP_ACT_TANH ? "TANH" : "SIGN_BIT");
-    if (mp_dtype_is_q8(a->dtype)) {
+    if (!plain && mp_dtype_is_q8(a->dtype)) {
         q8_binary q;
         mp_status st = q8_binary_init(n, &q);
         if (st != MP_OK)
@@ -371,9 +409,10 @@ static enum xnn_status binary_setup(const mp_node *n, xnn_operator_t op, size_t 
 static mp_status binary_prepare(mp_node *n)
 {
     const mp_tensor *a = n->in[0];
-    if (a->dtype == MP_DT_INT16) /* no state: all at the run */
+    const bool plain = binary_plain_small(n);
+    if (a->dtype == MP_DT_INT16 && !plain) /* no state: all at the run */
         return MP_OK;
-    const bool q8 = mp_dtype_is_q8(a->dtype);
+    const bool q8 = !plain && mp_dtype_is_q8(a->dtype);
     binary_state *s = mp_node_state(n, q8 ? sizeof *s : offsetof(binary_state, xnn_refused));
     if (!s)
         return MP_ERR_NOMEM;
@@ -439,17 +478,7 @@ static void binary_run_q8(const mp_node *n, const binary_state *s)
 static mp_status check_divisor(mp_node *n, const mp_tensor *t)
 {
     size_t count = mp_tensor_elements(t);
-    if (t->dtype == MP_DT_INT32) {
-        const int32_t *v = t->data;
-        for (size_t i = 0; i < count; i++)
-            if (v[i] == 0)
-                goto zero;
-    } else if (t->dtype == MP_DT_INT64) {
-        const int64_t *v = t->data;
-        for (size_t i = 0; i < count; i++)
-            if (v[i] == 0)
-                goto zero;
-    } else if (t->dtype == MP_DT_UINT8) { /* the real value 0: the zero point */
+    if (t->dtype == MP_DT_UINT8 && n->opcode == MP_OP_DIV) { /* the real value 0: zero point */
         const uint8_t *v = t->data;
         const mp_quant *q = &t->info->quant;
         const int32_t zp = q->zero_point ? (int32_t)q->zero_point[0] : 0;
@@ -458,14 +487,15 @@ static mp_status check_divisor(mp_node *n, const mp_tensor *t)
                 return mp_node_fail(n, MP_ERR_ARG,
                                     "division by zero: divisor '%s' holds its zero point %d",
                                     t->info->name, (int)zp);
-    }
+    } else if (mp_tensor_find_int_zero(t) != SIZE_MAX)
+        return mp_node_fail(n, MP_ERR_ARG, "integer division by zero: divisor '%s' contains 0",
+                            t->info->name);
     return MP_OK;
-zero:
-    return mp_node_fail(n, MP_ERR_ARG, "integer division by zero: divisor '%s' contains 0",
-                        t->info->name);
 }
 
-/* Clamp integer results to a fused RELU / RELU6 / RELU_N1_TO_1 range. */
+/* Clamp integer results to a fused RELU / RELU6 / RELU_N1_TO_1 range, min(max(v, lo), hi)
+ * with the bounds of TensorFlow Lite's CalculateActivationRange<T>: on uint32 RELU_N1_TO_1's
+ * -1 becomes 2^32 - 1, so every result is 1, as there. */
 static void clamp_int(void *data, mp_dtype dt, size_t count, int32_t act)
 {
     int64_t lo, hi;
@@ -479,6 +509,17 @@ static void clamp_int(void *data, mp_dtype dt, size_t count, int32_t act)
         int32_t *v = data;
         for (size_t i = 0; i < count; i++)
             v[i] = v[i] < lo ? (int32_t)lo : (v[i] > hi ? (int32_t)hi : v[i]);
+    } else if (dt == MP_DT_INT16) {
+        int16_t *v = data;
+        for (size_t i = 0; i < count; i++)
+            v[i] = v[i] < lo ? (int16_t)lo : (v[i] > hi ? (int16_t)hi : v[i]);
+    } else if (dt == MP_DT_UINT32) {
+        const uint32_t ulo = (uint32_t)lo, uhi = hi > UINT32_MAX ? UINT32_MAX : (uint32_t)hi;
+        uint32_t *v = data;
+        for (size_t i = 0; i < count; i++) {
+            const uint32_t m = v[i] > ulo ? v[i] : ulo;
+            v[i] = m < uhi ? m : uhi;
+        }
     } else {
         int64_t *v = data;
         for (size_t i = 0; i < count; i++)
@@ -488,7 +529,8 @@ static void clamp_int(void *data, mp_dtype dt, size_t count, int32_t act)
 
 static mp_status binary_run(mp_node *n)
 {
-    if (n->in[0]->dtype == MP_DT_INT16)
+    const bool plain = binary_plain_small(n);
+    if (n->in[0]->dtype == MP_DT_INT16 && !plain)
         return mp_i16_binary_run(n);
     binary_state *s = n->state;
     if (!s)
@@ -508,7 +550,7 @@ static mp_status binary_run(mp_node *n)
             mp_apply_activation_f32(out->data, p->elements, act);
         return MP_OK;
     }
-    if (mp_dtype_is_q8(in_a->dtype)) {
+    if (!plain && mp_dtype_is_q8(in_a->dtype)) {
         if (n->opcode == MP_OP_DIV) {
             mp_status st = check_divisor(n, in_b);
             if (st != MP_OK)
@@ -537,7 +579,18 @@ static mp_status binary_run(mp_node *n)
         if (st != MP_OK)
             return st;
     }
-    if (in_a->dtype == MP_DT_INT32) {
+    if (plain) {
+        const void *a = in_a->data, *b = in_b->data;
+        void *y = out->data;
+        if (n->opcode == MP_OP_FLOOR_MOD && in_a->dtype == MP_DT_INT8)
+            mod_i8(p, a, b, y);
+        else if (n->opcode == MP_OP_FLOOR_MOD)
+            mod_i16(p, a, b, y);
+        else if (in_a->dtype == MP_DT_UINT32)
+            mul_u32(p, a, b, y);
+        else
+            (n->opcode == MP_OP_ADD ? add_i16 : mul_i16)(p, a, b, y);
+    } else if (in_a->dtype == MP_DT_INT32) {
         const int32_t *a = in_a->data, *b = in_b->data;
         int32_t *y = out->data;
         switch (n->opcode) {

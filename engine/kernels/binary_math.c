@@ -24,9 +24,12 @@
  * Integers: MAXIMUM and MINIMUM on int32, int64, int16, int8 and uint8 compare the stored
  * values (TensorFlow Lite does not rescale them either); SQUARED_DIFFERENCE on int32 and POW
  * on int32 (exponentiation by squaring; a negative exponent is an error at run time, as in
- * TensorFlow Lite) wrap as two's complement. FLOOR_DIV on int32 rounds the quotient toward
- * minus infinity (-7 / 2 = -4, TensorFlow Lite's floor of the exact quotient); a zero divisor
- * fails the run, as in TensorFlow Lite; INT32_MIN / -1 wraps to INT32_MIN.
+ * TensorFlow Lite) wrap as two's complement. FLOOR_DIV on int32, int16 and int8 (the newest
+ * floor_div.cc's integer types, the stored values whatever their quantization) rounds the
+ * quotient toward minus infinity (-7 / 2 = -4, TensorFlow Lite's floor of the quotient in
+ * double, exact for these widths); a zero divisor fails the run, as in TensorFlow Lite; the
+ * one quotient past the type, MIN / -1, wraps to MIN (as the conversion of TensorFlow Lite's
+ * double back to the type does on x86).
  * int8 SQUARED_DIFFERENCE and int8 / uint8 PRELU are TensorFlow Lite's reference integer
  * kernels, bit for bit: SQUARED_DIFFERENCE shifts both centred inputs left by 7, scales
  * each by its scale over twice the larger input scale, squares the difference and scales it
@@ -145,6 +148,8 @@ BM_KERNEL(prelu_s8, int8_t, (int8_t)q_prelu(q, x, w))
 BM_KERNEL(prelu_u8, uint8_t, (uint8_t)q_prelu(q, x, w))
 BM_KERNEL(floordiv_f32, float, (float)floor((double)x / (double)w))
 BM_KERNEL(floordiv_i32, int32_t, floor_div_i32(x, w))
+BM_KERNEL(floordiv_i16, int16_t, (int16_t)floor_div_i32(x, w))
+BM_KERNEL(floordiv_i8, int8_t, (int8_t)floor_div_i32(x, w))
 BM_KERNEL(atan2_f32, float, atan2f(x, w))
 BM_KERNEL(xor_i32, int32_t, x ^ w)
 BM_KERNEL(xor_i16, int16_t, (int16_t)(x ^ w))
@@ -194,7 +199,10 @@ static const bm_op bm_ops[] = {
     {MP_OP_POW, {[BM_F32] = pow_f32, [BM_I32] = pow_i32k}, "f32, i32"},
     {MP_OP_PRELU, {[BM_F32] = prelu_f32, [BM_S8] = prelu_s8, [BM_U8] = prelu_u8},
      "f32, i8, u8"},
-    {MP_OP_FLOOR_DIV, {[BM_F32] = floordiv_f32, [BM_I32] = floordiv_i32}, "f32, i32"},
+    {MP_OP_FLOOR_DIV,
+     {[BM_F32] = floordiv_f32, [BM_I32] = floordiv_i32, [BM_I16] = floordiv_i16,
+      [BM_S8] = floordiv_i8},
+     "f32, i32, i16, i8"},
     {MP_OP_ATAN2, {[BM_F32] = atan2_f32, [BM_F64] = atan2_f64}, "f32, f64"},
     {MP_OP_BITWISE_XOR,
      {[BM_I32] = xor_i32, [BM_I16] = xor_i16, [BM_S8] = xor_i8, [BM_U8] = xor_u8,
@@ -399,12 +407,11 @@ static mp_status bm_run(mp_node *n)
                                     "int32 POW of a negative exponent: '%s' element %zu is %d",
                                     mp_tname(b), i, e[i]);
     }
-    if (n->opcode == MP_OP_FLOOR_DIV && a->dtype == MP_DT_INT32) {
-        const int32_t *d = b->data;
-        for (size_t i = 0, count = mp_tensor_elements(b); i < count; i++)
-            if (d[i] == 0)
-                return mp_node_fail(n, MP_ERR_ARG, "division by zero: divisor '%s' element %zu is 0",
-                                    mp_tname(b), i);
+    if (n->opcode == MP_OP_FLOOR_DIV && a->dtype != MP_DT_FLOAT32) {
+        const size_t i = mp_tensor_find_int_zero(b);
+        if (i != SIZE_MAX)
+            return mp_node_fail(n, MP_ERR_ARG, "division by zero: divisor '%s' element %zu is 0",
+                                mp_tname(b), i);
     }
     bm_find(n->opcode)->fn[bm_dtype_index(a->dtype)](&s->plan, a->data, b->data, n->out[0]->data,
                                                       &s->q);

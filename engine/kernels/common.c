@@ -175,6 +175,20 @@ int64_t mp_tensor_index_at(const mp_tensor *t, size_t i)
     return v;
 }
 
+size_t mp_tensor_find_int_zero(const mp_tensor *t)
+{
+    const size_t count = mp_tensor_elements(t), size = mp_dtype_size(t->dtype);
+    const uint8_t *d = t->data;
+    for (size_t i = 0; i < count; i++) {
+        uint8_t any = 0;
+        for (size_t k = 0; k < size; k++)
+            any |= d[i * size + k];
+        if (!any)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
 bool mp_activation_range(int32_t act, float *lo, float *hi)
 {
     switch (act) {

@@ -3,8 +3,9 @@
  * matrix_set_diag.cc, rank.cc and broadcast_args.cc.
  *
  * WHERE: the int64 coordinates [count, rank] of the condition's nonzero (true) elements in
- * row-major order; the condition is bool, float32, int32, int64, int8 or uint8. count depends
- * on the values: computed at prepare for a constant condition, otherwise deferred.
+ * row-major order; the condition is bool, float32, int32, int64, int8, uint8 or uint32 (the
+ * newest where.cc's types; int16 and the others refused as there). count depends on the
+ * values: computed at prepare for a constant condition, otherwise deferred.
  * UNIQUE: a vector's distinct values in the order of their first occurrence (values of
  * float32, int8, uint8, int16, int32 or int64) and, for every element, the position of its
  * value among them (int32 or int64 as idx_out_type says). The count is deferred unless the
@@ -45,7 +46,7 @@ static mp_status ix_unsupported(mp_node *n, const char *what, const mp_tensor *t
 static bool where_dtype(mp_dtype dt)
 {
     return dt == MP_DT_BOOL || dt == MP_DT_FLOAT32 || dt == MP_DT_INT32 ||
-           dt == MP_DT_INT64 || dt == MP_DT_INT8 || dt == MP_DT_UINT8;
+           dt == MP_DT_INT64 || dt == MP_DT_INT8 || dt == MP_DT_UINT8 || dt == MP_DT_UINT32;
 }
 
 static bool where_true(const mp_tensor *t, size_t i)
@@ -59,6 +60,11 @@ static bool where_true(const mp_tensor *t, size_t i)
     }
     case MP_DT_INT32: return mp_tensor_index_at(t, i) != 0;
     case MP_DT_INT64: return mp_tensor_index_at(t, i) != 0;
+    case MP_DT_UINT32: {
+        uint32_t v;
+        memcpy(&v, p + 4 * i, 4);
+        return v != 0;
+    }
     default: return p[i] != 0; /* bool, int8, uint8 */
     }
 }
@@ -70,7 +76,7 @@ static mp_status where_infer(mp_node *n)
         return st;
     const mp_tensor *c = n->in[0];
     if (!where_dtype(c->dtype))
-        return ix_unsupported(n, "condition", c, "bool, f32, i32, i64, i8, u8");
+        return ix_unsupported(n, "condition", c, "bool, f32, i32, i64, i8, u8, u32");
     if (n->out[0]->dtype != MP_DT_INT64)
         return mp_node_fail(n, MP_ERR_UNSUPPORTED, "output '%s' is %s; expected i64",
                             mp_tname(n->out[0]), mp_dtype_name(n->out[0]->dtype));

@@ -114,6 +114,9 @@ bool mp_dtype_is_index(mp_dtype dt);
 /* Element i of an int32 / int64 tensor, or of an int16 one (GATHER's, GATHER_ND's and
  * TOPK_V2's int16 indices) (memcpy: constants may sit unaligned in the file). */
 int64_t mp_tensor_index_at(const mp_tensor *t, size_t i);
+/* The position of the first element of integer tensor t equal to 0 (all its bytes zero), or
+ * SIZE_MAX when none is: integer divisors are checked with it before a division runs. */
+size_t mp_tensor_find_int_zero(const mp_tensor *t);
 
 /* Output range [lo, hi] of a fused activation; false for ones we cannot fuse (TANH,
  * SIGN_BIT) so the caller reports it. */

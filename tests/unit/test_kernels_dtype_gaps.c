@@ -51,7 +51,16 @@
  * strings refused.
  *
  * LESS of float16 (LessEval's Comparison<Eigen::half>) by hand: NaN, subnormals, signed zeros,
- * infinity, a broadcast scalar; GREATER of float16 refused. */
+ * infinity, a broadcast scalar; GREATER of float16 refused.
+ *
+ * Plain integers as the newest kernels (LiteRT's add.cc, mul.cc, floor_div.cc, floor_mod.cc,
+ * where.cc) compute them, by hand: int16 ADD / MUL without quantization wrapping in 16 bits
+ * before each fused activation clamps, broadcast; uint32 MUL modulo 2^32 and its activations
+ * (RELU_N1_TO_1's bounds 2^32 - 1 and 1 give 1 everywhere); int8 / int16 FLOOR_MOD and
+ * FLOOR_DIV with negative operands, MIN / -1, a broadcast divisor, the stored values of a
+ * quantized int8; a zero divisor fails each run; WHERE of uint32. Refused as there: SUB of
+ * int16 without quantization, DIV of int16, ADD of uint32, FLOOR_DIV of uint8, int16 ADD with
+ * quantized inputs but not output, a TANH fused onto int16 ADD, WHERE of int16. */
 #include "tests/util/testutil.h"
 
 #include <math.h>
@@ -1157,6 +1166,259 @@ static void test_less_float16(void **state)
     kh_free(&c);
 }
 
+/* ---- Plain integer ADD / MUL / FLOOR_MOD / FLOOR_DIV, WHERE on uint32 ---------------------- */
+
+/* A two-input node of dtype dt over n elements (a: shape a_dims of rank a_rank, b: [n] unless
+ * b_rank says otherwise) with fused activation act; runs it. */
+static mp_status plain_run(kh_case *c, int32_t op, mp_dtype dt, int32_t a_rank,
+                           const int32_t *a_dims, const void *a, int32_t b_rank,
+                           const int32_t *b_dims, const void *b, int32_t act)
+{
+    kh_init(c, op, NULL);
+    c->opt.activation = act;
+    kh_input(c, dt, a_rank, a_dims, a);
+    kh_input(c, dt, b_rank, b_dims, b);
+    kh_output(c, dt);
+    return kh_run(c);
+}
+
+/* A two-element node of op on dtype dt, v both inputs, expected to fail with want / needle. */
+typedef struct plain_fail_case {
+    int32_t op;
+    mp_dtype dt;
+    const void *v;
+    int32_t act;
+    mp_status want;
+    const char *needle;
+} plain_fail_case;
+
+static void plain_expect_fails(const plain_fail_case *f, int count)
+{
+    const int32_t d2[1] = {2};
+    for (int i = 0; i < count; i++) {
+        kh_case c;
+        kh_expect_fail(&c, plain_run(&c, f[i].op, f[i].dt, 1, d2, f[i].v, 1, d2, f[i].v,
+                                     f[i].act), f[i].want, f[i].needle);
+        kh_free(&c);
+    }
+}
+
+static void test_plain_int16_add_mul(void **state)
+{
+    (void)state;
+    kh_case c;
+    const int32_t d6[1] = {6};
+    /* ADD (add.cc's unquantized int16 path: a + b taken as an int16, then clamped):
+     * 30000 + 10000 = 40000 wraps to 40000 - 65536 = -25536, -40000 to 25536, 32767 + 1 to
+     * -32768, -32768 - 1 to 32767 */
+    static const int16_t a[6] = {30000, -30000, 100, -5, 32767, -32768};
+    static const int16_t b[6] = {10000, -10000, 200, 3, 1, -1};
+    const int32_t acts[4] = {MP_ACT_NONE, MP_ACT_RELU, MP_ACT_RELU6, MP_ACT_RELU_N1_TO_1};
+    static const int16_t want_add[4][6] = {
+        {-25536, 25536, 300, -2, -32768, 32767}, /* NONE */
+        {0, 25536, 300, 0, 0, 32767},            /* RELU: the wrapped value clamped */
+        {0, 6, 6, 0, 0, 6},                      /* RELU6 */
+        {-1, 1, 1, -1, -1, 1},                   /* RELU_N1_TO_1 */
+    };
+    for (int k = 0; k < 4; k++) {
+        kh_expect_ok(&c, plain_run(&c, MP_OP_ADD, MP_DT_INT16, 1, d6, a, 1, d6, b, acts[k]));
+        assert_memory_equal(c.out[0]->data, want_add[k], sizeof want_add[k]);
+        kh_free(&c);
+    }
+    /* broadcast [2,3] + [3]: 3 + 32767 = 32770 -> -32766, 6 + 32767 = 32773 -> -32763 */
+    static const int16_t m[6] = {1, 2, 3, 4, 5, 6}, row[3] = {10, 20, 32767};
+    static const int16_t want_bc[6] = {11, 22, -32766, 14, 25, -32763};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_ADD, MP_DT_INT16, 2, (int32_t[]){2, 3}, m, 1,
+                               (int32_t[]){3}, row, MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_bc, sizeof want_bc);
+    kh_free(&c);
+    /* MUL (mul.cc): the product in int, its low 16 bits: 300 * 300 = 90000 -> 90000 - 65536 =
+     * 24464, -90000 -> -24464, 181^2 = 32761 stays, 256^2 = 65536 -> 0, -32768 * -1 = 32768
+     * -> -32768, 7 * -3 = -21 */
+    static const int16_t x[6] = {300, -300, 181, 256, -32768, 7};
+    static const int16_t w[6] = {300, 300, 181, 256, -1, -3};
+    static const int16_t want_mul[6] = {24464, -24464, 32761, 0, -32768, -21};
+    static const int16_t want_mul_relu[6] = {24464, 0, 32761, 0, 0, 0};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_MUL, MP_DT_INT16, 1, d6, x, 1, d6, w, MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_mul, sizeof want_mul);
+    kh_free(&c);
+    kh_expect_ok(&c, plain_run(&c, MP_OP_MUL, MP_DT_INT16, 1, d6, x, 1, d6, w, MP_ACT_RELU));
+    assert_memory_equal(c.out[0]->data, want_mul_relu, sizeof want_mul_relu);
+    kh_free(&c);
+}
+
+static void test_plain_uint32_mul(void **state)
+{
+    (void)state;
+    kh_case c;
+    const int32_t d6[1] = {6};
+    /* MUL of uint32 (mul.cc, reference Mul<uint32_t>): modulo 2^32: 2^16 * 2^16 -> 0,
+     * (2^32 - 1) * 2 -> 2^32 - 2, 10^5 * 10^5 = 10^10 - 2 * 2^32 = 1410065408 */
+    static const uint32_t a[6] = {65536, 4294967295u, 3, 0, 100000, 2};
+    static const uint32_t b[6] = {65536, 2, 5, 7, 100000, 3};
+    static const uint32_t want[6] = {0, 4294967294u, 15, 0, 1410065408u, 6};
+    static const uint32_t want6[6] = {0, 6, 6, 0, 6, 6};
+    static const uint32_t ones[6] = {1, 1, 1, 1, 1, 1};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_MUL, MP_DT_UINT32, 1, d6, a, 1, d6, b, MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want, sizeof want);
+    kh_free(&c);
+    kh_expect_ok(&c, plain_run(&c, MP_OP_MUL, MP_DT_UINT32, 1, d6, a, 1, d6, b, MP_ACT_RELU));
+    assert_memory_equal(c.out[0]->data, want, sizeof want); /* [0, 2^32 - 1]: unchanged */
+    kh_free(&c);
+    kh_expect_ok(&c, plain_run(&c, MP_OP_MUL, MP_DT_UINT32, 1, d6, a, 1, d6, b, MP_ACT_RELU6));
+    assert_memory_equal(c.out[0]->data, want6, sizeof want6);
+    kh_free(&c);
+    /* RELU_N1_TO_1: CalculateActivationRange<uint32_t> gives min 2^32 - 1 (from -1) and max
+     * 1, and min(max(v, 2^32 - 1), 1) is 1 for every v, 0 included */
+    kh_expect_ok(&c, plain_run(&c, MP_OP_MUL, MP_DT_UINT32, 1, d6, a, 1, d6, b,
+                               MP_ACT_RELU_N1_TO_1));
+    assert_memory_equal(c.out[0]->data, ones, sizeof ones);
+    kh_free(&c);
+    /* broadcast of a scalar: {3, 2^31} * 2 = {6, 0} */
+    static const uint32_t v2[2] = {3, 2147483648u}, two = 2;
+    static const uint32_t want_bc[2] = {6, 0};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_MUL, MP_DT_UINT32, 1, (int32_t[]){2}, v2, 0, NULL,
+                               &two, MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_bc, sizeof want_bc);
+    kh_free(&c);
+}
+
+static void test_plain_floor_div_mod(void **state)
+{
+    (void)state;
+    kh_case c;
+    /* FLOOR_MOD of int8 (FloorMod<int8_t>: the truncated remainder, plus the divisor when
+     * their signs differ): 7 % 3 = 1, -7 % 3 = 2, 7 % -3 = -2, -7 % -3 = -1, -128 % -1 = 0,
+     * -128 % 127 = -1 + 127 = 126, 127 % -128 = 127 - 128 = -1, 0 % -5 = 0 */
+    static const int8_t ma[8] = {7, -7, 7, -7, -128, -128, 127, 0};
+    static const int8_t mb[8] = {3, 3, -3, -3, -1, 127, -128, -5};
+    static const int8_t want_mod8[8] = {1, 2, -2, -1, 0, 126, -1, 0};
+    const int32_t d8[1] = {8};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_FLOOR_MOD, MP_DT_INT8, 1, d8, ma, 1, d8, mb,
+                               MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_mod8, sizeof want_mod8);
+    kh_free(&c);
+    /* int8 with quantization parameters: floor_mod.cc reads the stored values all the same */
+    static const float sc = 0.5f;
+    static const int64_t zp = 3;
+    kh_init(&c, MP_OP_FLOOR_MOD, NULL);
+    mp_tensor *qa = kh_input(&c, MP_DT_INT8, 1, d8, ma);
+    mp_tensor *qb = kh_input(&c, MP_DT_INT8, 1, d8, mb);
+    mp_tensor *qo = kh_output(&c, MP_DT_INT8);
+    kh_quant(&c, qa, 1, &sc, &zp, 0);
+    kh_quant(&c, qb, 1, &sc, &zp, 0);
+    kh_quant(&c, qo, 1, &sc, &zp, 0);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_memory_equal(qo->data, want_mod8, sizeof want_mod8);
+    kh_free(&c);
+    /* int16: -32768 % -1 = 0, 32767 % -32768 = -1, -1 % 32767 = 32766, 10 % 4 = 2 */
+    static const int16_t na[4] = {-32768, 32767, -1, 10}, nb[4] = {-1, -32768, 32767, 4};
+    static const int16_t want_mod16[4] = {0, -1, 32766, 2};
+    const int32_t d4[1] = {4};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_FLOOR_MOD, MP_DT_INT16, 1, d4, na, 1, d4, nb,
+                               MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_mod16, sizeof want_mod16);
+    kh_free(&c);
+    /* FLOOR_DIV of int8 (floor of the quotient): 7 / 2 = 3, -7 / 2 = -4, 7 / -2 = -4,
+     * -7 / -2 = 3, -128 / -1 = 128 wraps to -128, -128 / 127 -> -2, 127 / -128 -> -1,
+     * 0 / -5 = 0, -1 / 3 -> -1 */
+    static const int8_t da[9] = {7, -7, 7, -7, -128, -128, 127, 0, -1};
+    static const int8_t db[9] = {2, 2, -2, -2, -1, 127, -128, -5, 3};
+    static const int8_t want_div8[9] = {3, -4, -4, 3, -128, -2, -1, 0, -1};
+    const int32_t d9[1] = {9};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_FLOOR_DIV, MP_DT_INT8, 1, d9, da, 1, d9, db,
+                               MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_div8, sizeof want_div8);
+    kh_free(&c);
+    /* int16: -32768 / -1 wraps to -32768, 32767 / -1 = -32767, -32768 / 2 = -16384,
+     * 5 / -3 -> -2; and a broadcast divisor: {9, -9} / 4 = {2, -3} */
+    static const int16_t ea[4] = {-32768, 32767, -32768, 5}, eb[4] = {-1, -1, 2, -3};
+    static const int16_t want_div16[4] = {-32768, -32767, -16384, -2};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_FLOOR_DIV, MP_DT_INT16, 1, d4, ea, 1, d4, eb,
+                               MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_div16, sizeof want_div16);
+    kh_free(&c);
+    static const int16_t f2[2] = {9, -9}, four = 4, want_bc[2] = {2, -3};
+    kh_expect_ok(&c, plain_run(&c, MP_OP_FLOOR_DIV, MP_DT_INT16, 1, (int32_t[]){2}, f2, 0, NULL,
+                               &four, MP_ACT_NONE));
+    assert_memory_equal(c.out[0]->data, want_bc, sizeof want_bc);
+    kh_free(&c);
+    /* a zero divisor fails the run ("Division by 0" there), in each dtype and operator */
+    static const int8_t z8[2] = {1, 0};
+    static const int16_t z16[2] = {0, 5};
+    const plain_fail_case zero[4] = {
+        {MP_OP_FLOOR_DIV, MP_DT_INT8, z8, MP_ACT_NONE, MP_ERR_ARG, "division by zero"},
+        {MP_OP_FLOOR_DIV, MP_DT_INT16, z16, MP_ACT_NONE, MP_ERR_ARG, "division by zero"},
+        {MP_OP_FLOOR_MOD, MP_DT_INT8, z8, MP_ACT_NONE, MP_ERR_ARG, "division by zero"},
+        {MP_OP_FLOOR_MOD, MP_DT_INT16, z16, MP_ACT_NONE, MP_ERR_ARG, "division by zero"},
+    };
+    plain_expect_fails(zero, 4);
+}
+
+static void test_where_uint32(void **state)
+{
+    (void)state;
+    /* the nonzero elements of a [2,3] uint32 condition: (0,1) 2^31, (1,0) 1, (1,2) 2^32 - 1 */
+    static const uint32_t cond[6] = {0, 2147483648u, 0, 1, 0, 4294967295u};
+    const int64_t want[6] = {0, 1, 1, 0, 1, 2};
+    kh_case c;
+    kh_init(&c, MP_OP_WHERE, NULL);
+    kh_input(&c, MP_DT_UINT32, 2, (int32_t[]){2, 3}, cond);
+    mp_tensor *out = kh_output(&c, MP_DT_INT64);
+    kh_expect_ok(&c, kh_run(&c));
+    assert_int_equal(out->rank, 2);
+    assert_int_equal(out->dims[0], 3);
+    assert_int_equal(out->dims[1], 2);
+    assert_memory_equal(out->data, want, sizeof want);
+    kh_free(&c);
+    /* int16 conditions stay refused: the newest where.cc has no int16 case */
+    static const int16_t c16[2] = {0, 1};
+    kh_init(&c, MP_OP_WHERE, NULL);
+    kh_input(&c, MP_DT_INT16, 1, (int32_t[]){2}, c16);
+    kh_output(&c, MP_DT_INT64);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "has dtype i16 (supported: bool, f32, i32, i64, i8, "
+                                            "u8, u32)");
+    kh_free(&c);
+}
+
+/* What TensorFlow Lite's newest kernels still refuse stays refused. */
+static void test_plain_int_refusals(void **state)
+{
+    (void)state;
+    kh_case c;
+    const int32_t d2[1] = {2};
+    static const int16_t i16[2] = {1, 2};
+    static const uint32_t u32[2] = {1, 2};
+    static const uint8_t u8[2] = {1, 2};
+    const plain_fail_case refused[5] = {
+        /* SUB of int16 without quantization: sub.cc sends every int16 to its quantized path */
+        {MP_OP_SUB, MP_DT_INT16, i16, MP_ACT_NONE, MP_ERR_UNSUPPORTED,
+         "no quantization parameters"},
+        /* DIV of int16 (div.cc: float32, int32, uint8 only) */
+        {MP_OP_DIV, MP_DT_INT16, i16, MP_ACT_NONE, MP_ERR_UNSUPPORTED,
+         "only ADD, SUB and MUL take int16"},
+        /* ADD of uint32 (add.cc has no uint32) */
+        {MP_OP_ADD, MP_DT_UINT32, u32, MP_ACT_NONE, MP_ERR_UNSUPPORTED, "has dtype u32"},
+        /* FLOOR_DIV of uint8 (floor_div.cc: f32, i32, i16, i8 and asymmetric uint16) */
+        {MP_OP_FLOOR_DIV, MP_DT_UINT8, u8, MP_ACT_NONE, MP_ERR_UNSUPPORTED,
+         "(supported: f32, i32, i16, i8)"},
+        /* a TANH fused onto plain int16 ADD */
+        {MP_OP_ADD, MP_DT_INT16, i16, MP_ACT_TANH, MP_ERR_UNSUPPORTED, "TANH on integer tensors"},
+    };
+    plain_expect_fails(refused, 5);
+    /* int16 ADD with quantized inputs and an unquantized output: neither path of add.cc */
+    static const float sc = 0.5f;
+    static const int64_t zp = 0;
+    kh_init(&c, MP_OP_ADD, NULL);
+    mp_tensor *a = kh_input(&c, MP_DT_INT16, 1, d2, i16);
+    mp_tensor *b = kh_input(&c, MP_DT_INT16, 1, d2, i16);
+    kh_output(&c, MP_DT_INT16);
+    kh_quant(&c, a, 1, &sc, &zp, 0);
+    kh_quant(&c, b, 1, &sc, &zp, 0);
+    kh_expect_error(&c, MP_ERR_UNSUPPORTED, "no quantization parameters");
+    kh_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1180,6 +1442,11 @@ int main(void)
         cmocka_unit_test(test_slice_strings),
         cmocka_unit_test(test_tile_strings),
         cmocka_unit_test(test_less_float16),
+        cmocka_unit_test(test_plain_int16_add_mul),
+        cmocka_unit_test(test_plain_uint32_mul),
+        cmocka_unit_test(test_plain_floor_div_mod),
+        cmocka_unit_test(test_where_uint32),
+        cmocka_unit_test(test_plain_int_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
