@@ -144,6 +144,15 @@ void *mp_tfl_array(rd_impl *im, size_t n, size_t elem)
     return p;
 }
 
+void *mp_tfl_data(rd_impl *im, size_t bytes)
+{
+    size_t need;
+    if (__builtin_add_overflow(bytes, (size_t)MP_MODEL_TAIL_SLACK + RD_ALIGN, &need))
+        return NULL;
+    im->budget = im->budget > SIZE_MAX - need ? SIZE_MAX : im->budget + need;
+    return mp_tfl_array(im, bytes + MP_MODEL_TAIL_SLACK, 1);
+}
+
 /* Copy a string from the file. Control characters become '?': names end up in one-line
  * error messages and terminal tables, which a crafted file must not be able to break. */
 char *mp_tfl_strdup(rd_impl *im, const char *s, size_t len)

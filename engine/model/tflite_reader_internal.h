@@ -117,6 +117,11 @@ typedef struct rd {
 void *mp_tfl_alloc(rd_impl *im, size_t n);
 /* n zeroed elements of elem bytes; NULL on overflow, out of memory or over budget. */
 void *mp_tfl_array(rd_impl *im, size_t n, size_t elem);
+/* Zeroed model memory for `bytes` of constant data the reader makes (a sparse tensor's dense
+ * form, an int4 tensor's unpacking), with MP_MODEL_TAIL_SLACK readable bytes after it as
+ * after the file's constants; outside the bookkeeping budget (it is data, not tables), which
+ * grows by what it takes. NULL on overflow or out of memory. */
+void *mp_tfl_data(rd_impl *im, size_t bytes);
 /* Copy a string from the file. Control characters become '?'. */
 char *mp_tfl_strdup(rd_impl *im, const char *s, size_t len);
 

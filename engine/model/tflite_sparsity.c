@@ -356,7 +356,7 @@ mp_status mp_tfl_read_sparse(rd *r, int32_t i, const char *nm, const mp_fb_table
 
     /* The dense copy, checked against the limit of all of them, then outside the bookkeeping
      * budget (it is data, not tables). */
-    size_t dense, total, need;
+    size_t dense, total;
     const size_t limit = dense_limit(r->fb.size);
     if (__builtin_mul_overflow(elements, es, &dense) ||
         __builtin_add_overflow(r->densified, dense, &total) || total > limit)
@@ -364,11 +364,7 @@ mp_status mp_tfl_read_sparse(rd *r, int32_t i, const char *nm, const mp_fb_table
                            "tensor %d '%s': its dense form would bring the model's densified sparse "
                            "tensors past %zu bytes, memprof's limit for a %zu-byte file (64 times "
                            "the file plus 64 MiB)", i, nm, limit, r->fb.size);
-    if (__builtin_add_overflow(dense, (size_t)MP_MODEL_TAIL_SLACK + RD_ALIGN, &need))
-        return mp_tfl_nomem(r);
-    rd_impl *im = r->im;
-    im->budget = im->budget > SIZE_MAX - need ? SIZE_MAX : im->budget + need;
-    uint8_t *out = mp_tfl_array(im, dense + MP_MODEL_TAIL_SLACK, 1);
+    uint8_t *out = mp_tfl_data(r->im, dense);
     if (!out)
         return mp_tfl_nomem(r);
     r->densified = total;

@@ -337,12 +337,7 @@ static mp_status locate_data(rd *r, int32_t i, const char *nm, uint32_t buf, mp_
  * unpacked_bytes, not in const_bytes. */
 static mp_status unpack_int4(rd *r, const uint8_t *data, size_t elements, mp_tensor_info *ti)
 {
-    size_t need;
-    if (__builtin_add_overflow(elements, (size_t)MP_MODEL_TAIL_SLACK + RD_ALIGN, &need))
-        return mp_tfl_nomem(r);
-    rd_impl *im = r->im;
-    im->budget = im->budget > SIZE_MAX - need ? SIZE_MAX : im->budget + need;
-    int8_t *out = mp_tfl_array(im, elements + MP_MODEL_TAIL_SLACK, 1);
+    int8_t *out = mp_tfl_data(r->im, elements);
     if (!out)
         return mp_tfl_nomem(r);
     for (size_t k = 0; k < elements; k++) {
