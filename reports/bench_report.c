@@ -2,6 +2,7 @@
  * bench_report.h). */
 #include "reports/bench_report.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "reports/units.h"
@@ -46,25 +47,13 @@ static void shapes_line(FILE *f, const mp_bench_report *r)
         mp_text_line(f, "  shapes %s (at %s)", line, r->shape_at);
 }
 
-/* The table's unit: ms, or us when a mode's later runs take under 0.1 ms (a model run in
- * microseconds printed "0.000" in every cell). */
-static double time_unit(const mp_bench_report *r, const char **name)
-{
-    for (int i = 0; i < r->n_rows; i++) {
-        const mp_stats *s = &r->rows[i].st[MP_BENCH_PHASES - 1];
-        if (s->n > 0 && s->median_ns < 1e5) {
-            *name = "us";
-            return 1e3;
-        }
-    }
-    *name = "ms";
-    return 1e6;
-}
-
 static void text_times(FILE *f, const mp_bench_report *r)
 {
-    const char *unit;
-    const double div = time_unit(r, &unit);
+    double fastest = INFINITY, div; /* the table's unit from the fastest later-run median */
+    for (int i = 0; i < r->n_rows; i++)
+        if (r->rows[i].st[MP_BENCH_PHASES - 1].n > 0)
+            fastest = fmin(fastest, r->rows[i].st[MP_BENCH_PHASES - 1].median_ns);
+    const char *unit = mp_time_unit(fastest, &div);
     mp_text_line(f, "Time, %s          n      mean    median       min       max   geomean  "
                     "/static", unit);
     for (int ph = 0; ph < MP_BENCH_PHASES; ph++) {

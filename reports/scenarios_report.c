@@ -2,6 +2,7 @@
 #include "reports/scenarios_report.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 #include "reports/units.h"
@@ -47,19 +48,6 @@ static void fmt_bytes(const mp_scenarios_report *r, char *buf, size_t n, uint64_
         mp_fmt_bytes(buf, n, v);
 }
 
-/* The time columns' unit: ms, or us when a case's later runs take under 0.1 ms (a model run
- * in microseconds printed 0.000 in every cell). Divides nanoseconds by *div. */
-static const char *time_unit(const mp_scenarios_report *r, double *div)
-{
-    for (int c = 0; c < r->n_cases; c++)
-        if (r->cases[c].later.median_ns < 1e5) {
-            *div = 1e3;
-            return "us";
-        }
-    *div = 1e6;
-    return "ms";
-}
-
 static void time_row(FILE *f, const mp_scenarios_report *r, const mp_scenario_case *cs,
                      double div)
 {
@@ -95,8 +83,10 @@ void mp_report_scenarios_text(FILE *f, const mp_scenarios_report *r)
     mp_text_line(f, "%s", "");
     mp_text_line(f, "%-22s %8s %8s %6s %10s %10s %10s", "", "first", "later", "allocs",
                  "static", "peak", "duplicated");
-    double div;
-    const char *unit = time_unit(r, &div);
+    double fastest = INFINITY, div; /* the time columns' unit from the fastest later median */
+    for (int c = 0; c < r->n_cases; c++)
+        fastest = fmin(fastest, r->cases[c].later.median_ns);
+    const char *unit = mp_time_unit(fastest, &div);
     char run_u[16], med_u[16];
     snprintf(run_u, sizeof run_u, "run %s", unit);
     snprintf(med_u, sizeof med_u, "med. %s", unit);

@@ -54,6 +54,13 @@ const char *mp_fmt_ns(char *buf, size_t n, uint64_t ns)
     return buf;
 }
 
+const char *mp_time_unit(double fastest_ns, double *div)
+{
+    bool us = fastest_ns < 1e5;
+    *div = us ? 1e3 : 1e6;
+    return us ? "us" : "ms";
+}
+
 const char *mp_fmt_cell(char *buf, size_t n, uint64_t bytes, bool exact)
 {
     if (exact)

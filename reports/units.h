@@ -19,6 +19,10 @@ const char *mp_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 const char *mp_fmt_sbytes(char *buf, size_t n, int64_t bytes);
 /* "850 ns", "12.5 us", "3.2 ms", "1.5 s". Returns buf. */
 const char *mp_fmt_ns(char *buf, size_t n, uint64_t ns);
+/* The unit of a table of times whose shortest typical time (a run's median) is fastest_ns:
+ * "ms", or "us" under 0.1 ms so that runs of microseconds do not print as 0.000; *div turns
+ * nanoseconds into it. */
+const char *mp_time_unit(double fastest_ns, double *div);
 
 /* "1.2 MiB", or with exact "1.2 MiB (1258291 B)" (exact below 1 KiB adds nothing). */
 const char *mp_fmt_bytes_x(char *buf, size_t n, uint64_t bytes, bool exact);
