@@ -103,6 +103,20 @@ static bool may_share(const mp_session *s, int32_t i, int32_t a, int32_t b)
     return may_share_as(s, i, a, b, false);
 }
 
+/* How many leading inputs of an operator with opcode op its output may overwrite in place
+ * (TensorFlow Lite's kTfLiteInplaceOpInput0Shared / Input1Shared): either of the arithmetic
+ * operators' two, a SOFTMAX's one, a DYNAMIC_UPDATE_SLICE's operand (the slice then writes
+ * only the update's bytes); 0 for the rest. *n_inputs: the inputs the operator must have. */
+static int32_t shareable_inputs(int op, int32_t *n_inputs)
+{
+    switch (op) {
+    case MP_OP_ADD: case MP_OP_SUB: case MP_OP_MUL: case MP_OP_DIV: *n_inputs = 2; return 2;
+    case MP_OP_SOFTMAX: *n_inputs = 1; return 1;
+    case MP_OP_DYNAMIC_UPDATE_SLICE: *n_inputs = 3; return 1;
+    default: *n_inputs = 0; return 0;
+    }
+}
+
 /* Which outputs share their input's slot (the header: "In place"), and the lifetime of
  * each shared slot: its root's first step to the last step of any tensor sharing it. First
  * the operators that leave the data unmodified (every one of them: the whole life of each
@@ -125,15 +139,8 @@ static void find_shared(mp_session *s)
     }
     for (int32_t i = 0; i < s->n_nodes; i++) {
         const mp_node *n = &s->nodes[i];
-        int op = n->opcode;
-        /* the inputs whose slot the output may take: either of an arithmetic operator's two,
-         * a SOFTMAX's one, a DYNAMIC_UPDATE_SLICE's operand (TensorFlow Lite registers both
-         * kTfLiteInplaceOpInput0Shared: the slice then only overwrites the update's bytes) */
-        int32_t n_shareable = op == MP_OP_SOFTMAX || op == MP_OP_DYNAMIC_UPDATE_SLICE ? 1 : 2;
-        int32_t n_inputs = op == MP_OP_DYNAMIC_UPDATE_SLICE ? 3 : n_shareable;
-        if ((op != MP_OP_ADD && op != MP_OP_SUB && op != MP_OP_MUL && op != MP_OP_DIV &&
-             op != MP_OP_SOFTMAX && op != MP_OP_DYNAMIC_UPDATE_SLICE) ||
-            s->nrt[i].folded || n->n_in != n_inputs || n->n_out != 1)
+        int32_t n_inputs, n_shareable = shareable_inputs(n->opcode, &n_inputs);
+        if (n_shareable == 0 || s->nrt[i].folded || n->n_in != n_inputs || n->n_out != 1)
             continue;
         int32_t b = n->out[0]->index;
         for (int32_t j = 0; j < n_shareable; j++) {
