@@ -36,8 +36,9 @@ static void pack4(const int8_t *v, int n, uint8_t *out, unsigned pad)
 static const int8_t g_fc_w[8] = {1, -2, 3, -8, 7, 0, -1, 2}; /* [2, 4], rows by output */
 
 /* FULLY_CONNECTED x [1,4] int8 (scale 0.5, zp -3) . w [2,4] int4 (scale 0.25) + b [2] int32
- * (scale 0.125) -> y [1,2] int8 (scale 2, zp 1). wbytes: the packed weights' byte count. */
-static mp_test_model fc_model(size_t wbytes, bool x_int4)
+ * (scale 0.125) -> y [1,2] int8 (scale 2, zp 1). wbytes: the packed weights' byte count;
+ * reshape: y -> z [2] (RESHAPE) after it, z the output. */
+static mp_test_model fc_model(size_t wbytes, bool x_int4, bool reshape)
 {
     uint8_t pk[8] = {0};
     pack4(g_fc_w, 8, pk, 0);
@@ -57,7 +58,16 @@ static mp_test_model fc_model(size_t wbytes, bool x_int4)
     mp_tfw_tensor_quant(w, y, 1, (float[]){2.0f}, (int64_t[]){1}, 0);
     mp_op_options o = mp_tfw_options_default();
     mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){x, wt, b}, 1, &y, &o);
-    mp_tfw_io(w, 1, &x, 1, &y);
+    int out = y;
+    if (reshape) {
+        static const int32_t shp[1] = {2};
+        int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){1},
+                               mp_tfw_buffer(w, shp, sizeof shp), NULL);
+        out = mp_tfw_tensor(w, "z", MP_DT_INT8, 1, (int32_t[]){2}, 0, NULL);
+        mp_tfw_tensor_quant(w, out, 1, (float[]){2.0f}, (int64_t[]){1}, 0);
+        mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){y, sh}, 1, &out, &o);
+    }
+    mp_tfw_io(w, 1, &x, 1, &out);
     return mp_test_tfw_finish(w);
 }
 
@@ -78,7 +88,7 @@ static mp_model *load(const mp_test_model *m, mp_status want, const char *msg_pa
 static void test_fc_weights_unpacked(void **state)
 {
     (void)state;
-    mp_test_model m = fc_model(4, false);
+    mp_test_model m = fc_model(4, false, false);
     mp_model *model = load(&m, MP_OK, NULL);
     const mp_tensor_info *w = &model->tensors[1];
     assert_int_equal(w->dtype, MP_DT_INT8);
@@ -99,7 +109,7 @@ static void test_fc_weights_unpacked(void **state)
 static void test_fc_int8_by_int4(void **state)
 {
     (void)state;
-    mp_test_model m = fc_model(4, false);
+    mp_test_model m = fc_model(4, false, false);
     const mp_memory_mode modes[] = {MP_MEMORY_STATIC, MP_MEMORY_DYNAMIC};
     for (size_t k = 0; k < 2; k++) {
         mp_session_options o = {.threads = 1, .mode = modes[k]};
@@ -193,29 +203,7 @@ static void test_dequantize_odd_count(void **state)
 static void test_split_keeps_int4(void **state)
 {
     (void)state;
-    uint8_t pk[4];
-    pack4(g_fc_w, 8, pk, 0);
-    static const int32_t bias[2] = {10, -21}, shp[1] = {2};
-    mp_tfw *w = mp_tfw_create();
-    assert_non_null(w);
-    int x = mp_tfw_tensor(w, "x", MP_DT_INT8, 2, (int32_t[]){1, 4}, 0, NULL);
-    mp_tfw_tensor_quant(w, x, 1, (float[]){0.5f}, (int64_t[]){-3}, 0);
-    int wt = mp_tfw_tensor(w, "w", MP_DT_INT4, 2, (int32_t[]){2, 4}, mp_tfw_buffer(w, pk, 4), NULL);
-    mp_tfw_tensor_quant(w, wt, 1, (float[]){0.25f}, NULL, 0);
-    int b = mp_tfw_tensor(w, "b", MP_DT_INT32, 1, (int32_t[]){2},
-                          mp_tfw_buffer(w, bias, sizeof bias), NULL);
-    mp_tfw_tensor_quant(w, b, 1, (float[]){0.125f}, NULL, 0);
-    int y = mp_tfw_tensor(w, "y", MP_DT_INT8, 2, (int32_t[]){1, 2}, 0, NULL);
-    mp_tfw_tensor_quant(w, y, 1, (float[]){2.0f}, (int64_t[]){1}, 0);
-    int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){1},
-                           mp_tfw_buffer(w, shp, sizeof shp), NULL);
-    int z = mp_tfw_tensor(w, "z", MP_DT_INT8, 1, (int32_t[]){2}, 0, NULL);
-    mp_tfw_tensor_quant(w, z, 1, (float[]){2.0f}, (int64_t[]){1}, 0);
-    mp_op_options o = mp_tfw_options_default();
-    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){x, wt, b}, 1, &y, &o);
-    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){y, sh}, 1, &z, &o);
-    mp_tfw_io(w, 1, &x, 1, &z);
-    mp_test_model m = mp_test_tfw_finish(w);
+    mp_test_model m = fc_model(4, false, true);
     mp_model *model = load(&m, MP_OK, NULL);
     mp_split_part parts[2];
     mp_error err = {0};
@@ -251,10 +239,10 @@ static void test_split_keeps_int4(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    mp_test_model m = fc_model(3, false);
+    mp_test_model m = fc_model(3, false, false);
     load(&m, MP_ERR_FORMAT, "constant data is 3 bytes but 8 i4 values need 4");
     free(m.bytes);
-    m = fc_model(4, true);
+    m = fc_model(4, true, false);
     load(&m, MP_ERR_UNSUPPORTED, "tensor 0 'x' is i4 without constant data");
     free(m.bytes);
 }
