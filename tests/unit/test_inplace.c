@@ -242,6 +242,82 @@ static void test_model_inputs_and_outputs_keep_their_bytes(void **state)
     free(m.bytes);
 }
 
+/* The models of the sharing tests below: x [1] (the input) + k [1, 1024] -> a (op 0 ADD),
+ * then the test's own operators, then its last tensor t -> r [32, 32] (RESHAPE) and r x w +
+ * bias -> out [32, 1] (FULLY_CONNECTED, the output). k and w are filled from the seeds. */
+typedef struct fc_chain {
+    mp_tfw *w;
+    int x, k, a;
+    mp_op_options o;
+} fc_chain;
+
+/* A [1, 1024] float32 activation of the chain. */
+static int chain_act(fc_chain *c, const char *name)
+{
+    return mp_tfw_tensor(c->w, name, MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
+}
+
+static fc_chain chain_begin(unsigned k_seed, float k_scale, unsigned w_seed)
+{
+    kh_fill(g_k, N, k_seed, k_scale);
+    kh_fill(g_w, 32, w_seed, 0.5f);
+    g_bias[0] = 0.25f;
+    fc_chain c = {.w = mp_tfw_create(), .o = mp_tfw_options_default()};
+    assert_non_null(c.w);
+    c.x = mp_tfw_tensor(c.w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
+    c.k = mp_tfw_tensor(c.w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
+                        mp_tfw_buffer(c.w, g_k, sizeof g_k), NULL);
+    c.a = chain_act(&c, "a");
+    mp_tfw_op(c.w, MP_OP_ADD, 2, (int32_t[]){c.x, c.k}, 1, &c.a, &c.o);
+    return c;
+}
+
+/* The RESHAPE of t and the FULLY_CONNECTED; *r: the RESHAPE's output. */
+static mp_test_model chain_end(fc_chain *c, int t, int *r)
+{
+    static const int32_t shp[2] = {32, 32};
+    int sh = mp_tfw_tensor(c->w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
+                           mp_tfw_buffer(c->w, shp, sizeof shp), NULL);
+    *r = mp_tfw_tensor(c->w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
+    int wt = mp_tfw_tensor(c->w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
+                           mp_tfw_buffer(c->w, g_w, sizeof g_w), NULL);
+    int bs = mp_tfw_tensor(c->w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
+                           mp_tfw_buffer(c->w, g_bias, sizeof g_bias), NULL);
+    int out = mp_tfw_tensor(c->w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
+    mp_tfw_op(c->w, MP_OP_RESHAPE, 2, (int32_t[]){t, sh}, 1, r, &c->o);
+    mp_tfw_op(c->w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){*r, wt, bs}, 1, &out, &c->o);
+    mp_tfw_io(c->w, 1, &c->x, 1, &out);
+    return mp_test_tfw_finish(c->w);
+}
+
+/* A static-mode session on md (in place unless `off`) recording into *tr, run once on the
+ * input x, its output in got[32]. The caller destroys both. */
+static mp_session *chain_run(const mp_test_model *md, bool off, float x, float *got,
+                             mp_trace **tr, const char *label)
+{
+    *tr = mp_trace_create();
+    assert_non_null(*tr);
+    mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = *tr,
+                             .no_in_place = off};
+    mp_session *s = mp_test_session(md, &so, label);
+    mp_test_set_input(s, 0, &x, sizeof x);
+    mp_test_run(s);
+    mp_test_get_output(s, 0, got, 32 * sizeof(float));
+    return s;
+}
+
+/* got is the FULLY_CONNECTED of the [1, 1024] values v it reshaped: bias + sum_c w[c] *
+ * v[32 row + c] per row, within 1e-4. */
+static void expect_fc_of(const float *got, const double *v)
+{
+    for (int row = 0; row < 32; row++) {
+        double want = g_bias[0];
+        for (int c = 0; c < 32; c++)
+            want += (double)g_w[c] * v[32 * row + c];
+        assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
+    }
+}
+
 /* Elementwise in place: x [1] (input) + k [1, 1024] -> a (op 0 ADD); a * k -> m (op 1 MUL:
  * a is read again at op 2, so m has its own slot); m + a -> t (op 2 ADD: m's slot, nobody
  * reads m after); t -> r [32, 32] (op 3 RESHAPE: m's slot too); r x w + bias -> out [32, 1]
@@ -252,55 +328,24 @@ static void test_elementwise_takes_a_dead_input(void **state)
 {
     (void)state;
     for (int off = 0; off <= 1; off++) {
-        kh_fill(g_k, N, 5, 1.0f);
-        kh_fill(g_w, 32, 6, 0.5f);
-        g_bias[0] = 0.25f;
-        const int32_t shp[2] = {32, 32};
-        mp_tfw *w = mp_tfw_create();
-        assert_non_null(w);
-        int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
-        int k = mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
-                              mp_tfw_buffer(w, g_k, sizeof g_k), NULL);
-        int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-        int m = mp_tfw_tensor(w, "m", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-        int t = mp_tfw_tensor(w, "t", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-        int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
-                               mp_tfw_buffer(w, shp, sizeof shp), NULL);
-        int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
-        int wt = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
-                               mp_tfw_buffer(w, g_w, sizeof g_w), NULL);
-        int bs = mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
-                               mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
-        int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
-        mp_op_options o = mp_tfw_options_default();
-        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, k}, 1, &a, &o);
-        mp_tfw_op(w, MP_OP_MUL, 2, (int32_t[]){a, k}, 1, &m, &o);
-        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){m, a}, 1, &t, &o);
-        mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){t, sh}, 1, &r, &o);
-        mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){r, wt, bs}, 1, &out, &o);
-        mp_tfw_io(w, 1, &x, 1, &out);
-        mp_test_model md = mp_test_tfw_finish(w);
-        mp_trace *tr = mp_trace_create();
-        assert_non_null(tr);
-        mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr,
-                                 .no_in_place = off};
-        mp_session *s = mp_test_session(&md, &so, "elementwise");
+        fc_chain c = chain_begin(5, 1.0f, 6);
+        int m = chain_act(&c, "m"), t = chain_act(&c, "t"), r;
+        mp_tfw_op(c.w, MP_OP_MUL, 2, (int32_t[]){c.a, c.k}, 1, &m, &c.o);
+        mp_tfw_op(c.w, MP_OP_ADD, 2, (int32_t[]){m, c.a}, 1, &t, &c.o);
+        mp_test_model md = chain_end(&c, t, &r);
         const float xv = 0.5f;
         float got[32];
-        mp_test_set_input(s, 0, &xv, sizeof xv);
-        mp_test_run(s);
-        mp_test_get_output(s, 0, got, sizeof got);
-        for (int row = 0; row < 32; row++) {
-            double want = g_bias[0];
-            for (int c = 0; c < 32; c++) {
-                double av = (double)xv + g_k[32 * row + c];
-                want += (double)g_w[c] * (av * g_k[32 * row + c] + av);
-            }
-            assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
+        mp_trace *tr;
+        mp_session *s = chain_run(&md, off, xv, got, &tr, "elementwise");
+        double v[N];
+        for (int e = 0; e < N; e++) {
+            double av = (double)xv + g_k[e];
+            v[e] = av * g_k[e] + av;
         }
+        expect_fc_of(got, v);
         mp_session_memory mi;
         mp_session_memory_info(s, &mi);
-        const mp_event *pa = plan_of(tr, a), *pm = plan_of(tr, m);
+        const mp_event *pa = plan_of(tr, c.a), *pm = plan_of(tr, m);
         assert_true(pa && pm);
         assert_int_equal(pa->op_last, 2);
         if (!off) {
@@ -308,7 +353,7 @@ static void test_elementwise_takes_a_dead_input(void **state)
             assert_null(plan_of(tr, t));
             assert_null(plan_of(tr, r));
             assert_ptr_equal(mp_session_tensor(s, t)->data, mp_session_tensor(s, m)->data);
-            assert_true(mp_session_tensor(s, m)->data != mp_session_tensor(s, a)->data);
+            assert_true(mp_session_tensor(s, m)->data != mp_session_tensor(s, c.a)->data);
             assert_int_equal(mi.lower_bound, 2 * ALIGNED(N * 4));
         } else {
             assert_int_equal(pm->op_last, 2);
@@ -333,67 +378,35 @@ static void test_softmax_takes_its_dead_input(void **state)
 {
     (void)state;
     for (int reread = 0; reread <= 1; reread++) {
-        kh_fill(g_k, N, 7, 2.0f);
-        kh_fill(g_w, 32, 8, 0.5f);
-        g_bias[0] = 0.25f;
-        const int32_t shp[2] = {32, 32};
-        mp_tfw *w = mp_tfw_create();
-        assert_non_null(w);
-        int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
-        int k = mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
-                              mp_tfw_buffer(w, g_k, sizeof g_k), NULL);
-        int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-        int p = mp_tfw_tensor(w, "p", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-        int q = reread ? mp_tfw_tensor(w, "q", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL) : p;
-        int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
-                               mp_tfw_buffer(w, shp, sizeof shp), NULL);
-        int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
-        int wt = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
-                               mp_tfw_buffer(w, g_w, sizeof g_w), NULL);
-        int bs = mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
-                               mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
-        int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
-        mp_op_options o = mp_tfw_options_default();
-        mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, k}, 1, &a, &o);
-        o.beta = 1.0f;
-        mp_tfw_op(w, MP_OP_SOFTMAX, 1, &a, 1, &p, &o);
-        o = mp_tfw_options_default();
+        fc_chain c = chain_begin(7, 2.0f, 8);
+        int p = chain_act(&c, "p"), q = reread ? chain_act(&c, "q") : p, r;
+        c.o.beta = 1.0f;
+        mp_tfw_op(c.w, MP_OP_SOFTMAX, 1, &c.a, 1, &p, &c.o);
+        c.o = mp_tfw_options_default();
         if (reread)
-            mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){p, a}, 1, &q, &o);
-        mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){q, sh}, 1, &r, &o);
-        mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){r, wt, bs}, 1, &out, &o);
-        mp_tfw_io(w, 1, &x, 1, &out);
-        mp_test_model md = mp_test_tfw_finish(w);
-        mp_trace *tr = mp_trace_create();
-        assert_non_null(tr);
-        mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr};
-        mp_session *s = mp_test_session(&md, &so, "softmax");
+            mp_tfw_op(c.w, MP_OP_ADD, 2, (int32_t[]){p, c.a}, 1, &q, &c.o);
+        mp_test_model md = chain_end(&c, q, &r);
         const float xv = -0.25f;
         float got[32];
-        mp_test_set_input(s, 0, &xv, sizeof xv);
-        mp_test_run(s);
-        mp_test_get_output(s, 0, got, sizeof got);
-        double mx = -INFINITY, sum = 0;
-        for (int c = 0; c < N; c++)
-            mx = fmax(mx, (double)xv + g_k[c]);
-        for (int c = 0; c < N; c++)
-            sum += exp((double)xv + g_k[c] - mx);
-        for (int row = 0; row < 32; row++) {
-            double want = g_bias[0];
-            for (int c = 0; c < 32; c++) {
-                double av = (double)xv + g_k[32 * row + c];
-                double pv = exp(av - mx) / sum;
-                want += (double)g_w[c] * (reread ? pv + av : pv);
-            }
-            assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
+        mp_trace *tr;
+        mp_session *s = chain_run(&md, false, xv, got, &tr, "softmax");
+        double mx = -INFINITY, sum = 0, v[N];
+        for (int e = 0; e < N; e++)
+            mx = fmax(mx, (double)xv + g_k[e]);
+        for (int e = 0; e < N; e++)
+            sum += exp((double)xv + g_k[e] - mx);
+        for (int e = 0; e < N; e++) {
+            double av = (double)xv + g_k[e], pv = exp(av - mx) / sum;
+            v[e] = reread ? pv + av : pv;
         }
+        expect_fc_of(got, v);
         mp_session_memory mi;
         mp_session_memory_info(s, &mi);
-        const mp_event *pa = plan_of(tr, a);
+        const mp_event *pa = plan_of(tr, c.a);
         assert_non_null(pa);
         if (!reread) {
             assert_null(plan_of(tr, p));
-            assert_ptr_equal(mp_session_tensor(s, p)->data, mp_session_tensor(s, a)->data);
+            assert_ptr_equal(mp_session_tensor(s, p)->data, mp_session_tensor(s, c.a)->data);
             assert_int_equal(pa->op_last, 3);
             assert_int_equal(mi.lower_bound, ALIGNED(N * 4) + ALIGNED(32 * 4));
         } else {
@@ -401,7 +414,7 @@ static void test_softmax_takes_its_dead_input(void **state)
             assert_non_null(pp);
             assert_int_equal(pa->op_last, 2);
             assert_int_equal(pp->op, 1);
-            assert_true(mp_session_tensor(s, p)->data != mp_session_tensor(s, a)->data);
+            assert_true(mp_session_tensor(s, p)->data != mp_session_tensor(s, c.a)->data);
             assert_int_equal(mi.lower_bound, 2 * ALIGNED(N * 4));
         }
         mp_session_destroy(s);
@@ -414,66 +427,38 @@ static void test_softmax_takes_its_dead_input(void **state)
  * constant update u [1, 4] written at [0, 1020] (the start [0, 1022] clamped so that the
  * update fits, TensorFlow Lite's rule) -> d (op 1: a's slot, nobody reads a after it); d -> r
  * [32, 32] (RESHAPE), r x w + bias -> out [32, 1]. One 4 KiB slot from op 0 to op 3, no PLAN
- * event for d; the output is the reference with elements 1020..1023 of a replaced. */
+ * event for d; the output is the reference with elements 1020..1023 of a replaced, on two
+ * runs (the second starts from the first's bytes). */
 static void test_update_slice_takes_its_operand(void **state)
 {
     (void)state;
-    kh_fill(g_k, N, 9, 1.0f);
-    kh_fill(g_w, 32, 10, 0.5f);
-    g_bias[0] = 0.25f;
-    const int32_t shp[2] = {32, 32}, start[2] = {0, 1022};
-    const float upd[4] = {10.0f, -20.0f, 30.0f, -40.0f};
-    mp_tfw *w = mp_tfw_create();
-    assert_non_null(w);
-    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
-    int k = mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
-                          mp_tfw_buffer(w, g_k, sizeof g_k), NULL);
-    int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-    int u = mp_tfw_tensor(w, "u", MP_DT_FLOAT32, 2, (int32_t[]){1, 4},
-                          mp_tfw_buffer(w, upd, sizeof upd), NULL);
-    int st = mp_tfw_tensor(w, "start", MP_DT_INT32, 1, (int32_t[]){2},
-                           mp_tfw_buffer(w, start, sizeof start), NULL);
-    int d = mp_tfw_tensor(w, "d", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-    int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
-                           mp_tfw_buffer(w, shp, sizeof shp), NULL);
-    int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
-    int wt = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
-                           mp_tfw_buffer(w, g_w, sizeof g_w), NULL);
-    int bs = mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
-                           mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
-    int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
-    mp_op_options o = mp_tfw_options_default();
-    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, k}, 1, &a, &o);
-    mp_tfw_op(w, MP_OP_DYNAMIC_UPDATE_SLICE, 3, (int32_t[]){a, u, st}, 1, &d, &o);
-    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){d, sh}, 1, &r, &o);
-    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){r, wt, bs}, 1, &out, &o);
-    mp_tfw_io(w, 1, &x, 1, &out);
-    mp_test_model md = mp_test_tfw_finish(w);
-    mp_trace *tr = mp_trace_create();
-    assert_non_null(tr);
-    mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr};
-    mp_session *s = mp_test_session(&md, &so, "update slice");
+    static const int32_t start[2] = {0, 1022};
+    static const float upd[4] = {10.0f, -20.0f, 30.0f, -40.0f};
+    fc_chain c = chain_begin(9, 1.0f, 10);
+    int u = mp_tfw_tensor(c.w, "u", MP_DT_FLOAT32, 2, (int32_t[]){1, 4},
+                          mp_tfw_buffer(c.w, upd, sizeof upd), NULL);
+    int st = mp_tfw_tensor(c.w, "start", MP_DT_INT32, 1, (int32_t[]){2},
+                           mp_tfw_buffer(c.w, start, sizeof start), NULL);
+    int d = chain_act(&c, "d"), r;
+    mp_tfw_op(c.w, MP_OP_DYNAMIC_UPDATE_SLICE, 3, (int32_t[]){c.a, u, st}, 1, &d, &c.o);
+    mp_test_model md = chain_end(&c, d, &r);
     const float xv = 0.125f;
     float got[32];
-    for (int run = 0; run < 2; run++) { /* the second run starts from the first's bytes */
-        mp_test_set_input(s, 0, &xv, sizeof xv);
-        mp_test_run(s);
-        mp_test_get_output(s, 0, got, sizeof got);
-        for (int row = 0; row < 32; row++) {
-            double want = g_bias[0];
-            for (int c = 0; c < 32; c++) {
-                int e = 32 * row + c;
-                double dv = e >= N - 4 ? (double)upd[e - (N - 4)] : (double)xv + g_k[e];
-                want += (double)g_w[c] * dv;
-            }
-            assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
-        }
-    }
-    const mp_event *pa = plan_of(tr, a);
+    mp_trace *tr;
+    mp_session *s = chain_run(&md, false, xv, got, &tr, "update slice");
+    double v[N];
+    for (int e = 0; e < N; e++)
+        v[e] = e >= N - 4 ? (double)upd[e - (N - 4)] : (double)xv + g_k[e];
+    expect_fc_of(got, v);
+    mp_test_set_input(s, 0, &xv, sizeof xv); /* again, from the first run's bytes */
+    mp_test_run(s);
+    mp_test_get_output(s, 0, got, sizeof got);
+    expect_fc_of(got, v);
+    const mp_event *pa = plan_of(tr, c.a);
     assert_non_null(pa);
     assert_int_equal(pa->op_last, 3);
     assert_null(plan_of(tr, d));
-    assert_ptr_equal(mp_session_tensor(s, d)->data, mp_session_tensor(s, a)->data);
+    assert_ptr_equal(mp_session_tensor(s, d)->data, mp_session_tensor(s, c.a)->data);
     mp_session_destroy(s);
     mp_trace_destroy(tr);
     free(md.bytes);
@@ -487,57 +472,28 @@ static void test_update_slice_takes_its_operand(void **state)
 static void test_bitcast_shares_across_dtypes(void **state)
 {
     (void)state;
-    kh_fill(g_k, N, 11, 1.0f);
-    kh_fill(g_w, 32, 12, 0.5f);
-    g_bias[0] = 0.25f;
-    const int32_t shp[2] = {32, 32};
-    mp_tfw *w = mp_tfw_create();
-    assert_non_null(w);
-    int x = mp_tfw_tensor(w, "x", MP_DT_FLOAT32, 1, (int32_t[]){1}, 0, NULL);
-    int k = mp_tfw_tensor(w, "k", MP_DT_FLOAT32, 2, (int32_t[]){1, N},
-                          mp_tfw_buffer(w, g_k, sizeof g_k), NULL);
-    int a = mp_tfw_tensor(w, "a", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-    int i = mp_tfw_tensor(w, "i", MP_DT_INT32, 2, (int32_t[]){1, N}, 0, NULL);
-    int f = mp_tfw_tensor(w, "f", MP_DT_FLOAT32, 2, (int32_t[]){1, N}, 0, NULL);
-    int sh = mp_tfw_tensor(w, "shape", MP_DT_INT32, 1, (int32_t[]){2},
-                           mp_tfw_buffer(w, shp, sizeof shp), NULL);
-    int r = mp_tfw_tensor(w, "r", MP_DT_FLOAT32, 2, shp, 0, NULL);
-    int wt = mp_tfw_tensor(w, "w", MP_DT_FLOAT32, 2, (int32_t[]){1, 32},
-                           mp_tfw_buffer(w, g_w, sizeof g_w), NULL);
-    int bs = mp_tfw_tensor(w, "bias", MP_DT_FLOAT32, 1, (int32_t[]){1},
-                           mp_tfw_buffer(w, g_bias, sizeof g_bias), NULL);
-    int out = mp_tfw_tensor(w, "out", MP_DT_FLOAT32, 2, (int32_t[]){32, 1}, 0, NULL);
-    mp_op_options o = mp_tfw_options_default();
-    mp_tfw_op(w, MP_OP_ADD, 2, (int32_t[]){x, k}, 1, &a, &o);
-    mp_tfw_op(w, MP_OP_BITCAST, 1, &a, 1, &i, NULL);
-    mp_tfw_op(w, MP_OP_BITCAST, 1, &i, 1, &f, NULL);
-    mp_tfw_op(w, MP_OP_RESHAPE, 2, (int32_t[]){f, sh}, 1, &r, &o);
-    mp_tfw_op(w, MP_OP_FULLY_CONNECTED, 3, (int32_t[]){r, wt, bs}, 1, &out, &o);
-    mp_tfw_io(w, 1, &x, 1, &out);
-    mp_test_model md = mp_test_tfw_finish(w);
-    mp_trace *tr = mp_trace_create();
-    assert_non_null(tr);
-    mp_session_options so = {.threads = 1, .mode = MP_MEMORY_STATIC, .trace = tr};
-    mp_session *s = mp_test_session(&md, &so, "bitcast");
+    fc_chain c = chain_begin(11, 1.0f, 12);
+    int i = mp_tfw_tensor(c.w, "i", MP_DT_INT32, 2, (int32_t[]){1, N}, 0, NULL);
+    int f = chain_act(&c, "f"), r;
+    mp_tfw_op(c.w, MP_OP_BITCAST, 1, &c.a, 1, &i, NULL);
+    mp_tfw_op(c.w, MP_OP_BITCAST, 1, &i, 1, &f, NULL);
+    mp_test_model md = chain_end(&c, f, &r);
     const float xv = -0.375f;
     float got[32];
-    mp_test_set_input(s, 0, &xv, sizeof xv);
-    mp_test_run(s);
-    mp_test_get_output(s, 0, got, sizeof got);
-    for (int row = 0; row < 32; row++) {
-        double want = g_bias[0];
-        for (int c = 0; c < 32; c++)
-            want += (double)g_w[c] * ((double)xv + g_k[32 * row + c]);
-        assert_true(fabs(got[row] - want) <= 1e-4 * fmax(1.0, fabs(want)));
-    }
-    const mp_event *pa = plan_of(tr, a);
+    mp_trace *tr;
+    mp_session *s = chain_run(&md, false, xv, got, &tr, "bitcast");
+    double v[N];
+    for (int e = 0; e < N; e++)
+        v[e] = (double)xv + g_k[e];
+    expect_fc_of(got, v);
+    const mp_event *pa = plan_of(tr, c.a);
     assert_non_null(pa);
     assert_int_equal(pa->op_last, 4);
     assert_null(plan_of(tr, i));
     assert_null(plan_of(tr, f));
     assert_null(plan_of(tr, r));
-    assert_ptr_equal(mp_session_tensor(s, i)->data, mp_session_tensor(s, a)->data);
-    assert_ptr_equal(mp_session_tensor(s, f)->data, mp_session_tensor(s, a)->data);
+    assert_ptr_equal(mp_session_tensor(s, i)->data, mp_session_tensor(s, c.a)->data);
+    assert_ptr_equal(mp_session_tensor(s, f)->data, mp_session_tensor(s, c.a)->data);
     mp_session_destroy(s);
     mp_trace_destroy(tr);
     free(md.bytes);
